@@ -1,0 +1,28 @@
+// Bundles the extension host entry (vscode stays external) and the CLI.
+import * as esbuild from 'esbuild';
+
+const watch = process.argv.includes('--watch');
+const production = process.argv.includes('--production');
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'warning',
+  // sql.js ships a wasm file it locates next to its JS; keep it a runtime dependency.
+  external: ['vscode', 'esbuild', 'better-sqlite3'],
+};
+
+const builds = [
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' },
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' },
+];
+
+if (watch) {
+  for (const b of builds) await (await esbuild.context(b)).watch();
+} else {
+  await Promise.all(builds.map((b) => esbuild.build(b)));
+}

@@ -1,0 +1,200 @@
+import { z } from 'zod';
+
+/** Reference criteria and weights of the research-lab judge. */
+export const DEFAULT_CRITERIA = {
+  novelty: {
+    weight: 0.1,
+    description: 'Goes beyond what the context already states: a new angle, mechanism or combination.',
+  },
+  feasibility: {
+    weight: 0.2,
+    description: 'Can be carried out with standard laboratory resources, skills and time.',
+  },
+  impact: {
+    weight: 0.3,
+    description: 'Scientific or clinical significance if the hypothesis is confirmed.',
+  },
+  clarity: {
+    weight: 0.15,
+    description: 'Specific, measurable and reproducible: steps, controls and endpoints are explicit.',
+  },
+  groundedness: {
+    weight: 0.2,
+    description: 'Supported by the context; claims the context does not support are penalised.',
+  },
+  efficiency: {
+    weight: 0.05,
+    description: 'Reasonable cost and duration for what it would establish.',
+  },
+} as const;
+
+export const RESEARCH_LAB_TOOLS = [
+  'pubmed_search',
+  'clinical_trials_search',
+  'protein_lookup',
+  'gene_ontology_lookup',
+] as const;
+
+const name = z
+  .string()
+  .min(1)
+  .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, 'use letters, digits, "_", "-" or "." and start with a letter');
+
+export const ModelSchema = z
+  .strictObject({
+    baseUrl: z
+      .url()
+      .optional()
+      .describe(
+        'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1. Leave out to use the built-in simulated endpoint.',
+      ),
+    model: z.string().min(1).describe('Model id the endpoint serves, e.g. qwen2.5:1.5b-instruct or gpt-4o-mini.'),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as OPENAI_API_KEY')
+      .optional()
+      .describe('Name of the environment variable holding the API key. Keys never go in this file.'),
+    temperature: z.number().min(0).max(2).optional(),
+    maxTokens: z.number().int().positive().optional(),
+    timeoutMs: z.number().int().positive().default(120_000).describe('Per-call timeout in milliseconds.'),
+    maxRetries: z.number().int().min(0).max(20).default(4).describe('Retries on 429, 5xx and timeouts.'),
+    logprobs: z.boolean().default(false).describe('Ask the server for token logprobs (needed by some RL phases).'),
+    version: z.string().optional().describe('Model version label recorded on every rollout (set when a trained model is registered).'),
+  })
+  .describe('A logical model: agents refer to it by its key.');
+
+export const AgentSchema = z.strictObject({
+  model: name.describe('Key of a model in "models".'),
+  prompt: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Prompt file relative to .rollout-lab/, e.g. prompts/Geneticist.md.'),
+  promptText: z.string().min(1).optional().describe('Prompt written inline instead of in a file.'),
+  tools: z.array(z.string().min(1)).default([]).describe('Tool names this agent may call.'),
+  temperature: z.number().min(0).max(2).optional().describe('Overrides the model temperature for this agent.'),
+});
+
+export const DatasetSchema = z.strictObject({
+  path: z.string().min(1).describe('JSONL, PubMedQA ori_pqal.json, or a Hugging Face pubmed_qa pqa_labeled export. Relative to the workspace.'),
+  format: z.enum(['auto', 'jsonl', 'pubmedqa', 'hf-pubmedqa']).default('auto'),
+  trainFraction: z
+    .number()
+    .gt(0)
+    .lt(1)
+    .default(0.8)
+    .describe('The first fraction of tasks, in file order, is the train split; the rest is val.'),
+});
+
+export const CriterionSchema = z.strictObject({
+  weight: z.number().min(0).describe('Weight in the final reward; weights are normalised to sum to 1.'),
+  description: z.string().min(1).describe('What the judge scores under this criterion.'),
+});
+
+export const AirRuleSchema = z.strictObject({
+  name: name,
+  when: z
+    .enum(['tool.ok', 'tool.error', 'output.valid', 'output.invalid'])
+    .describe('tool.ok / tool.error: after a tool call; output.valid / output.invalid: after an agent answer is parsed.'),
+  agents: z.array(z.string()).optional().describe('Only for these agents (all when left out).'),
+  tools: z.array(z.string()).optional().describe('Only for these tools (tool.* rules).'),
+  reward: z.number().min(-1).max(1).describe('Intermediate reward given each time the rule fires.'),
+});
+
+export const RewardSchema = z.strictObject({
+  judge: z
+    .strictObject({
+      model: name.describe('Key of the model that judges.'),
+      promptText: z.string().optional().describe('Replaces the built-in judge instructions.'),
+    })
+    .prefault({ model: 'strong' }),
+  criteria: z.record(name, CriterionSchema).prefault(() => structuredClone(DEFAULT_CRITERIA)),
+  judgeFailurePenalty: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.1)
+    .describe('Score given to every criterion when the judge fails; the rollout is marked judge-failed.'),
+  noOutputReward: z.number().min(0).max(1).default(0).describe('Final reward of a rollout that produced no final protocol.'),
+  module: z
+    .string()
+    .optional()
+    .describe('TS or JS module exporting a custom reward function, relative to the workspace.'),
+});
+
+export const GraphSchema = z.strictObject({
+  kind: z.enum(['research-lab', 'module']).default('research-lab'),
+  module: z.string().optional().describe('TS or JS file exporting a LangGraph.js graph or a factory (kind "module").'),
+  export: z.string().default('default').describe('Name of the export to use from the module.'),
+});
+
+export const ToolsSchema = z.strictObject({
+  searchTopK: z.number().int().positive().max(50).default(5),
+  searchProvider: z
+    .string()
+    .optional()
+    .describe('Module exporting a search provider that replaces the built-in BM25 index.'),
+  proteinTable: z.string().default('data/proteins.json').describe('Relative to .rollout-lab/.'),
+  geneOntologyTable: z.string().default('data/gene_ontology.json').describe('Relative to .rollout-lab/.'),
+});
+
+export const RunnerSchema = z.strictObject({
+  concurrency: z.number().int().positive().max(256).default(4),
+  samples: z.number().int().positive().max(64).default(1).describe('Rollouts per task (the GRPO group size).'),
+  seed: z.number().int().default(42),
+  maxTurns: z.number().int().positive().max(200).default(15),
+  dataset: z.string().optional().describe('Key in "datasets" used when --dataset is not given.'),
+});
+
+export const LabConfigSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    version: z.literal(1).default(1),
+    models: z.record(name, ModelSchema),
+    agents: z.record(name, AgentSchema),
+    graph: GraphSchema.prefault({}),
+    datasets: z.record(name, DatasetSchema).default({}),
+    tools: ToolsSchema.prefault({}),
+    reward: RewardSchema.prefault({}),
+    air: z.array(AirRuleSchema).default([]),
+    runner: RunnerSchema.prefault({}),
+  })
+  .superRefine((cfg, ctx) => {
+    for (const [agent, a] of Object.entries(cfg.agents)) {
+      if (!cfg.models[a.model]) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents', agent, 'model'],
+          message: `model "${a.model}" is not defined; add it under "models" or use one of: ${Object.keys(cfg.models).join(', ')}`,
+        });
+      }
+      if (a.prompt && a.promptText) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents', agent],
+          message: 'give either "prompt" (a file) or "promptText" (inline), not both',
+        });
+      }
+    }
+    if (cfg.reward?.judge && !cfg.models[cfg.reward.judge.model]) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reward', 'judge', 'model'],
+        message: `judge model "${cfg.reward.judge.model}" is not defined under "models"`,
+      });
+    }
+    if (cfg.graph.kind === 'module' && !cfg.graph.module) {
+      ctx.addIssue({ code: 'custom', path: ['graph', 'module'], message: 'graph kind "module" needs "module": the path of a TS or JS file' });
+    }
+    if (cfg.runner.dataset && !cfg.datasets[cfg.runner.dataset]) {
+      ctx.addIssue({ code: 'custom', path: ['runner', 'dataset'], message: `dataset "${cfg.runner.dataset}" is not defined under "datasets"` });
+    }
+  });
+
+export type LabConfig = z.output<typeof LabConfigSchema>;
+export type LabConfigInput = z.input<typeof LabConfigSchema>;
+export type ModelConfig = z.output<typeof ModelSchema>;
+export type AgentConfig = z.output<typeof AgentSchema>;
+export type DatasetConfig = z.output<typeof DatasetSchema>;
+export type AirRule = z.output<typeof AirRuleSchema>;
+export type RewardConfig = z.output<typeof RewardSchema>;

@@ -1,0 +1,99 @@
+import type { SpanRecord } from '../trace/span';
+
+export type RolloutStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type Split = 'train' | 'val';
+
+/** Per-agent facts of one rollout: what ran and how it went. */
+export interface RolloutAgentRecord {
+  agent: string;
+  promptVersion: string | null;
+  model: string | null;
+  modelVersion: string | null;
+  visits: number;
+  llmCalls: number;
+  toolCalls: number;
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  latencyMs: number;
+}
+
+export interface RolloutRecord {
+  /** 32 hex chars; also the trace id of its spans. */
+  id: string;
+  runId: string;
+  taskId: string;
+  split: Split | null;
+  sample: number;
+  status: RolloutStatus;
+  /** null while running or when no reward could be computed. */
+  finalReward: number | null;
+  /** Per-criterion judge scores, 0..1. */
+  criteria: Record<string, number> | null;
+  judgeFailed: boolean;
+  /** GO / NO-GO (or a user graph's own decision label). */
+  decision: string | null;
+  expectedDecision: string | null;
+  turns: number | null;
+  error: string | null;
+  simulated: boolean;
+  startTime: number;
+  endTime: number | null;
+  spanCount: number;
+  agents: RolloutAgentRecord[];
+}
+
+export interface RunRecord {
+  id: string;
+  startTime: number;
+  endTime: number | null;
+  status: 'running' | 'done' | 'failed' | 'cancelled' | 'interrupted';
+  /** The options the run was started with (dataset, split, limit, samples, seed...), for resume. */
+  params: Record<string, unknown>;
+  simulated: boolean;
+  /** Planned rollouts: task id and sample index, in order. */
+  planned: number;
+}
+
+export interface PromptVersionRecord {
+  hash: string;
+  agent: string;
+  text: string;
+  firstSeen: number;
+}
+
+export interface RolloutQuery {
+  runId?: string;
+  status?: RolloutStatus | RolloutStatus[];
+  split?: Split;
+  minReward?: number;
+  maxReward?: number;
+  /** Rollouts in which `agent` (or any agent, when left out) ran this prompt version. */
+  promptVersion?: string;
+  agent?: string;
+  taskId?: string;
+  sort?: 'startTime' | 'finalReward' | 'duration';
+  order?: 'asc' | 'desc';
+  limit?: number;
+  offset?: number;
+}
+
+export interface AgentAggregate {
+  agent: string;
+  promptVersion: string | null;
+  rollouts: number;
+  meanReward: number | null;
+  visits: number;
+  llmCalls: number;
+  toolCalls: number;
+  errors: number;
+  meanLatencyMs: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Where finished spans go. The tracer writes to it; the store implements it. */
+export interface SpanSink {
+  /** Called once per span when it ends (any order; children usually before parents). */
+  writeSpan(span: SpanRecord): void;
+}

@@ -1,0 +1,76 @@
+/**
+ * The span model: OpenTelemetry-shaped (hex trace and span ids, start/end
+ * times, status, flat attributes) with GenAI semantic-convention names.
+ * One rollout is one trace: its id is the trace id.
+ */
+export type SpanKind = 'rollout' | 'node' | 'llm' | 'tool' | 'reward';
+export const SPAN_KINDS: readonly SpanKind[] = ['rollout', 'node', 'llm', 'tool', 'reward'];
+
+export type SpanStatus = 'ok' | 'error' | 'unset';
+
+export type AttributeValue = string | number | boolean | string[] | number[] | boolean[] | null;
+export type Attributes = Record<string, AttributeValue>;
+
+export interface SpanRecord {
+  /** 32 lowercase hex chars; equals the rollout id. */
+  traceId: string;
+  /** 16 lowercase hex chars. */
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  kind: SpanKind;
+  /** Unix epoch milliseconds (fractional allowed). */
+  startTime: number;
+  endTime: number;
+  status: SpanStatus;
+  statusMessage?: string;
+  attributes: Attributes;
+}
+
+/** Attribute names. GenAI semantic conventions where one exists, `rollout_lab.*` otherwise. */
+export const Attr = {
+  operationName: 'gen_ai.operation.name',
+  providerName: 'gen_ai.provider.name',
+  requestModel: 'gen_ai.request.model',
+  requestTemperature: 'gen_ai.request.temperature',
+  requestMaxTokens: 'gen_ai.request.max_tokens',
+  responseModel: 'gen_ai.response.model',
+  responseId: 'gen_ai.response.id',
+  finishReasons: 'gen_ai.response.finish_reasons',
+  inputTokens: 'gen_ai.usage.input_tokens',
+  outputTokens: 'gen_ai.usage.output_tokens',
+  inputMessages: 'gen_ai.input.messages',
+  outputMessages: 'gen_ai.output.messages',
+  agentName: 'gen_ai.agent.name',
+  toolName: 'gen_ai.tool.name',
+  toolCallId: 'gen_ai.tool.call.id',
+  toolArguments: 'gen_ai.tool.call.arguments',
+  toolResult: 'gen_ai.tool.call.result',
+  errorType: 'error.type',
+  serverAddress: 'server.address',
+
+  runId: 'rollout_lab.run.id',
+  taskId: 'rollout_lab.task.id',
+  split: 'rollout_lab.task.split',
+  sample: 'rollout_lab.sample',
+  simulated: 'rollout_lab.simulated',
+  logicalModel: 'rollout_lab.model.logical',
+  modelVersion: 'rollout_lab.model.version',
+  promptVersion: 'rollout_lab.prompt.version',
+  nodeName: 'rollout_lab.node.name',
+  nodeStep: 'rollout_lab.node.step',
+  latencyMs: 'rollout_lab.latency_ms',
+  retries: 'rollout_lab.retries',
+  logprobs: 'rollout_lab.logprobs',
+  logprobMean: 'rollout_lab.logprob.mean',
+  tokenIds: 'rollout_lab.completion.token_ids',
+  turn: 'rollout_lab.turn',
+  rewardName: 'rollout_lab.reward.name',
+  rewardValue: 'rollout_lab.reward.value',
+  rewardBreakdown: 'rollout_lab.reward.breakdown',
+  rewardKind: 'rollout_lab.reward.kind',
+  decision: 'rollout_lab.decision',
+  expectedDecision: 'rollout_lab.expected_decision',
+  output: 'rollout_lab.output',
+  parseError: 'rollout_lab.parse_error',
+} as const;
