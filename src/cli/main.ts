@@ -1,0 +1,308 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LabError, UsageError, errorMessage } from '../core/errors';
+import { initWorkspace } from '../core/config/init';
+import { startSimServer } from '../core/sim/simServer';
+import { Lab } from '../core/rollout/lab';
+import { runRollouts, type RunProgress } from '../core/rollout/runner';
+import { computeMetrics, type EvalMetrics } from '../core/reward/metrics';
+import type { RolloutRecord } from '../core/store/types';
+import { duration, metricsTable, num, table } from './format';
+import { spanTreeText } from './spanTree';
+
+const USAGE = `Rollout Lab: run, trace and score multi-agent LangGraph.js systems.
+
+Usage:
+  rollout-lab init   [--workspace DIR] [--dataset FILE] [--force]
+  rollout-lab run    [--workspace DIR] [--dataset FILE] [--split train|val|all] [--limit N] [--samples G]
+                     [--concurrency C] [--seed S] [--resume RUN_ID] [--json]
+  rollout-lab eval   [--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--json]
+  rollout-lab traces [--workspace DIR] [--rollout ID] [--run RUN_ID] [--limit N] [--json]
+  rollout-lab sim    [--port P]
+  rollout-lab demo   [--workspace DIR] [--limit N]
+
+Common options: --base-url URL and --model NAME override every model (a quick start against one server).
+Exit codes: 0 success, 1 runtime failure, 2 usage or config error.`;
+
+const COMMON = {
+  workspace: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+const RUN_OPTIONS = {
+  ...COMMON,
+  dataset: { type: 'string' },
+  split: { type: 'string' },
+  limit: { type: 'string' },
+  samples: { type: 'string' },
+  concurrency: { type: 'string' },
+  seed: { type: 'string' },
+  resume: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+type Values = Record<string, string | boolean | undefined>;
+
+function parse(command: string, argv: string[], options: ParseArgsConfig['options']): Values {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Values;
+  } catch (err) {
+    throw new UsageError(`${command}: ${errorMessage(err).replace(/\.$/, '')} — run \`rollout-lab ${command} --help\` for the options`);
+  }
+}
+
+function intOption(v: Values, name: string, min: number): number | undefined {
+  const raw = v[name];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${String(raw)}"`);
+  return n;
+}
+
+function splitOption(v: Values, fallback: 'train' | 'val' | 'all'): 'train' | 'val' | 'all' {
+  const s = (v.split as string | undefined) ?? fallback;
+  if (s !== 'train' && s !== 'val' && s !== 'all') throw new UsageError(`--split must be train, val or all, got "${s}"`);
+  return s;
+}
+
+const out = (s: string): void => void process.stdout.write(s + '\n');
+const err = (s: string): void => void process.stderr.write(s + '\n');
+
+function progressLine(p: RunProgress, simulated: boolean): string {
+  const r = p.last;
+  const what = r
+    ? `${r.taskId.padEnd(10)} ${(r.decision ?? '-').padEnd(5)} reward ${num(r.finalReward)}  ${r.turns ?? '-'} turns  ${r.status}${r.error ? `: ${r.error}` : ''}`
+    : '';
+  return `[${String(p.done).padStart(String(p.total).length)}/${p.total}] ${what}  mean ${num(p.meanReward)}  eta ${duration(p.etaMs)}${simulated ? '  SIMULATED' : ''}`;
+}
+
+interface BatchOutput {
+  runId: string;
+  simulated: boolean;
+  rollouts: number;
+  succeeded: number;
+  failed: number;
+  cancelled: boolean;
+  skipped: number;
+  metrics: EvalMetrics;
+}
+
+async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
+  const json = Boolean(v.json);
+  const lab = await Lab.open({ workspace: (v.workspace as string) ?? '.', baseUrl: v['base-url'] as string, model: v.model as string });
+  const controller = new AbortController();
+  const onSignal = (): void => {
+    if (controller.signal.aborted) process.exit(130);
+    err('cancelling: finishing the rollouts in flight (press Ctrl+C again to stop at once)');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const notice = lab.simulationNotice();
+    if (notice) err(notice);
+    const cfg = lab.loaded.config;
+    let params: Record<string, unknown>;
+    if (v.resume) {
+      const run = lab.store.getRun(v.resume as string);
+      if (!run) throw new UsageError(`run "${String(v.resume)}" is not in this workspace's store — list runs with \`rollout-lab traces\``);
+      params = run.params;
+    } else {
+      params = {
+        command,
+        dataset: v.dataset ?? null,
+        split: splitOption(v, command === 'eval' ? 'val' : 'train'),
+        limit: intOption(v, 'limit', 1) ?? null,
+        samples: intOption(v, 'samples', 1) ?? cfg.runner.samples,
+        seed: intOption(v, 'seed', 0) ?? cfg.runner.seed,
+      };
+    }
+    const ds = await lab.loadDataset((params.dataset as string | null) ?? undefined);
+    const tasks = lab.selectTasks(ds, {
+      split: params.split as 'train' | 'val' | 'all',
+      limit: (params.limit as number | null) ?? undefined,
+      seed: params.seed as number,
+    });
+    const concurrency = intOption(v, 'concurrency', 1) ?? cfg.runner.concurrency;
+    const samples = params.samples as number;
+    err(
+      `${command}: ${tasks.length} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${ds.file} (${String(params.split)} split), concurrency ${concurrency}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
+    );
+    const env = await lab.environment(ds.tasks);
+    const result = await runRollouts(env, {
+      tasks,
+      samples,
+      concurrency,
+      params,
+      resumeRunId: v.resume as string | undefined,
+      signal: controller.signal,
+      onProgress: (p) => err(progressLine(p, lab.simulated)),
+    });
+    const metrics = computeMetrics(result.rollouts, Object.keys(cfg.reward.criteria));
+    const doc: BatchOutput = {
+      runId: result.runId,
+      simulated: lab.simulated,
+      rollouts: result.rollouts.length,
+      succeeded: metrics.succeeded,
+      failed: metrics.failed,
+      cancelled: result.cancelled,
+      skipped: result.skipped,
+      metrics,
+    };
+    if (json) out(JSON.stringify(doc));
+    else {
+      if (lab.simulated) out('SIMULATED endpoint: outputs and rewards below come from the built-in simulator, not a model.');
+      out(`run ${result.runId}: ${doc.rollouts} rollouts, ${doc.succeeded} succeeded, ${doc.failed} failed${result.skipped ? `, ${result.skipped} already done (resumed)` : ''}`);
+      out(metricsTable(metrics, lab.simulated));
+      out(`store: ${lab.store.dir}`);
+    }
+    if (result.cancelled) {
+      err(`cancelled — resume with: rollout-lab ${command} --resume ${result.runId}${v.workspace ? ` --workspace ${String(v.workspace)}` : ''}`);
+      return 1;
+    }
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await lab.close();
+  }
+}
+
+function rolloutSummary(r: RolloutRecord): Record<string, unknown> {
+  return { id: r.id, runId: r.runId, taskId: r.taskId, status: r.status, finalReward: r.finalReward, startTime: r.startTime, endTime: r.endTime, split: r.split, sample: r.sample, decision: r.decision, turns: r.turns, simulated: r.simulated, error: r.error };
+}
+
+async function traces(v: Values): Promise<number> {
+  const { TraceStore } = await import('../core/store/traceStore');
+  const { loadConfig } = await import('../core/config/loader');
+  const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
+  const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });
+  try {
+    if (v.rollout) {
+      const rollout = store.getRollout(v.rollout as string);
+      if (!rollout) throw new UsageError(`rollout "${String(v.rollout)}" is not in the store — list rollouts with \`rollout-lab traces\``);
+      const spans = store.getSpans(rollout.id);
+      if (v.json) {
+        out(JSON.stringify({ rollout, spans: spans.map((s) => ({ spanId: s.spanId, parentSpanId: s.parentSpanId, name: s.name, kind: s.kind, startTime: s.startTime, endTime: s.endTime, status: s.status, statusMessage: s.statusMessage, attributes: s.attributes })) }));
+      } else {
+        if (rollout.simulated) out('SIMULATED endpoint rollout');
+        out(`rollout ${rollout.id} · task ${rollout.taskId} · ${rollout.status} · reward ${num(rollout.finalReward)} · ${rollout.decision ?? 'no decision'} · ${spans.length} spans`);
+        out(spanTreeText(spans));
+      }
+      return 0;
+    }
+    const limit = intOption(v, 'limit', 1) ?? 50;
+    const { rollouts, total } = store.listRollouts({ runId: v.run as string | undefined, sort: 'startTime', order: 'desc', limit: v.json ? Number.MAX_SAFE_INTEGER : limit });
+    if (v.json) {
+      out(JSON.stringify({ total, rollouts: rollouts.map(rolloutSummary) }));
+      return 0;
+    }
+    if (rollouts.some((r) => r.simulated)) out('SIMULATED endpoint rollouts are marked "sim"');
+    out(
+      table(
+        ['rollout', 'run', 'task', 'status', 'reward', 'decision', 'turns', 'duration', ''],
+        rollouts.map((r) => [r.id, r.runId, r.taskId, r.status, num(r.finalReward), r.decision ?? '-', String(r.turns ?? '-'), duration(r.endTime ? r.endTime - r.startTime : null), r.simulated ? 'sim' : '']),
+      ),
+    );
+    out(`${rollouts.length} of ${total} rollouts${total > rollouts.length ? ' (use --limit N or --run RUN_ID)' : ''}`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+async function sim(v: Values): Promise<number> {
+  const port = intOption(v, 'port', 0) ?? 8089;
+  const server = await startSimServer({ port });
+  out(`SIMULATED OpenAI-compatible endpoint listening on ${server.url} (not a model: it answers research-lab roles with generated JSON). Ctrl+C stops it.`);
+  await new Promise<void>((done) => {
+    const stop = (): void => void server.close().then(done);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}
+
+async function demo(v: Values): Promise<number> {
+  const workspace = resolve((v.workspace as string) ?? 'demo-workspace');
+  const limit = intOption(v, 'limit', 1) ?? 10;
+  if (!existsSync(resolve(workspace, '.rollout-lab/lab.json'))) {
+    const dataset = [resolve('../shared/data/pubmedqa/ori_pqal.json'), resolve(__dirname, '../../shared/data/pubmedqa/ori_pqal.json')].find((p) => existsSync(p));
+    const r = await initWorkspace(workspace, { dataset });
+    err(`initialised ${workspace} (${r.created.length} files)`);
+  }
+  const common = { workspace, 'base-url': v['base-url'], model: v.model, limit: String(limit) };
+  err(`demo: gather ${limit} training rollouts, then evaluate on ${limit} validation tasks`);
+  const code = await batch('run', { ...common, split: 'train', concurrency: '4' });
+  if (code !== 0) return code;
+  return batch('eval', { ...common, split: 'val', concurrency: '4' });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    out(USAGE);
+    return command ? 0 : 2;
+  }
+  switch (command) {
+    case 'init': {
+      const v = parse('init', rest, { ...COMMON, dataset: { type: 'string' }, force: { type: 'boolean' } });
+      if (v.help) return out(USAGE), 0;
+      const dir = resolve((v.workspace as string) ?? '.');
+      const r = await initWorkspace(dir, { force: Boolean(v.force), dataset: v.dataset as string | undefined });
+      if (v.json) out(JSON.stringify({ workspace: dir, ...r }));
+      else {
+        for (const f of r.created) out(`created ${f}`);
+        for (const f of r.skipped) out(`kept    ${f} (exists; --force overwrites)`);
+        out('Models have no baseUrl yet, so runs use the SIMULATED endpoint until you set one in .rollout-lab/lab.json.');
+      }
+      return 0;
+    }
+    case 'run':
+    case 'eval': {
+      const v = parse(command, rest, RUN_OPTIONS);
+      if (v.help) return out(USAGE), 0;
+      return batch(command, v);
+    }
+    case 'traces': {
+      const v = parse('traces', rest, { ...COMMON, rollout: { type: 'string' }, run: { type: 'string' }, limit: { type: 'string' } });
+      if (v.help) return out(USAGE), 0;
+      return traces(v);
+    }
+    case 'sim': {
+      const v = parse('sim', rest, { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+      if (v.help) return out(USAGE), 0;
+      return sim(v);
+    }
+    case 'demo': {
+      const v = parse('demo', rest, { ...COMMON, limit: { type: 'string' } });
+      if (v.help) return out(USAGE), 0;
+      return demo(v);
+    }
+    default:
+      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, demo (rollout-lab --help)`);
+  }
+}
+
+// Idle keep-alive sockets of the HTTP client would hold the process open for seconds after the work is done.
+function exitAfterFlush(code: number): void {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
+/** Runs the CLI on process.argv and exits with its code. */
+export function runCli(): void {
+  main(process.argv.slice(2)).then(
+    (code) => exitAfterFlush(code),
+    (e: unknown) => {
+      const code = e instanceof LabError ? e.exitCode : 1;
+      err(`rollout-lab: ${errorMessage(e).split('\n')[0]}`);
+      if (process.env.ROLLOUT_LAB_DEBUG && e instanceof Error) err(e.stack ?? '');
+      exitAfterFlush(code);
+    },
+  );
+}
+
+if (require.main === module) runCli();

@@ -1,0 +1,77 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import type { Callbacks } from '@langchain/core/callbacks/manager';
+import { JUDGE_MARKER, judgeKeysLine, judgeOutputSchema } from '../graph/researchLab/outputs';
+import { parseStructured } from '../llm/structuredOutput';
+import { contentText } from '../trace/messages';
+import { errorMessage } from '../errors';
+import { clamp01 } from './weighted';
+
+export interface JudgeInput {
+  goal: string;
+  context: string;
+  output: string;
+  criteria: Record<string, { description: string }>;
+  /** Replaces the built-in instructions (config reward.judge.promptText). */
+  instructions?: string;
+}
+
+export interface JudgeVerdict {
+  scores: Record<string, number>;
+  rationale: string;
+  failed: boolean;
+  error?: string;
+  repaired: boolean;
+}
+
+const INSTRUCTIONS = `You are an impartial scientific reviewer scoring an experimental protocol written for a research question.
+Score each criterion from 0 (absent or wrong) to 1 (excellent), judging only what the protocol states.
+Penalise claims the context does not support. Reply with JSON only.`;
+
+export function judgeMessages(input: JudgeInput): BaseMessage[] {
+  const keys = Object.keys(input.criteria);
+  const criteria = Object.entries(input.criteria)
+    .map(([k, c]) => `- ${k}: ${c.description}`)
+    .join('\n');
+  return [
+    new SystemMessage(`${JUDGE_MARKER}\n${input.instructions ?? INSTRUCTIONS}`),
+    new HumanMessage(
+      `Research question:\n${input.goal}\n\nContext:\n${input.context}\n\nProtocol to score:\n${input.output}\n\nCriteria:\n${criteria}\n\n${judgeKeysLine(keys)}`,
+    ),
+  ];
+}
+
+/**
+ * Asks the judge model for per-criterion scores. Output that is not the JSON
+ * asked for gets one repair round trip; after that, or on a call error, the
+ * verdict is a failure (the caller applies the configured penalty) and never
+ * throws, except when the run is being cancelled.
+ */
+export async function judgeOutput(
+  model: BaseChatModel,
+  input: JudgeInput,
+  opts: { callbacks?: Callbacks; signal?: AbortSignal } = {},
+): Promise<JudgeVerdict> {
+  const keys = Object.keys(input.criteria);
+  const messages = judgeMessages(input);
+  const call = async (msgs: BaseMessage[]): Promise<string> =>
+    contentText((await model.invoke(msgs, { callbacks: opts.callbacks, signal: opts.signal, metadata: { agent: 'Judge' } })).content);
+  try {
+    const first = await call(messages);
+    const parsed = await parseStructured(judgeOutputSchema(keys), first, async (problem) =>
+      call([
+        ...messages,
+        new HumanMessage(`Your previous answer could not be used: ${problem}\nAnswer again with JSON only. ${judgeKeysLine(keys)}`),
+      ]),
+    );
+    if (!parsed.ok) return { scores: {}, rationale: '', failed: true, error: `judge output unusable: ${parsed.error}`, repaired: parsed.repaired };
+    const value = parsed.value as { scores?: Record<string, unknown>; rationale?: unknown } & Record<string, unknown>;
+    const source = (value.scores ?? value) as Record<string, unknown>;
+    const scores: Record<string, number> = {};
+    for (const k of keys) scores[k] = clamp01(Number(source[k]));
+    return { scores, rationale: typeof value.rationale === 'string' ? value.rationale : '', failed: false, repaired: parsed.repaired };
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    return { scores: {}, rationale: '', failed: true, error: `judge call failed: ${errorMessage(err)}`, repaired: false };
+  }
+}

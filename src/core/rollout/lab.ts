@@ -1,0 +1,185 @@
+import { resolve } from 'node:path';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { loadConfig, readAgentPrompt, promptHash, type LoadedConfig } from '../config/loader';
+import { ConfigError, UsageError } from '../errors';
+import { loadDataset, selectTasks, type Task } from '../data/dataset';
+import { datasetSearchProvider } from '../graph/tools/search';
+import { loadLookupTable } from '../graph/tools/lookup';
+import { researchLabTools } from '../graph/tools/researchLabTools';
+import { buildResearchLabGraph } from '../graph/researchLab/graph';
+import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
+import { researchLabOutcome, type GraphOutcome } from '../graph/outcome';
+import { loadUserGraph } from '../graph/userGraph';
+import { ModelRouter } from '../llm/routing';
+import { RoutedChatModel } from '../llm/routedChatModel';
+import { startSimServer } from '../sim/simServer';
+import type { AgentVersions } from '../trace/langchainTracer';
+import { TraceStore } from '../store/traceStore';
+import type { RolloutEnvironment, PlannedTask } from './runner';
+
+export interface LabOptions {
+  workspace: string;
+  /** Overrides every model's endpoint (--base-url). */
+  baseUrl?: string;
+  /** Overrides every model's id (--model). */
+  model?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface DatasetSelection {
+  file: string;
+  tasks: Task[];
+  trainFraction: number;
+}
+
+/**
+ * A workspace opened for work: its config, its trace store, the model routing
+ * table and (only when some model has no endpoint) the built-in simulated
+ * endpoint. The CLI and the VS Code extension both go through this.
+ */
+export class Lab {
+  private constructor(
+    readonly loaded: LoadedConfig,
+    readonly store: TraceStore,
+    readonly router: ModelRouter,
+    private readonly sim: { url: string; close(): Promise<void> } | null,
+  ) {}
+
+  static async open(opts: LabOptions): Promise<Lab> {
+    const loaded = await loadConfig(resolve(opts.workspace));
+    const probe = new ModelRouter(loaded.config, { overrideBaseUrl: opts.baseUrl, overrideModel: opts.model, env: opts.env, simulatedBaseUrl: 'http://127.0.0.1:0/v1' });
+    const sim = probe.needsSimulator() ? await startSimServer({ port: 0 }) : null;
+    const router = new ModelRouter(loaded.config, {
+      overrideBaseUrl: opts.baseUrl,
+      overrideModel: opts.model,
+      env: opts.env,
+      simulatedBaseUrl: sim?.url,
+    });
+    const store = await TraceStore.open(loaded.workspaceDir);
+    return new Lab(loaded, store, router, sim);
+  }
+
+  get simulated(): boolean {
+    return this.sim !== null;
+  }
+
+  /** One line that says plainly which models are simulated, or null when none is. */
+  simulationNotice(): string | null {
+    if (!this.sim) return null;
+    const names = this.router.simulatedModels();
+    return `SIMULATED: no endpoint is configured for model${names.length > 1 ? 's' : ''} ${names.join(', ')}, so the built-in simulated OpenAI-compatible server at ${this.sim.url} answers them; set models.<name>.baseUrl in .rollout-lab/lab.json or pass --base-url to use a real server`;
+  }
+
+  /** Loads the dataset named by --dataset (a file) or the config's runner.dataset / only dataset. */
+  async loadDataset(datasetArg?: string): Promise<DatasetSelection> {
+    const { config, workspaceDir } = this.loaded;
+    if (datasetArg) {
+      const named = config.datasets[datasetArg];
+      if (named) return { file: resolve(workspaceDir, named.path), tasks: await loadDataset(resolve(workspaceDir, named.path), named.format), trainFraction: named.trainFraction };
+      const file = resolve(workspaceDir, datasetArg);
+      return { file, tasks: await loadDataset(file, 'auto'), trainFraction: 0.8 };
+    }
+    const key = config.runner.dataset ?? Object.keys(config.datasets)[0];
+    if (!key) {
+      throw new UsageError('no dataset given: pass --dataset FILE (JSONL or PubMedQA ori_pqal.json) or add one under "datasets" in .rollout-lab/lab.json');
+    }
+    const ds = config.datasets[key]!;
+    const file = resolve(workspaceDir, ds.path);
+    return { file, tasks: await loadDataset(file, ds.format), trainFraction: ds.trainFraction };
+  }
+
+  selectTasks(ds: DatasetSelection, opts: { split: 'train' | 'val' | 'all'; limit?: number; seed?: number }): PlannedTask[] {
+    return selectTasks(ds.tasks, { ...opts, trainFraction: ds.trainFraction });
+  }
+
+  chatModel(agent: string): BaseChatModel {
+    return new RoutedChatModel({ resolved: this.router.forAgent(agent), agent });
+  }
+
+  /**
+   * Everything a batch of rollouts needs: prompts read and versioned now (a
+   * rollout records the version it ran), the search index over the dataset,
+   * and the graph (the research lab, or the user's module).
+   */
+  async environment(allTasks: readonly Task[]): Promise<RolloutEnvironment> {
+    const { config, labDir, workspaceDir } = this.loaded;
+    const agents = Object.keys(config.agents);
+    const prompts = new Map<string, { text: string; hash: string }>();
+    for (const agent of agents) {
+      const { text } = await readAgentPrompt(this.loaded, agent);
+      const hash = promptHash(text);
+      prompts.set(agent, { text, hash });
+      this.store.putPromptVersion({ hash, agent, text, firstSeen: Date.now() });
+    }
+    const versions: AgentVersions = {
+      promptVersion: (agent) => prompts.get(agent)?.hash ?? null,
+      model: (agent) => {
+        const a = config.agents[agent];
+        if (!a) return null;
+        const m = config.models[a.model];
+        return { logical: a.model, version: m?.version ?? null };
+      },
+    };
+    const prompt = (agent: string): string => {
+      const p = prompts.get(agent);
+      if (!p) throw new ConfigError(`agent "${agent}" has no entry under "agents" in .rollout-lab/lab.json — add it with a model and a prompt`);
+      return p.text;
+    };
+    const search = datasetSearchProvider([...allTasks]);
+    const proteins = await loadLookupTable(resolve(labDir, config.tools.proteinTable));
+    const geneOntology = await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable));
+    const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> =>
+      researchLabTools({ search, proteins, geneOntology, topK: config.tools.searchTopK, currentTaskId: taskId });
+    const models = new Map<string, BaseChatModel>();
+    const model = (agent: string): BaseChatModel => {
+      let m = models.get(agent);
+      if (!m) {
+        m = config.agents[agent] ? this.chatModel(agent) : new RoutedChatModel({ resolved: this.router.resolve(agent), agent });
+        models.set(agent, m);
+      }
+      return m;
+    };
+    const recursionLimit = config.runner.maxTurns * 6 + 50;
+
+    let runGraph: RolloutEnvironment['runGraph'];
+    if (config.graph.kind === 'module') {
+      const file = resolve(workspaceDir, config.graph.module!);
+      const user = await loadUserGraph(file, config.graph.export, {
+        model,
+        tools: toolsFor(''),
+        prompt,
+        maxTurns: config.runner.maxTurns,
+      });
+      runGraph = async (task, { callbacks, signal }): Promise<GraphOutcome> => {
+        const state = await user.graph.invoke(user.input(task), { callbacks, signal, recursionLimit, runName: 'rollout' });
+        return user.outcome(state);
+      };
+    } else {
+      runGraph = async (task, { callbacks, signal }): Promise<GraphOutcome> => {
+        const graph = buildResearchLabGraph({
+          model,
+          tools: toolsFor(task.id),
+          agentTools: (agent) => config.agents[agent]?.tools ?? [],
+          prompt,
+          maxTurns: config.runner.maxTurns,
+          agents: [...RESEARCH_LAB_AGENTS],
+        });
+        const state = await graph.invoke({ task: { id: task.id, goal: task.goal, context: task.context } }, { callbacks, signal, recursionLimit, runName: 'rollout' });
+        return researchLabOutcome(state);
+      };
+    }
+    return {
+      config,
+      store: this.store,
+      runGraph,
+      judgeModel: new RoutedChatModel({ resolved: this.router.resolve(config.reward.judge.model), agent: 'Judge' }),
+      versions,
+      simulated: this.simulated,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    await this.sim?.close();
+  }
+}

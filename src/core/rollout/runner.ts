@@ -1,0 +1,268 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { Callbacks } from '@langchain/core/callbacks/manager';
+import type { LabConfig } from '../config/schema';
+import type { Task } from '../data/tasks';
+import type { GraphOutcome } from '../graph/outcome';
+import { newTraceId } from '../trace/ids';
+import { Attr } from '../trace/span';
+import { RolloutTracer, type OpenSpan } from '../trace/tracer';
+import { LangChainTracer, type AgentVersions } from '../trace/langchainTracer';
+import type { TraceStore } from '../store/traceStore';
+import type { RolloutRecord, RunRecord, Split } from '../store/types';
+import { judgeOutput } from '../reward/judge';
+import { weightedReward } from '../reward/weighted';
+import { applyAirRules } from '../reward/air';
+import { errorMessage } from '../errors';
+import { summariseAgents } from './agentSummary';
+import { forEachBounded } from './pool';
+
+export type PlannedTask = Task & { split: Split };
+
+/** What a rollout needs from the lab: how to run the graph on a task, and who judges. */
+export interface RolloutEnvironment {
+  config: LabConfig;
+  store: TraceStore;
+  runGraph(task: PlannedTask, opts: { callbacks: Callbacks; signal?: AbortSignal }): Promise<GraphOutcome>;
+  judgeModel: BaseChatModel;
+  versions: AgentVersions;
+  simulated: boolean;
+}
+
+export interface RunProgress {
+  runId: string;
+  done: number;
+  total: number;
+  succeeded: number;
+  failed: number;
+  /** Mean final reward of the rollouts finished so far in this invocation. */
+  meanReward: number | null;
+  /** Estimated milliseconds left, from the mean pace so far. */
+  etaMs: number | null;
+  last?: RolloutRecord;
+}
+
+export interface RunRequest {
+  tasks: readonly PlannedTask[];
+  samples: number;
+  concurrency: number;
+  /** Options the run was started with, stored for resume. */
+  params: Record<string, unknown>;
+  /** Continue this run: rollouts it already finished are not redone. */
+  resumeRunId?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: RunProgress) => void;
+  /** Off only to measure tracing overhead: rollouts are still stored, spans are not. */
+  tracing?: boolean;
+}
+
+export interface RunResult {
+  runId: string;
+  /** Every finished rollout of the run, including those of an earlier invocation it resumed. */
+  rollouts: RolloutRecord[];
+  ranNow: number;
+  skipped: number;
+  cancelled: boolean;
+}
+
+export function rolloutKey(taskId: string, sample: number): string {
+  return `${taskId}#${sample}`;
+}
+
+/**
+ * Runs tasks × samples rollouts with bounded concurrency. Each rollout is one
+ * trace: graph steps, model and tool calls, then the judge and the rewards.
+ * A rollout's failure (endpoint down, graph error) is recorded on it and never
+ * stops the batch; cancellation stops new rollouts and marks running ones.
+ */
+export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Promise<RunResult> {
+  const { store } = env;
+  const plan: Array<{ task: PlannedTask; sample: number }> = [];
+  for (const task of req.tasks) for (let s = 0; s < req.samples; s++) plan.push({ task, sample: s });
+
+  let runId: string;
+  let skip = new Set<string>();
+  if (req.resumeRunId) {
+    const run = store.getRun(req.resumeRunId);
+    if (!run) throw new Error(`run ${req.resumeRunId} is not in this workspace's store — list runs with \`rollout-lab traces\``);
+    runId = run.id;
+    skip = store.finishedKeys(runId);
+    store.updateRun(runId, { status: 'running', endTime: null });
+  } else {
+    runId = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${newTraceId().slice(0, 6)}`;
+    const run: RunRecord = { id: runId, startTime: Date.now(), endTime: null, status: 'running', params: req.params, simulated: env.simulated, planned: plan.length };
+    store.startRun(run);
+  }
+  const todo = plan.filter((p) => !skip.has(rolloutKey(p.task.id, p.sample)));
+
+  let done = 0;
+  let succeeded = 0;
+  let failed = 0;
+  let rewardSum = 0;
+  let rewardN = 0;
+  const started = Date.now();
+  await forEachBounded(
+    todo,
+    req.concurrency,
+    async ({ task, sample }) => {
+      const rec = await runOneRollout(env, runId, task, sample, req.signal, req.tracing !== false);
+      done++;
+      if (rec.status === 'succeeded') succeeded++;
+      else if (rec.status === 'failed') failed++;
+      if (rec.finalReward !== null) {
+        rewardSum += rec.finalReward;
+        rewardN++;
+      }
+      const pace = (Date.now() - started) / done;
+      req.onProgress?.({
+        runId,
+        done,
+        total: todo.length,
+        succeeded,
+        failed,
+        meanReward: rewardN ? rewardSum / rewardN : null,
+        etaMs: Math.round(pace * (todo.length - done)),
+        last: rec,
+      });
+    },
+    req.signal,
+  );
+  const cancelled = Boolean(req.signal?.aborted);
+  store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now() });
+  store.flush();
+  const rollouts = store
+    .listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER })
+    .rollouts.filter((r: RolloutRecord) => r.status === 'succeeded' || r.status === 'failed');
+  return { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled };
+}
+
+/** Runs one rollout end to end; never throws (its failure is recorded on the rollout). */
+export async function runOneRollout(
+  env: RolloutEnvironment,
+  runId: string,
+  task: PlannedTask,
+  sample: number,
+  signal: AbortSignal | undefined,
+  tracing = true,
+): Promise<RolloutRecord> {
+  const { store } = env;
+  const id = newTraceId();
+  const tracer = new RolloutTracer(id, tracing ? store : null);
+  const record: RolloutRecord = {
+    id,
+    runId,
+    taskId: task.id,
+    split: task.split,
+    sample,
+    status: 'running',
+    finalReward: null,
+    criteria: null,
+    judgeFailed: false,
+    decision: null,
+    expectedDecision: task.expectedDecision,
+    turns: null,
+    error: null,
+    simulated: env.simulated,
+    startTime: Date.now(),
+    endTime: null,
+    spanCount: 0,
+    agents: [],
+  };
+  store.startRollout(record);
+  const root = tracer.start('rollout', 'rollout', null, {
+    [Attr.runId]: runId,
+    [Attr.taskId]: task.id,
+    [Attr.split]: task.split,
+    [Attr.sample]: sample,
+    [Attr.expectedDecision]: task.expectedDecision,
+    'rollout_lab.task.goal': task.goal,
+    [Attr.simulated]: env.simulated,
+  }, record.startTime);
+  const handler = tracing ? new LangChainTracer(tracer, root, env.versions, env.simulated) : null;
+  try {
+    const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal });
+    record.decision = outcome.decision;
+    record.turns = outcome.turns;
+    await scoreRollout(env, tracer, root, task, outcome, record, signal, tracing);
+    record.status = 'succeeded';
+  } catch (err) {
+    handler?.closeOpen(signal?.aborted ? 'cancelled' : errorMessage(err));
+    record.status = signal?.aborted ? 'cancelled' : 'failed';
+    record.error = signal?.aborted ? 'cancelled' : errorMessage(err);
+  }
+  record.endTime = Date.now();
+  root.attributes[Attr.decision] = record.decision;
+  root.attributes[Attr.rewardValue] = record.finalReward;
+  root.attributes[Attr.turn] = record.turns;
+  tracer.end(root, record.status === 'succeeded' ? 'ok' : 'error', record.error ?? undefined, record.endTime);
+  record.agents = summariseAgents(tracer.spans(), env.versions);
+  record.spanCount = tracing ? tracer.spans().length : 0;
+  store.finishRollout(record);
+  return record;
+}
+
+async function scoreRollout(
+  env: RolloutEnvironment,
+  tracer: RolloutTracer,
+  root: OpenSpan,
+  task: PlannedTask,
+  outcome: GraphOutcome,
+  record: RolloutRecord,
+  signal: AbortSignal | undefined,
+  tracing: boolean,
+): Promise<void> {
+  const { reward } = env.config;
+  const criteria = reward.criteria;
+  let breakdown: Record<string, number> = {};
+  if (outcome.finalOutput) {
+    const span = tracer.start('reward judge', 'reward', root, { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge' });
+    const judgeTracer = tracing ? new LangChainTracer(tracer, span, undefined, env.simulated) : null;
+    const verdict = await judgeOutput(
+      env.judgeModel,
+      { goal: task.goal, context: task.context, output: outcome.finalOutput, criteria, instructions: reward.judge.promptText },
+      { callbacks: judgeTracer ? [judgeTracer] : [], signal },
+    );
+    if (verdict.failed) {
+      record.judgeFailed = true;
+      for (const k of Object.keys(criteria)) breakdown[k] = reward.judgeFailurePenalty;
+      span.attributes[Attr.errorType] = 'judge_failed';
+    } else {
+      breakdown = verdict.scores;
+    }
+    record.criteria = breakdown;
+    record.finalReward = weightedReward(breakdown, criteria);
+    span.attributes[Attr.rewardBreakdown] = JSON.stringify(breakdown);
+    span.attributes[Attr.rewardValue] = record.finalReward;
+    span.attributes['rollout_lab.judge.rationale'] = verdict.rationale;
+    span.attributes['rollout_lab.judge.repaired'] = verdict.repaired;
+    tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
+  } else {
+    record.finalReward = reward.noOutputReward;
+    const span = tracer.start('reward no-output', 'reward', root, {
+      [Attr.rewardName]: 'no-output',
+      [Attr.rewardKind]: 'final',
+      [Attr.rewardValue]: reward.noOutputReward,
+    });
+    tracer.end(span, 'ok');
+  }
+  for (const air of applyAirRules(env.config.air, tracer.spans())) {
+    const span = tracer.start(`reward ${air.rule}`, 'reward', air.spanId, {
+      [Attr.rewardName]: air.rule,
+      [Attr.rewardKind]: 'intermediate',
+      [Attr.rewardValue]: air.reward,
+      'rollout_lab.reward.rule': air.when,
+      [Attr.agentName]: air.agent,
+    });
+    tracer.end(span, 'ok');
+  }
+  const final = tracer.start('reward final', 'reward', root, {
+    [Attr.rewardName]: 'final',
+    [Attr.rewardKind]: 'final',
+    [Attr.rewardValue]: record.finalReward,
+    [Attr.rewardBreakdown]: JSON.stringify(
+      Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [k, { score: v, weight: criteria[k]?.weight ?? 0 }])),
+    ),
+    'rollout_lab.judge.failed': record.judgeFailed,
+  });
+  tracer.end(final, 'ok');
+  if (outcome.failures.length) root.attributes['rollout_lab.failures'] = JSON.stringify(outcome.failures);
+}

@@ -1,0 +1,245 @@
+import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import type { Serialized } from '@langchain/core/load/serializable';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { LLMResult } from '@langchain/core/outputs';
+import type { ChainValues } from '@langchain/core/utils/types';
+import { Attr, type Attributes } from './span';
+import { contentText, toMessageRecord } from './messages';
+import type { OpenSpan, RolloutTracer } from './tracer';
+
+export interface AgentVersions {
+  /** Prompt version (content hash) of each agent, recorded on its spans. */
+  promptVersion(agent: string): string | null;
+  /** Logical model and model version each agent is routed to. */
+  model(agent: string): { logical: string; version: string | null } | null;
+}
+
+const TOOL_NODE_SUFFIX = /_tools$/;
+
+/** The agent a LangGraph node belongs to: a tool node `X_tools` belongs to agent X. */
+export function agentOfNode(node: string): string {
+  return node.replace(TOOL_NODE_SUFFIX, '');
+}
+
+interface Run {
+  span: OpenSpan | null;
+  /** The span children of this run hang under (itself, or the nearest traced ancestor). */
+  parent: OpenSpan | null;
+}
+
+/**
+ * Turns LangChain / LangGraph callbacks into spans, so any LangGraph.js graph is
+ * traced with no change to its code: a `node` span per graph step, an `llm`
+ * span per chat-model call and a `tool` span per tool call. Internal runnables
+ * (channel writes, branches, sequences) are not spans; their children attach
+ * to the nearest traced ancestor.
+ */
+export class LangChainTracer extends BaseCallbackHandler {
+  name = 'rollout-lab-tracer';
+  // Spans must be recorded before invoke() returns, not in the background.
+  override awaitHandlers = true;
+  private readonly runs = new Map<string, Run>();
+
+  constructor(
+    private readonly tracer: RolloutTracer,
+    private readonly root: OpenSpan,
+    private readonly versions?: AgentVersions,
+    private readonly simulated = false,
+  ) {
+    super();
+  }
+
+  private parentOf(parentRunId: string | undefined): OpenSpan {
+    if (!parentRunId) return this.root;
+    return this.runs.get(parentRunId)?.parent ?? this.root;
+  }
+
+  private agentAttrs(agent: string | undefined): Attributes {
+    if (!agent) return {};
+    const a: Attributes = { [Attr.agentName]: agent };
+    const pv = this.versions?.promptVersion(agent);
+    if (pv) a[Attr.promptVersion] = pv;
+    const m = this.versions?.model(agent);
+    if (m) {
+      a[Attr.logicalModel] = m.logical;
+      if (m.version) a[Attr.modelVersion] = m.version;
+    }
+    return a;
+  }
+
+  override handleChainStart(
+    _chain: Serialized,
+    _inputs: ChainValues,
+    runId: string,
+    _runType?: string,
+    tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+    parentRunId?: string,
+  ): void {
+    const parent = this.parentOf(parentRunId);
+    const node = metadata?.langgraph_node;
+    const isNode = typeof node === 'string' && node === runName && !tags?.includes('langsmith:hidden');
+    if (!isNode) {
+      this.runs.set(runId, { span: null, parent });
+      return;
+    }
+    const agent = agentOfNode(node);
+    const span = this.tracer.start(node, 'node', parent, {
+      [Attr.nodeName]: node,
+      [Attr.nodeStep]: typeof metadata?.langgraph_step === 'number' ? metadata.langgraph_step : null,
+      ...this.agentAttrs(agent),
+    });
+    this.runs.set(runId, { span, parent: span });
+  }
+
+  override handleChainEnd(outputs: ChainValues, runId: string): void {
+    const run = this.takeRun(runId);
+    if (!run?.span) return;
+    const last = (outputs as { lastOutput?: { ok?: boolean; repaired?: boolean; error?: string; value?: unknown } } | undefined)
+      ?.lastOutput;
+    if (last && typeof last === 'object') {
+      run.span.attributes['rollout_lab.output.ok'] = last.ok !== false;
+      run.span.attributes['rollout_lab.output.repaired'] = Boolean(last.repaired);
+      if (last.value !== undefined) run.span.attributes[Attr.output] = JSON.stringify(last.value);
+      if (last.error) run.span.attributes[Attr.parseError] = last.error;
+    }
+    const turns = (outputs as { turns?: unknown } | undefined)?.turns;
+    if (typeof turns === 'number') run.span.attributes[Attr.turn] = turns;
+    this.tracer.end(run.span, last && last.ok === false ? 'error' : 'ok', last?.ok === false ? last.error : undefined);
+  }
+
+  override handleChainError(err: Error, runId: string): void {
+    const run = this.takeRun(runId);
+    if (!run?.span) return;
+    run.span.attributes[Attr.errorType] = err.name || 'Error';
+    this.tracer.end(run.span, 'error', err.message);
+  }
+
+  override handleChatModelStart(
+    _llm: Serialized,
+    messages: BaseMessage[][],
+    runId: string,
+    parentRunId?: string,
+    extraParams?: Record<string, unknown>,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+  ): void {
+    const parent = this.parentOf(parentRunId);
+    const params = (extraParams?.invocation_params ?? {}) as Record<string, unknown>;
+    const node = typeof metadata?.langgraph_node === 'string' ? metadata.langgraph_node : undefined;
+    const agent = (typeof metadata?.agent === 'string' ? metadata.agent : undefined) ?? (node ? agentOfNode(node) : undefined);
+    const attrs: Attributes = {
+      [Attr.operationName]: 'chat',
+      [Attr.providerName]: 'openai',
+      [Attr.requestModel]: typeof params.model === 'string' ? params.model : null,
+      [Attr.inputMessages]: JSON.stringify((messages[0] ?? []).map(toMessageRecord)),
+      ...this.agentAttrs(agent),
+    };
+    if (typeof params.temperature === 'number') attrs[Attr.requestTemperature] = params.temperature;
+    if (typeof params.max_tokens === 'number') attrs[Attr.requestMaxTokens] = params.max_tokens;
+    if (Array.isArray(params.tools) && params.tools.length) attrs['gen_ai.request.tools'] = JSON.stringify(params.tools);
+    if (this.simulated) attrs[Attr.simulated] = true;
+    const span = this.tracer.start(`chat ${attrs[Attr.requestModel] ?? ''}`.trim(), 'llm', parent, attrs);
+    this.runs.set(runId, { span, parent: span });
+  }
+
+  override handleLLMEnd(output: LLMResult, runId: string): void {
+    const run = this.takeRun(runId);
+    if (!run?.span) return;
+    const a = run.span.attributes;
+    const gen = output.generations?.[0]?.[0] as { text?: string; message?: BaseMessage; generationInfo?: Record<string, unknown> } | undefined;
+    const msg = gen?.message;
+    const meta = ((msg as { response_metadata?: Record<string, unknown> } | undefined)?.response_metadata ?? gen?.generationInfo ?? {}) as Record<
+      string,
+      unknown
+    >;
+    const usage = (msg as { usage_metadata?: { input_tokens?: number; output_tokens?: number } } | undefined)?.usage_metadata;
+    const llmUsage = (output.llmOutput?.tokenUsage ?? {}) as { promptTokens?: number; completionTokens?: number };
+    a[Attr.outputMessages] = JSON.stringify(msg ? [toMessageRecord(msg)] : [{ role: 'assistant', content: contentText(gen?.text ?? '') }]);
+    a[Attr.inputTokens] = usage?.input_tokens ?? llmUsage.promptTokens ?? null;
+    a[Attr.outputTokens] = usage?.output_tokens ?? llmUsage.completionTokens ?? null;
+    if (typeof meta.model_name === 'string') a[Attr.responseModel] = meta.model_name;
+    if (typeof meta.finish_reason === 'string') a[Attr.finishReasons] = [meta.finish_reason];
+    if (typeof meta.id === 'string') a[Attr.responseId] = meta.id;
+    if (typeof meta.latencyMs === 'number') a[Attr.latencyMs] = meta.latencyMs;
+    if (typeof meta.retries === 'number') a[Attr.retries] = meta.retries;
+    if (meta.simulated === true) a[Attr.simulated] = true;
+    if (typeof meta.baseUrl === 'string') a[Attr.serverAddress] = meta.baseUrl;
+    if (typeof meta.logicalModel === 'string') a[Attr.logicalModel] = meta.logicalModel;
+    if (typeof meta.modelVersion === 'string') a[Attr.modelVersion] = meta.modelVersion;
+    const logprobs = meta.logprobs as { content?: Array<{ token: string; logprob: number }> } | null | undefined;
+    if (logprobs?.content?.length) {
+      const lps = logprobs.content.map((t) => t.logprob);
+      a[Attr.logprobs] = lps;
+      a['rollout_lab.logprob.tokens'] = logprobs.content.map((t) => t.token);
+      a[Attr.logprobMean] = lps.reduce((s, x) => s + x, 0) / lps.length;
+    }
+    this.tracer.end(run.span, 'ok');
+  }
+
+  override handleLLMError(err: Error, runId: string): void {
+    const run = this.takeRun(runId);
+    if (!run?.span) return;
+    run.span.attributes[Attr.errorType] = (err as { status?: number }).status ? String((err as { status?: number }).status) : err.name || 'Error';
+    const retries = (err as { retries?: unknown }).retries;
+    if (typeof retries === 'number') run.span.attributes[Attr.retries] = retries;
+    this.tracer.end(run.span, 'error', err.message);
+  }
+
+  override handleToolStart(
+    _tool: Serialized,
+    input: string,
+    runId: string,
+    parentRunId?: string,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+    runName?: string,
+    toolCallId?: string,
+  ): void {
+    const parent = this.parentOf(parentRunId);
+    const node = typeof metadata?.langgraph_node === 'string' ? metadata.langgraph_node : undefined;
+    const attrs: Attributes = {
+      [Attr.operationName]: 'execute_tool',
+      [Attr.toolName]: runName ?? 'tool',
+      [Attr.toolArguments]: typeof input === 'string' ? input : JSON.stringify(input),
+      ...this.agentAttrs(node ? agentOfNode(node) : undefined),
+    };
+    if (toolCallId) attrs[Attr.toolCallId] = toolCallId;
+    const span = this.tracer.start(`execute_tool ${runName ?? 'tool'}`, 'tool', parent, attrs);
+    this.runs.set(runId, { span, parent: span });
+  }
+
+  override handleToolEnd(output: unknown, runId: string): void {
+    const run = this.takeRun(runId);
+    if (!run?.span) return;
+    const msg = output as { content?: unknown; status?: string; tool_call_id?: string } | string;
+    const text = typeof msg === 'string' ? msg : contentText(msg?.content ?? output);
+    run.span.attributes[Attr.toolResult] = text;
+    const failed = typeof msg === 'object' && msg?.status === 'error';
+    this.tracer.end(run.span, failed ? 'error' : 'ok', failed ? text.slice(0, 500) : undefined);
+  }
+
+  override handleToolError(err: Error, runId: string): void {
+    const run = this.takeRun(runId);
+    if (!run?.span) return;
+    run.span.attributes[Attr.errorType] = err.name || 'Error';
+    run.span.attributes[Attr.toolResult] = err.message;
+    this.tracer.end(run.span, 'error', err.message);
+  }
+
+  /** Spans whose runs never ended (the graph was cancelled or crashed) are closed as errors. */
+  closeOpen(reason: string): void {
+    for (const [id, run] of this.runs) {
+      if (run.span) this.tracer.end(run.span, 'error', reason);
+      this.runs.delete(id);
+    }
+  }
+
+  private takeRun(runId: string): Run | undefined {
+    const run = this.runs.get(runId);
+    // Keep non-span runs until the end: their children may still look them up.
+    if (run?.span) this.runs.delete(runId);
+    return run;
+  }
+}

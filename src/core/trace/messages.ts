@@ -1,0 +1,35 @@
+import type { BaseMessage } from '@langchain/core/messages';
+
+/** A chat message as GenAI semantic conventions and OpenAI record it. */
+export interface ChatMessageRecord {
+  role: 'system' | 'user' | 'assistant' | 'tool' | string;
+  content: string;
+  name?: string;
+  tool_calls?: Array<{ id: string; name: string; arguments: string }>;
+  tool_call_id?: string;
+}
+
+const ROLE: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', generic: 'user', developer: 'system' };
+
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (typeof part === 'string' ? part : typeof part?.text === 'string' ? part.text : JSON.stringify(part)))
+      .join('');
+  }
+  return content === undefined || content === null ? '' : JSON.stringify(content);
+}
+
+export function toMessageRecord(msg: BaseMessage): ChatMessageRecord {
+  const type = msg.getType();
+  const rec: ChatMessageRecord = { role: ROLE[type] ?? type, content: contentText(msg.content) };
+  if (msg.name) rec.name = msg.name;
+  const calls = (msg as { tool_calls?: Array<{ id?: string; name: string; args: unknown }> }).tool_calls;
+  if (calls?.length) {
+    rec.tool_calls = calls.map((c) => ({ id: c.id ?? '', name: c.name, arguments: JSON.stringify(c.args ?? {}) }));
+  }
+  const toolCallId = (msg as { tool_call_id?: string }).tool_call_id;
+  if (toolCallId) rec.tool_call_id = toolCallId;
+  return rec;
+}

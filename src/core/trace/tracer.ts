@@ -1,0 +1,65 @@
+import type { Attributes, SpanKind, SpanRecord, SpanStatus } from './span';
+import { newSpanId } from './ids';
+
+/** Where ended spans go (the trace store implements this). */
+export interface SpanWriter {
+  writeSpan(span: SpanRecord): void;
+}
+
+/** A span that has started and not yet ended. */
+export interface OpenSpan {
+  readonly spanId: string;
+  readonly parentSpanId: string | null;
+  readonly name: string;
+  readonly kind: SpanKind;
+  readonly startTime: number;
+  attributes: Attributes;
+}
+
+/**
+ * Records the spans of one rollout (one trace). Ended spans go to the writer at
+ * once, so a live viewer sees them, and are also kept here so the runner can
+ * summarise the rollout (per-agent facts, AIR rules) without reading them back.
+ */
+export class RolloutTracer {
+  private readonly ended: SpanRecord[] = [];
+
+  constructor(
+    readonly traceId: string,
+    private readonly writer: SpanWriter | null,
+  ) {}
+
+  start(name: string, kind: SpanKind, parent: OpenSpan | string | null, attributes: Attributes = {}, startTime = Date.now()): OpenSpan {
+    return {
+      spanId: newSpanId(),
+      parentSpanId: typeof parent === 'string' ? parent : (parent?.spanId ?? null),
+      name,
+      kind,
+      startTime,
+      attributes,
+    };
+  }
+
+  end(span: OpenSpan, status: SpanStatus = 'ok', statusMessage?: string, endTime = Date.now()): SpanRecord {
+    const record: SpanRecord = {
+      traceId: this.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.parentSpanId,
+      name: span.name,
+      kind: span.kind,
+      startTime: span.startTime,
+      endTime,
+      status,
+      attributes: span.attributes,
+    };
+    if (statusMessage !== undefined) record.statusMessage = statusMessage;
+    this.ended.push(record);
+    this.writer?.writeSpan(record);
+    return record;
+  }
+
+  /** Spans ended so far, in end order. */
+  spans(): readonly SpanRecord[] {
+    return this.ended;
+  }
+}

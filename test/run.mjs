@@ -1,0 +1,18 @@
+// Finds the test files (Node 20's runner takes no globs) and runs them with node:test.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const roots = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const passthrough = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const files = [];
+const walk = (dir) => {
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p);
+    else if (name.endsWith('.test.ts')) files.push(p);
+  }
+};
+for (const r of roots.length ? roots : ['test/unit', 'test/e2e']) walk(r);
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...passthrough, ...files], { stdio: 'inherit' });
+process.exit(r.status ?? 1);

@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyAirRules, airTotalsByAgent } from '../../../src/core/reward/air';
+import { Attr, type SpanRecord } from '../../../src/core/trace/span';
+
+function span(kind: SpanRecord['kind'], status: SpanRecord['status'], attributes: SpanRecord['attributes'], id: string): SpanRecord {
+  return { traceId: 't'.repeat(32), spanId: id, parentSpanId: null, name: id, kind, startTime: 0, endTime: 1, status, attributes };
+}
+
+test('AIR rules fire on tool outcomes and output validity, filtered by agent and tool', () => {
+  const spans = [
+    span('tool', 'ok', { [Attr.agentName]: 'Geneticist', [Attr.toolName]: 'pubmed_search' }, 's1'),
+    span('tool', 'error', { [Attr.agentName]: 'Geneticist', [Attr.toolName]: 'protein_lookup' }, 's2'),
+    span('tool', 'ok', { [Attr.agentName]: 'ProtocolDesigner', [Attr.toolName]: 'protein_lookup' }, 's3'),
+    span('node', 'error', { [Attr.agentName]: 'PeerReviewer', 'rollout_lab.output.ok': false }, 's4'),
+    span('node', 'ok', { [Attr.agentName]: 'Supervisor', 'rollout_lab.output.ok': true }, 's5'),
+    span('llm', 'ok', { [Attr.agentName]: 'Supervisor' }, 's6'),
+  ];
+  const rewards = applyAirRules(
+    [
+      { name: 'tool-ok', when: 'tool.ok', reward: 0.3 },
+      { name: 'tool-fail', when: 'tool.error', reward: -0.2 },
+      { name: 'designer-lookup', when: 'tool.ok', agents: ['ProtocolDesigner'], tools: ['protein_lookup'], reward: 0.1 },
+      { name: 'bad-json', when: 'output.invalid', reward: -0.1 },
+      { name: 'good-json', when: 'output.valid', agents: ['Nobody'], reward: 0.5 },
+    ],
+    spans,
+  );
+  assert.deepEqual(
+    rewards.map((r) => [r.rule, r.spanId, r.reward]),
+    [
+      ['tool-ok', 's1', 0.3],
+      ['tool-fail', 's2', -0.2],
+      ['tool-ok', 's3', 0.3],
+      ['designer-lookup', 's3', 0.1],
+      ['bad-json', 's4', -0.1],
+    ],
+  );
+  const totals = airTotalsByAgent(rewards);
+  assert.ok(Math.abs(totals.Geneticist! - 0.1) < 1e-12);
+  assert.ok(Math.abs(totals.ProtocolDesigner! - 0.4) < 1e-12);
+  assert.equal(applyAirRules([], spans).length, 0);
+});
