@@ -12,6 +12,8 @@ const common = {
   sourcemap: !production,
   minify: production,
   logLevel: 'warning',
+  // jsonc-parser's CommonJS entry loads files by computed paths esbuild cannot follow; its ESM entry bundles.
+  mainFields: ['module', 'main'],
   // sql.js ships a wasm file it locates next to its JS; keep it a runtime dependency.
   external: ['vscode', 'esbuild', 'better-sqlite3'],
 };

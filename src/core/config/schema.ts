@@ -43,7 +43,7 @@ const name = z
 export const ModelSchema = z
   .strictObject({
     baseUrl: z
-      .url()
+      .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL such as http://127.0.0.1:11434/v1' })
       .optional()
       .describe(
         'OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (Ollama) or https://api.openai.com/v1. Leave out to use the built-in simulated endpoint.',
@@ -54,8 +54,8 @@ export const ModelSchema = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as OPENAI_API_KEY')
       .optional()
       .describe('Name of the environment variable holding the API key. Keys never go in this file.'),
-    temperature: z.number().min(0).max(2).optional(),
-    maxTokens: z.number().int().positive().optional(),
+    temperature: z.number().min(0).max(2).optional().describe('Sampling temperature, 0 to 2; agents may override it.'),
+    maxTokens: z.number().int().positive().optional().describe('Upper bound on generated tokens per call.'),
     timeoutMs: z.number().int().positive().default(120_000).describe('Per-call timeout in milliseconds.'),
     maxRetries: z.number().int().min(0).max(20).default(4).describe('Retries on 429, 5xx and timeouts.'),
     logprobs: z.boolean().default(false).describe('Ask the server for token logprobs (needed by some RL phases).'),
@@ -63,43 +63,52 @@ export const ModelSchema = z
   })
   .describe('A logical model: agents refer to it by its key.');
 
-export const AgentSchema = z.strictObject({
-  model: name.describe('Key of a model in "models".'),
-  prompt: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Prompt file relative to .rollout-lab/, e.g. prompts/Geneticist.md.'),
-  promptText: z.string().min(1).optional().describe('Prompt written inline instead of in a file.'),
-  tools: z.array(z.string().min(1)).default([]).describe('Tool names this agent may call.'),
-  temperature: z.number().min(0).max(2).optional().describe('Overrides the model temperature for this agent.'),
-});
+export const AgentSchema = z
+  .strictObject({
+    model: name.describe('Key of a model in "models".'),
+    prompt: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Prompt file relative to .rollout-lab/, e.g. prompts/Geneticist.md.'),
+    promptText: z.string().min(1).optional().describe('Prompt written inline instead of in a file.'),
+    tools: z.array(z.string().min(1)).default([]).describe('Tool names this agent may call.'),
+    temperature: z.number().min(0).max(2).optional().describe('Overrides the model temperature for this agent.'),
+  })
+  .describe('An agent of the graph: which model it calls, its prompt and its tools.');
 
-export const DatasetSchema = z.strictObject({
-  path: z.string().min(1).describe('JSONL, PubMedQA ori_pqal.json, or a Hugging Face pubmed_qa pqa_labeled export. Relative to the workspace.'),
-  format: z.enum(['auto', 'jsonl', 'pubmedqa', 'hf-pubmedqa']).default('auto'),
-  trainFraction: z
-    .number()
-    .gt(0)
-    .lt(1)
-    .default(0.8)
-    .describe('The first fraction of tasks, in file order, is the train split; the rest is val.'),
-});
+export const DatasetSchema = z
+  .strictObject({
+    path: z.string().min(1).describe('JSONL, PubMedQA ori_pqal.json, or a Hugging Face pubmed_qa pqa_labeled export. Relative to the workspace.'),
+    format: z
+      .enum(['auto', 'jsonl', 'pubmedqa', 'hf-pubmedqa'])
+      .default('auto')
+      .describe('File format; "auto" tells it from the extension and the shape of the data.'),
+    trainFraction: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .default(0.8)
+      .describe('The first fraction of tasks, in file order, is the train split; the rest is val.'),
+  })
+  .describe('A task file: each task has a goal, a context and optionally an expected yes/no/maybe decision.');
 
 export const CriterionSchema = z.strictObject({
   weight: z.number().min(0).describe('Weight in the final reward; weights are normalised to sum to 1.'),
   description: z.string().min(1).describe('What the judge scores under this criterion.'),
 });
 
-export const AirRuleSchema = z.strictObject({
-  name: name,
-  when: z
-    .enum(['tool.ok', 'tool.error', 'output.valid', 'output.invalid'])
-    .describe('tool.ok / tool.error: after a tool call; output.valid / output.invalid: after an agent answer is parsed.'),
-  agents: z.array(z.string()).optional().describe('Only for these agents (all when left out).'),
-  tools: z.array(z.string()).optional().describe('Only for these tools (tool.* rules).'),
-  reward: z.number().min(-1).max(1).describe('Intermediate reward given each time the rule fires.'),
-});
+export const AirRuleSchema = z
+  .strictObject({
+    name: name.describe('Label shown next to the reward in traces.'),
+    when: z
+      .enum(['tool.ok', 'tool.error', 'output.valid', 'output.invalid'])
+      .describe('tool.ok / tool.error: after a tool call; output.valid / output.invalid: after an agent answer is parsed.'),
+    agents: z.array(z.string()).optional().describe('Only for these agents (all when left out).'),
+    tools: z.array(z.string()).optional().describe('Only for these tools (tool.* rules).'),
+    reward: z.number().min(-1).max(1).describe('Intermediate reward given each time the rule fires.'),
+  })
+  .describe('An automatic intermediate reward (AIR) rule.');
 
 export const RewardSchema = z.strictObject({
   judge: z
@@ -107,8 +116,12 @@ export const RewardSchema = z.strictObject({
       model: name.describe('Key of the model that judges.'),
       promptText: z.string().optional().describe('Replaces the built-in judge instructions.'),
     })
-    .prefault({ model: 'strong' }),
-  criteria: z.record(name, CriterionSchema).prefault(() => structuredClone(DEFAULT_CRITERIA)),
+    .prefault({ model: 'strong' })
+    .describe('The LLM judge that scores a finished rollout.'),
+  criteria: z
+    .record(name, CriterionSchema)
+    .prefault(() => structuredClone(DEFAULT_CRITERIA))
+    .describe('Criteria the judge scores from 0 to 1, with their weights in the final reward.'),
   judgeFailurePenalty: z
     .number()
     .min(0)
@@ -123,42 +136,56 @@ export const RewardSchema = z.strictObject({
 });
 
 export const GraphSchema = z.strictObject({
-  kind: z.enum(['research-lab', 'module']).default('research-lab'),
+  kind: z
+    .enum(['research-lab', 'module'])
+    .default('research-lab')
+    .describe('"research-lab": the built-in nine-agent graph; "module": your own LangGraph.js graph.'),
   module: z.string().optional().describe('TS or JS file exporting a LangGraph.js graph or a factory (kind "module").'),
   export: z.string().default('default').describe('Name of the export to use from the module.'),
 });
 
 export const ToolsSchema = z.strictObject({
-  searchTopK: z.number().int().positive().max(50).default(5),
+  searchTopK: z.number().int().positive().max(50).default(5).describe('Results a search tool returns when the agent does not ask for a number.'),
   searchProvider: z
     .string()
     .optional()
     .describe('Module exporting a search provider that replaces the built-in BM25 index.'),
   proteinTable: z.string().default('data/proteins.json').describe('Relative to .rollout-lab/.'),
   geneOntologyTable: z.string().default('data/gene_ontology.json').describe('Relative to .rollout-lab/.'),
+  excludeCurrentTask: z
+    .boolean()
+    .default(true)
+    .describe("Hide the rollout's own task from the search tools, so an agent cannot simply look up the abstract it was given."),
 });
 
 export const RunnerSchema = z.strictObject({
-  concurrency: z.number().int().positive().max(256).default(4),
+  concurrency: z.number().int().positive().max(256).default(4).describe('Rollouts run at the same time.'),
   samples: z.number().int().positive().max(64).default(1).describe('Rollouts per task (the GRPO group size).'),
-  seed: z.number().int().default(42),
-  maxTurns: z.number().int().positive().max(200).default(15),
+  seed: z.number().int().default(42).describe('Seed for task sampling and the simulated endpoint.'),
+  maxTurns: z
+    .number()
+    .int()
+    .positive()
+    .max(200)
+    .default(15)
+    .describe('Turn limit of a rollout; at the limit the graph goes to its final agent.'),
   dataset: z.string().optional().describe('Key in "datasets" used when --dataset is not given.'),
 });
 
 export const LabConfigSchema = z
   .strictObject({
-    $schema: z.string().optional(),
-    version: z.literal(1).default(1),
-    models: z.record(name, ModelSchema),
-    agents: z.record(name, AgentSchema),
-    graph: GraphSchema.prefault({}),
-    datasets: z.record(name, DatasetSchema).default({}),
-    tools: ToolsSchema.prefault({}),
-    reward: RewardSchema.prefault({}),
-    air: z.array(AirRuleSchema).default([]),
-    runner: RunnerSchema.prefault({}),
+    $schema: z.string().optional().describe('JSON Schema of this file, for completion in editors.'),
+    version: z.literal(1).default(1).describe('Version of the lab config format.'),
+    models: z.record(name, ModelSchema).describe('Logical models by name; agents and the judge refer to these keys.'),
+    agents: z.record(name, AgentSchema).describe('Agents of the graph by name.'),
+    graph: GraphSchema.prefault({}).describe('Which agent graph the rollouts run.'),
+    datasets: z.record(name, DatasetSchema).default({}).describe('Task files by name.'),
+    tools: ToolsSchema.prefault({}).describe('Settings of the research-lab tools.'),
+    reward: RewardSchema.prefault({}).describe('How a finished rollout is scored.'),
+    air: z.array(AirRuleSchema).default([]).describe('Automatic intermediate reward rules, applied during a rollout.'),
+    runner: RunnerSchema.prefault({}).describe('Defaults of the rollout runner.'),
   })
+  .describe('Rollout Lab configuration (.rollout-lab/lab.json).')
   .superRefine((cfg, ctx) => {
     for (const [agent, a] of Object.entries(cfg.agents)) {
       if (!cfg.models[a.model]) {
@@ -166,6 +193,17 @@ export const LabConfigSchema = z
           code: 'custom',
           path: ['agents', agent, 'model'],
           message: `model "${a.model}" is not defined; add it under "models" or use one of: ${Object.keys(cfg.models).join(', ')}`,
+        });
+      }
+      if (cfg.graph.kind === 'research-lab') {
+        a.tools.forEach((tool, i) => {
+          if (!(RESEARCH_LAB_TOOLS as readonly string[]).includes(tool)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['agents', agent, 'tools', i],
+              message: `unknown tool "${tool}"; the research-lab graph has: ${RESEARCH_LAB_TOOLS.join(', ')}`,
+            });
+          }
         });
       }
       if (a.prompt && a.promptText) {
@@ -198,3 +236,5 @@ export type AgentConfig = z.output<typeof AgentSchema>;
 export type DatasetConfig = z.output<typeof DatasetSchema>;
 export type AirRule = z.output<typeof AirRuleSchema>;
 export type RewardConfig = z.output<typeof RewardSchema>;
+export type ToolsConfig = z.output<typeof ToolsSchema>;
+export type RunnerConfig = z.output<typeof RunnerSchema>;

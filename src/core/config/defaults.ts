@@ -1,0 +1,76 @@
+import { JUNIOR_AGENTS, RESEARCH_LAB_AGENTS, SENIOR_AGENTS, type ResearchLabAgent } from '../graph/researchLab/outputs';
+import { defaultPromptPath } from './loader';
+import { DEFAULT_CRITERIA, RESEARCH_LAB_TOOLS, type LabConfigInput } from './schema';
+
+/** Where the PubMedQA labeled set sits relative to a workspace that has the shared data beside it. */
+export const PUBMEDQA_SHARED_PATH = '../shared/data/pubmedqa/ori_pqal.json';
+
+/** Which logical model each research-lab agent uses, after the reference study. */
+const AGENT_MODEL: Record<ResearchLabAgent, 'junior' | 'senior' | 'strong'> = {
+  Geneticist: 'junior',
+  Pharmacologist: 'junior',
+  Neurologist: 'junior',
+  Supervisor: 'junior',
+  HypothesisRefiner: 'senior',
+  ProtocolDesigner: 'senior',
+  PeerReviewer: 'strong',
+  SafetyOfficer: 'strong',
+  PrincipalInvestigator: 'strong',
+};
+
+const TOOL_USERS: ReadonlySet<string> = new Set([...JUNIOR_AGENTS, ...SENIOR_AGENTS]);
+
+/**
+ * The research-lab reference setup. Models have no baseUrl, so a fresh
+ * workspace runs against the built-in simulated endpoint; pointing a model at
+ * Ollama, vLLM or OpenAI is one "baseUrl" line. `datasetPath` (relative to the
+ * workspace) adds a "pubmedqa"-style dataset entry and makes it the default.
+ */
+export function defaultLabConfig(opts: { datasetPath?: string; datasetName?: string } = {}): LabConfigInput {
+  const agents: LabConfigInput['agents'] = {};
+  for (const agent of RESEARCH_LAB_AGENTS) {
+    agents[agent] = {
+      model: AGENT_MODEL[agent],
+      prompt: defaultPromptPath(agent),
+      tools: TOOL_USERS.has(agent) ? [...RESEARCH_LAB_TOOLS] : [],
+      // The Supervisor picks among hypotheses: a deterministic choice is easier to learn from (bandit phase).
+      ...(agent === 'Supervisor' ? { temperature: 0 } : {}),
+    };
+  }
+  const datasetName = opts.datasetName ?? 'pubmedqa';
+  return {
+    version: 1,
+    models: {
+      junior: { model: 'qwen2.5:1.5b-instruct', temperature: 0.7 },
+      senior: { model: 'llama3.1:8b-instruct', temperature: 0.1 },
+      strong: { model: 'qwen2.5:14b-instruct', temperature: 0 },
+    },
+    agents,
+    graph: { kind: 'research-lab' },
+    datasets: opts.datasetPath ? { [datasetName]: { path: opts.datasetPath, format: 'auto', trainFraction: 0.8 } } : {},
+    tools: {
+      searchTopK: 5,
+      proteinTable: 'data/proteins.json',
+      geneOntologyTable: 'data/gene_ontology.json',
+      excludeCurrentTask: true,
+    },
+    reward: {
+      judge: { model: 'strong' },
+      criteria: structuredClone(DEFAULT_CRITERIA),
+      judgeFailurePenalty: 0.1,
+      noOutputReward: 0,
+    },
+    air: [
+      { name: 'tool_ok', when: 'tool.ok', reward: 0.05 },
+      { name: 'tool_error', when: 'tool.error', reward: -0.05 },
+      { name: 'invalid_output', when: 'output.invalid', reward: -0.1 },
+    ],
+    runner: {
+      concurrency: 4,
+      samples: 1,
+      seed: 42,
+      maxTurns: 15,
+      ...(opts.datasetPath ? { dataset: datasetName } : {}),
+    },
+  };
+}

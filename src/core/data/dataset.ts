@@ -1,0 +1,121 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DatasetError } from '../errors';
+import { jsonDocumentRecords, jsonLinesRecords, type DatasetRecord, type DatasetRecords } from './datasetRecords';
+import type { Task } from './tasks';
+import { looksLikeHfRow, looksLikePubMedQaItem, taskFromHfPubMedQa, taskFromPubMedQa, taskFromRow, type RowResult } from './taskFormats';
+
+export type DatasetFormat = 'auto' | 'jsonl' | 'pubmedqa' | 'hf-pubmedqa';
+
+export interface LoadDatasetOptions {
+  /** Prefix each PubMedQA abstract section with its label (BACKGROUND: ...). Default true. */
+  sectionHeadings?: boolean;
+}
+
+const LINE_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
+
+/** How a file is named in messages: relative to the working folder when inside it. */
+function displayName(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+/**
+ * Reads the records of a file. JSON Lines by extension; a `.json` file that is
+ * really JSON Lines (one object per line) is read as such too.
+ */
+function readRecords(text: string, ext: string, label: string, file: string): DatasetRecords {
+  if (LINE_EXTENSIONS.has(ext)) return { layout: 'lines', records: jsonLinesRecords(text, label, file) };
+  try {
+    return jsonDocumentRecords(text, label, file);
+  } catch (err) {
+    const lines = text.split('\n').filter((l) => l.trim());
+    if (lines.length > 1 && isJsonObject(lines[0])) return { layout: 'lines', records: jsonLinesRecords(text, label, file) };
+    throw err;
+  }
+}
+
+function isJsonObject(line: string): boolean {
+  try {
+    const v: unknown = JSON.parse(line);
+    return v !== null && typeof v === 'object' && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+type Converter = (record: DatasetRecord) => RowResult;
+
+function chooseConverter(format: DatasetFormat, data: DatasetRecords, label: string, file: string, headings: boolean): Converter {
+  const first = data.records[0]?.value;
+  const keyed = data.layout === 'keyed-object';
+  const resolved: Exclude<DatasetFormat, 'auto'> =
+    format !== 'auto'
+      ? format
+      : keyed && looksLikePubMedQaItem(first)
+        ? 'pubmedqa'
+        : looksLikeHfRow(first)
+          ? 'hf-pubmedqa'
+          : keyed
+            ? 'pubmedqa'
+            : 'jsonl';
+  const wrongLayout = (expected: string): never => {
+    throw new DatasetError(`${label}: format "${resolved}" expects ${expected} — check the file or set "format" for this dataset in lab.json`, file);
+  };
+  switch (resolved) {
+    case 'pubmedqa':
+      if (!keyed) wrongLayout('an object keyed by PubMed id (ori_pqal.json)');
+      return (r) => taskFromPubMedQa(r.key ?? '', r.value, headings);
+    case 'hf-pubmedqa':
+      if (keyed) wrongLayout('JSON Lines, a JSON array of rows, or pandas columns');
+      return (r) => taskFromHfPubMedQa(r.value, headings);
+    case 'jsonl':
+      if (keyed || data.layout === 'columns') wrongLayout('one task object per line (or a JSON array of them)');
+      return (r) => taskFromRow(r.value);
+  }
+}
+
+/**
+ * Loads the tasks of a dataset file, in file order. Formats: the project's
+ * JSONL rows (id, goal, context, expected_decision), PubMedQA's ori_pqal.json,
+ * and the Hugging Face pubmed_qa pqa_labeled export (JSONL, JSON array or
+ * pandas columns). "auto" tells them apart by extension and shape.
+ * A bad row, a duplicate id or an empty file gives a DatasetError with the line.
+ */
+export async function loadDataset(file: string, format: DatasetFormat = 'auto', opts: LoadDatasetOptions = {}): Promise<Task[]> {
+  const label = displayName(file);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read: ${(err as Error).message}`;
+    throw new DatasetError(`dataset ${label} ${why} — check the dataset path in lab.json (relative to the workspace)`, file);
+  }
+  text = text.replace(/^\uFEFF/, '');
+  const data = readRecords(text, path.extname(file).toLowerCase(), label, file);
+  if (data.records.length === 0) {
+    throw new DatasetError(`dataset ${label} has no tasks — add at least one item (JSONL rows need id, goal, context)`, file);
+  }
+  const convert = chooseConverter(format, data, label, file, opts.sectionHeadings ?? true);
+  const tasks: Task[] = [];
+  const firstLine = new Map<string, number>();
+  for (const record of data.records) {
+    const result = convert(record);
+    if (!result.ok) throw new DatasetError(`${label} line ${record.line}: ${result.problem}`, file, record.line);
+    const seen = firstLine.get(result.task.id);
+    if (seen !== undefined) {
+      throw new DatasetError(
+        `${label} line ${record.line}: duplicate id "${result.task.id}" (first on line ${seen}) — ids must be unique`,
+        file,
+        record.line,
+      );
+    }
+    firstLine.set(result.task.id, record.line);
+    tasks.push(result.task);
+  }
+  return tasks;
+}
+
+// The dataset API in one import for callers that load and then select tasks.
+export { selectTasks, splitTasks } from './taskSelection';
+export type { Decision, Split, SplitTask, Task } from './tasks';

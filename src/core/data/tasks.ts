@@ -1,0 +1,20 @@
+/** Expert answer to a task's question, when the dataset has one (PubMedQA does). */
+export type Decision = 'yes' | 'no' | 'maybe';
+
+export const DECISIONS: readonly Decision[] = ['yes', 'no', 'maybe'];
+
+/** One dataset item: what a rollout is asked to work on. */
+export interface Task {
+  id: string;
+  /** The research question or goal given to the agents. */
+  goal: string;
+  /** Background the agents and the judge see (for PubMedQA: the abstract). */
+  context: string;
+  expectedDecision: Decision | null;
+  /** Everything else the file had for the item (MeSH terms, year, long answer...). */
+  meta?: Record<string, unknown>;
+}
+
+export type Split = 'train' | 'val';
+
+export type SplitTask = Task & { split: Split };
