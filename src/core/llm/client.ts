@@ -1,0 +1,158 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import OpenAI from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { z } from 'zod';
+import { LlmAbortError, LlmCallError } from './llmErrors';
+import { DEFAULT_BACKOFF, isRetryableStatus, retryAfterMs, retryDelayMs, type BackoffOptions } from './retryPolicy';
+import type { ResolvedModel } from './routing';
+
+export interface ChatResult {
+  completion: OpenAI.Chat.ChatCompletion;
+  /** Wall time of the whole call, retries and waits included. */
+  latencyMs: number;
+  retries: number;
+}
+
+export interface ChatCallOptions {
+  signal?: AbortSignal;
+  /** Replaces the default backoff (tests use short delays). */
+  backoff?: Partial<BackoffOptions>;
+}
+
+export type ChatRequest = Omit<ChatCompletionCreateParamsNonStreaming, 'model'>;
+
+const clients = new Map<string, OpenAI>();
+
+/** One client per endpoint and key, so connections are pooled across agents and rollouts. */
+function clientFor(model: ResolvedModel): OpenAI {
+  const key = `${model.baseUrl}\u0000${model.apiKey}`;
+  let client = clients.get(key);
+  if (!client) {
+    // Retries and timeouts are ours: they are counted, traced and honour Retry-After with a cap.
+    // organization/project null: never forward OPENAI_ORG_ID/OPENAI_PROJECT_ID from the environment to other providers.
+    client = new OpenAI({
+      baseURL: model.baseUrl,
+      apiKey: model.apiKey,
+      organization: null,
+      project: null,
+      maxRetries: 0,
+      timeout: 2 ** 31 - 1,
+    });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/** The least a body must have to be used as a chat completion; servers behind odd proxies send less. */
+const CompletionShape = z.looseObject({
+  id: z.string(),
+  choices: z.array(z.looseObject({ message: z.looseObject({ role: z.string() }) })).min(1),
+});
+
+type Attempt =
+  | { ok: true; completion: OpenAI.Chat.ChatCompletion }
+  | { ok: false; retryable: boolean; status?: number; headers?: Headers; reason: string; cause: unknown };
+
+/**
+ * One chat completion through the routed endpoint, with retries on transient
+ * failures (429, 5xx, timeouts, dropped connections), a per-attempt timeout
+ * and cancellation.
+ */
+export async function chatCompletion(model: ResolvedModel, request: ChatRequest, opts: ChatCallOptions = {}): Promise<ChatResult> {
+  const backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
+  const body: ChatCompletionCreateParamsNonStreaming = {
+    ...request,
+    model: model.model,
+    ...(request.temperature === undefined && model.temperature !== undefined ? { temperature: model.temperature } : {}),
+    ...(request.max_tokens === undefined && request.max_completion_tokens === undefined && model.maxTokens !== undefined
+      ? { max_tokens: model.maxTokens }
+      : {}),
+    ...(model.logprobs && request.logprobs === undefined ? { logprobs: true } : {}),
+  };
+  const started = performance.now();
+  const client = clientFor(model);
+  let retries = 0;
+  for (;;) {
+    throwIfAborted(opts.signal, model, retries);
+    const attempt = await attemptOnce(client, body, model, opts.signal);
+    if (attempt.ok) return { completion: attempt.completion, latencyMs: performance.now() - started, retries };
+    throwIfAborted(opts.signal, model, retries);
+    if (!attempt.retryable || retries >= model.maxRetries) throw failure(model, attempt, retries);
+    const wait = retryDelayMs(retries, retryAfterMs(attempt.headers), backoff);
+    try {
+      await sleep(wait, undefined, { signal: opts.signal });
+    } catch {
+      throwIfAborted(opts.signal, model, retries);
+    }
+    retries++;
+  }
+}
+
+async function attemptOnce(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsNonStreaming,
+  model: ResolvedModel,
+  signal: AbortSignal | undefined,
+): Promise<Attempt> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), model.timeoutMs);
+  const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
+  try {
+    const data: unknown = await client.chat.completions.create(body, { signal: combined, maxRetries: 0 });
+    const shape = CompletionShape.safeParse(data);
+    if (!shape.success) {
+      const preview = typeof data === 'string' ? data.slice(0, 80) : JSON.stringify(data)?.slice(0, 80);
+      return { ok: false, retryable: false, reason: `the response is not a chat completion (${preview ?? 'empty body'})`, cause: data };
+    }
+    return { ok: true, completion: data as OpenAI.Chat.ChatCompletion };
+  } catch (err) {
+    if (timeout.signal.aborted && !signal?.aborted) {
+      return { ok: false, retryable: true, reason: `timed out after ${model.timeoutMs} ms`, cause: err };
+    }
+    if (err instanceof OpenAI.APIUserAbortError) return { ok: false, retryable: false, reason: 'aborted', cause: err };
+    if (err instanceof OpenAI.APIConnectionError) {
+      return { ok: false, retryable: true, reason: `connection failed (${connectionCause(err)})`, cause: err };
+    }
+    if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+      return {
+        ok: false,
+        retryable: isRetryableStatus(err.status),
+        status: err.status,
+        headers: err.headers,
+        reason: `HTTP ${err.status}`,
+        cause: err,
+      };
+    }
+    // A 200 whose JSON is broken lands here as a SyntaxError from the body parser.
+    const msg = err instanceof Error ? err.message : String(err);
+    return { ok: false, retryable: false, reason: `unreadable response (${msg})`, cause: err };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function throwIfAborted(signal: AbortSignal | undefined, model: ResolvedModel, retries: number): void {
+  if (signal?.aborted) throw new LlmAbortError(`call to model '${model.logical}' was cancelled`, retries);
+}
+
+function failure(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>, retries: number): LlmCallError {
+  const where = `model '${model.logical}' at ${model.baseUrl}`;
+  const after = retries ? ` after ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
+  let hint: string;
+  if (attempt.status === 401 || attempt.status === 403) hint = `check the API key (models.${model.logical}.apiKeyEnv)`;
+  else if (attempt.status === 404) hint = `check models.${model.logical}.baseUrl and that the server serves model '${model.model}'`;
+  else if (attempt.status === 400 || attempt.status === 422) hint = `the server rejected the request: ${serverMessage(attempt.cause)}`;
+  else if (attempt.retryable) hint = `check the server log or raise models.${model.logical}.maxRetries`;
+  else hint = 'check that the endpoint speaks the OpenAI chat completions protocol';
+  if (attempt.reason.startsWith('timed out')) hint = `check the server or raise models.${model.logical}.timeoutMs`;
+  return new LlmCallError(`${where}: ${attempt.reason}${after} — ${hint}`, attempt.status, retries, model.logical, model.baseUrl, attempt.cause);
+}
+
+function connectionCause(err: Error): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? err.message;
+}
+
+function serverMessage(err: unknown): string {
+  return err instanceof Error ? err.message.slice(0, 200) : 'no details';
+}

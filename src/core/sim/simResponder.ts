@@ -1,0 +1,77 @@
+import { DEFAULT_CRITERIA } from '../config/schema';
+import { JUNIOR_AGENTS, REVIEW_AGENTS } from '../graph/researchLab/outputs';
+import { genericAnswer } from './genericAnswer';
+import { judgeAnswer } from './judgeAnswer';
+import { juniorAnswer, principalAnswer, protocolAnswer, refinerAnswer, reviewAnswer, supervisorAnswer } from './researchAnswers';
+import { seededRandom, type SeededRandom } from './seededRandom';
+import { readConversation, type SimConversation } from './simConversation';
+import { messageText, type SimChatRequest } from './simRequest';
+import { citationsFrom, decideToolCall, type SimToolCall } from './simTools';
+
+/** The assistant turn the simulator gives: text, or tool calls (then content is null). */
+export interface SimAnswer {
+  agent: string | null;
+  content: string | null;
+  toolCalls: SimToolCall[];
+  /** Seeds ids and logprobs, so they are as reproducible as the answer. */
+  digest: string;
+}
+
+export interface ResponderOptions {
+  seed: number;
+  /**
+   * Wrap some JSON answers in ```json fences or put a sentence before them,
+   * as real models do, so parsers get exercised. Deterministic per input.
+   */
+  jsonNoise: boolean;
+  /** Return the JSON answer cut short: a model that stopped mid-object. */
+  truncateJson?: boolean;
+}
+
+/**
+ * The simulator's answer to a chat request. Depends only on the server seed,
+ * the request's `seed` and the conversation, so runs replay exactly while
+ * different tasks, agents and samples get different answers.
+ */
+export function respond(req: SimChatRequest, opts: ResponderOptions): SimAnswer {
+  const conv = readConversation(req);
+  const fingerprint = req.messages.map((m) => `${m.role}:${messageText(m)}`).join('\n');
+  const rng = seededRandom(opts.seed, conv.agent, req.seed ?? '', fingerprint);
+  const isJudge = conv.agent === 'Judge' || (conv.agent === null && conv.judgeKeys !== null);
+  if (!isJudge) {
+    const call = decideToolCall(req, conv, rng);
+    if (call) return { agent: conv.agent, content: null, toolCalls: [call], digest: rng.digest };
+  }
+  const value = isJudge ? judgeAnswer(conv, rng, conv.judgeKeys ?? Object.keys(DEFAULT_CRITERIA)) : roleAnswer(req, conv, rng);
+  const content = typeof value === 'string' ? value : formatJson(value, rng, opts);
+  return { agent: conv.agent, content, toolCalls: [], digest: rng.digest };
+}
+
+function roleAnswer(req: SimChatRequest, conv: SimConversation, rng: SeededRandom): string | object {
+  const citations = citationsFrom(conv.toolResults);
+  const agent = conv.agent ?? '';
+  if ((JUNIOR_AGENTS as readonly string[]).includes(agent)) return juniorAnswer(conv, rng, citations);
+  if ((REVIEW_AGENTS as readonly string[]).includes(agent)) return reviewAnswer(conv, rng);
+  switch (agent) {
+    case 'Supervisor':
+      return supervisorAnswer(conv, rng);
+    case 'HypothesisRefiner':
+      return refinerAnswer(conv, rng, citations);
+    case 'ProtocolDesigner':
+      return protocolAnswer(conv, rng, citations);
+    case 'PrincipalInvestigator':
+      return principalAnswer(conv, rng);
+    default:
+      return genericAnswer(conv, rng, req.response_format?.type === 'json_object' || req.response_format?.type === 'json_schema');
+  }
+}
+
+function formatJson(value: object, rng: SeededRandom, opts: ResponderOptions): string {
+  const json = JSON.stringify(value, null, rng.chance(0.5) ? 2 : undefined);
+  if (opts.truncateJson) return json.slice(0, Math.max(1, Math.floor(json.length * 0.6)));
+  if (!opts.jsonNoise) return json;
+  const r = rng.next();
+  if (r < 0.2) return `\`\`\`json\n${json}\n\`\`\``;
+  if (r < 0.3) return `Here is my answer as JSON.\n${json}`;
+  return json;
+}
