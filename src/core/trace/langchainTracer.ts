@@ -96,7 +96,7 @@ export class LangChainTracer extends BaseCallbackHandler {
   override handleChainEnd(outputs: ChainValues, runId: string): void {
     const run = this.takeRun(runId);
     if (!run?.span) return;
-    const last = (outputs as { lastOutput?: { ok?: boolean; repaired?: boolean; error?: string; value?: unknown } } | undefined)
+    const last = (outputs as { lastOutput?: { ok?: boolean; repaired?: boolean; error?: string; value?: unknown; turn?: number } } | undefined)
       ?.lastOutput;
     if (last && typeof last === 'object') {
       run.span.attributes['rollout_lab.output.ok'] = last.ok !== false;
@@ -104,8 +104,7 @@ export class LangChainTracer extends BaseCallbackHandler {
       if (last.value !== undefined) run.span.attributes[Attr.output] = JSON.stringify(last.value);
       if (last.error) run.span.attributes[Attr.parseError] = last.error;
     }
-    const turns = (outputs as { turns?: unknown } | undefined)?.turns;
-    if (typeof turns === 'number') run.span.attributes[Attr.turn] = turns;
+    if (typeof last?.turn === 'number') run.span.attributes[Attr.turn] = last.turn;
     this.tracer.end(run.span, last && last.ok === false ? 'error' : 'ok', last?.ok === false ? last.error : undefined);
   }
 
