@@ -3,6 +3,7 @@ import { HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/m
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import { JUDGE_MARKER, judgeKeysLine, judgeOutputSchema } from '../graph/researchLab/outputs';
 import { parseStructured } from '../llm/structuredOutput';
+import { repairRequest } from '../graph/researchLab/agentTurn';
 import { contentText } from '../trace/messages';
 import { errorMessage } from '../errors';
 import { clamp01 } from './weighted';
@@ -61,7 +62,7 @@ export async function judgeOutput(
     const parsed = await parseStructured(judgeOutputSchema(keys), first, async (problem) =>
       call([
         ...messages,
-        new HumanMessage(`Your previous answer could not be used: ${problem}\nAnswer again with JSON only. ${judgeKeysLine(keys)}`),
+        new HumanMessage(repairRequest(problem, judgeOutputSchema(keys))),
       ]),
     );
     if (!parsed.ok) return { scores: {}, rationale: '', failed: true, error: `judge output unusable: ${parsed.error}`, repaired: parsed.repaired };

@@ -67,15 +67,18 @@ export class LangChainTracer extends BaseCallbackHandler {
     return a;
   }
 
+  // The declared BaseCallbackHandler signature lists runType before parentRunId, but
+  // @langchain/core's CallbackManager calls (chain, inputs, runId, parentRunId, tags,
+  // metadata, runType, runName); this follows what is actually passed.
   override handleChainStart(
     _chain: Serialized,
     _inputs: ChainValues,
     runId: string,
-    _runType?: string,
+    parentRunId?: string,
     tags?: string[],
     metadata?: Record<string, unknown>,
+    _runType?: string,
     runName?: string,
-    parentRunId?: string,
   ): void {
     const parent = this.parentOf(parentRunId);
     const node = metadata?.langgraph_node;
@@ -127,7 +130,9 @@ export class LangChainTracer extends BaseCallbackHandler {
     const parent = this.parentOf(parentRunId);
     const params = (extraParams?.invocation_params ?? {}) as Record<string, unknown>;
     const node = typeof metadata?.langgraph_node === 'string' ? metadata.langgraph_node : undefined;
-    const agent = (typeof metadata?.agent === 'string' ? metadata.agent : undefined) ?? (node ? agentOfNode(node) : undefined);
+    // The graph node says which agent is calling (one model object may serve several nodes);
+    // outside a graph (the judge) the model's own agent label does.
+    const agent = node ? agentOfNode(node) : typeof metadata?.agent === 'string' ? metadata.agent : undefined;
     const attrs: Attributes = {
       [Attr.operationName]: 'chat',
       [Attr.providerName]: 'openai',
