@@ -139,6 +139,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       params,
       resumeRunId: v.resume as string | undefined,
       signal: controller.signal,
+      onStart: ({ runId, total, skipped }) => err(`run ${runId}: ${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`),
       onProgress: (p) => err(progressLine(p, lab.simulated)),
     });
     const metrics = computeMetrics(result.rollouts, Object.keys(cfg.reward.criteria));
@@ -161,6 +162,12 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
     }
     if (result.cancelled) {
       err(`cancelled — resume with: rollout-lab ${command} --resume ${result.runId}${v.workspace ? ` --workspace ${String(v.workspace)}` : ''}`);
+      return 1;
+    }
+    // Some failed rollouts are data (recorded, counted); a batch where every rollout failed is a runtime failure.
+    if (doc.rollouts > 0 && doc.succeeded === 0) {
+      const firstError = result.rollouts.find((r) => r.error)?.error ?? 'unknown error';
+      err(`every rollout failed; the first error was: ${firstError}`);
       return 1;
     }
     return 0;

@@ -129,7 +129,7 @@ export class Lab {
     const proteins = await loadLookupTable(resolve(labDir, config.tools.proteinTable));
     const geneOntology = await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable));
     const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> =>
-      researchLabTools({ search, proteins, geneOntology, topK: config.tools.searchTopK, currentTaskId: taskId });
+      researchLabTools({ search, proteins, geneOntology, topK: config.tools.searchTopK, currentTaskId: taskId, excludeCurrentTask: config.tools.excludeCurrentTask });
     const models = new Map<string, BaseChatModel>();
     const model = (agent: string): BaseChatModel => {
       let m = models.get(agent);

@@ -51,6 +51,8 @@ export interface RunRequest {
   resumeRunId?: string;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
+  /** Called once the run id is known, before the first rollout starts. */
+  onStart?: (info: { runId: string; total: number; skipped: number }) => void;
   /** Off only to measure tracing overhead: rollouts are still stored, spans are not. */
   tracing?: boolean;
 }
@@ -93,6 +95,7 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
     store.startRun(run);
   }
   const todo = plan.filter((p) => !skip.has(rolloutKey(p.task.id, p.sample)));
+  req.onStart?.({ runId, total: todo.length, skipped: plan.length - todo.length });
 
   let done = 0;
   let succeeded = 0;
@@ -214,7 +217,7 @@ async function scoreRollout(
   const criteria = reward.criteria;
   let breakdown: Record<string, number> = {};
   if (outcome.finalOutput) {
-    const span = tracer.start('reward judge', 'reward', root, { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge' });
+    const span = tracer.start('judge', 'reward', root, { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge' });
     const judgeTracer = tracing ? new LangChainTracer(tracer, span, undefined, env.simulated) : null;
     const verdict = await judgeOutput(
       env.judgeModel,
@@ -237,7 +240,7 @@ async function scoreRollout(
     tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
   } else {
     record.finalReward = reward.noOutputReward;
-    const span = tracer.start('reward no-output', 'reward', root, {
+    const span = tracer.start('no-output', 'reward', root, {
       [Attr.rewardName]: 'no-output',
       [Attr.rewardKind]: 'final',
       [Attr.rewardValue]: reward.noOutputReward,
@@ -245,7 +248,7 @@ async function scoreRollout(
     tracer.end(span, 'ok');
   }
   for (const air of applyAirRules(env.config.air, tracer.spans())) {
-    const span = tracer.start(`reward ${air.rule}`, 'reward', air.spanId, {
+    const span = tracer.start(air.rule, 'reward', air.spanId, {
       [Attr.rewardName]: air.rule,
       [Attr.rewardKind]: 'intermediate',
       [Attr.rewardValue]: air.reward,
@@ -254,7 +257,7 @@ async function scoreRollout(
     });
     tracer.end(span, 'ok');
   }
-  const final = tracer.start('reward final', 'reward', root, {
+  const final = tracer.start('final', 'reward', root, {
     [Attr.rewardName]: 'final',
     [Attr.rewardKind]: 'final',
     [Attr.rewardValue]: record.finalReward,

@@ -10,6 +10,8 @@ export type SimFault =
   | { kind: 'hang' }
   /** A well-formed completion whose message content is broken JSON (a model misbehaving). */
   | { kind: 'malformed-json' }
+  /** A well-formed completion whose content is prose with no JSON at all (a model ignoring the format). */
+  | { kind: 'not-json' }
   /** A 200 whose body is not JSON at all (a proxy misbehaving). */
   | { kind: 'malformed-body' };
 

@@ -120,12 +120,13 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
       }
     }
     // A malformed-json fault still answers, with the JSON cut short.
-    if (fault?.kind === 'malformed-json') return answer(res, body, true);
+    if (fault?.kind === 'malformed-json') return answer(res, body, 'truncate');
+    if (fault?.kind === 'not-json') return answer(res, body, 'prose');
     if (fault) return sendFault(res, fault);
-    answer(res, body, false);
+    answer(res, body, null);
   }
 
-  function sendFault(res: ServerResponse, fault: Exclude<SimFault, { kind: 'hang' | 'malformed-json' }>): void {
+  function sendFault(res: ServerResponse, fault: Exclude<SimFault, { kind: 'hang' | 'malformed-json' | 'not-json' }>): void {
     switch (fault.kind) {
       case 'rate-limit': {
         if (fault.retryAfterMs !== undefined) res.setHeader('retry-after-ms', String(fault.retryAfterMs));
@@ -146,8 +147,12 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     }
   }
 
-  function answer(res: ServerResponse, body: SimChatRequest, truncateJson: boolean): void {
-    const a = respond(body, { seed, jsonNoise: opts.jsonNoise ?? true, truncateJson });
+  function answer(res: ServerResponse, body: SimChatRequest, damage: 'truncate' | 'prose' | null): void {
+    const a = respond(body, { seed, jsonNoise: opts.jsonNoise ?? true, truncateJson: damage === 'truncate' });
+    if (damage === 'prose') {
+      a.content = 'Overall this looks reasonable to me, though a few points deserve more thought before going further.';
+      a.toolCalls = [];
+    }
     if (!body.stream) return sendJson(res, 200, completionBody(body, a));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     for (const chunk of completionChunks(body, a)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);

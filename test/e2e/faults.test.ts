@@ -1,0 +1,185 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startSimServer } from '../../src/core/sim/simServer';
+import type { SimFaultHook } from '../../src/core/sim/simFaults';
+import { cli, cliAsync, json, tempWorkspace, PUBMEDQA } from './cliHelpers';
+
+interface RunDoc {
+  runId: string;
+  simulated: boolean;
+  rollouts: number;
+  succeeded: number;
+  failed: number;
+}
+interface TraceList {
+  rollouts: Array<{ id: string; runId: string; taskId: string; status: string; finalReward: number | null }>;
+}
+interface SpanDoc {
+  name: string;
+  kind: string;
+  status: string;
+  attributes: Record<string, unknown>;
+}
+
+function workspace(patch?: (cfg: Record<string, any>) => void): string {
+  const ws = tempWorkspace();
+  assert.equal(cli(['init', '--workspace', ws, '--dataset', PUBMEDQA]).code, 0);
+  if (patch) {
+    const file = join(ws, '.rollout-lab/lab.json');
+    const cfg = JSON.parse(readFileSync(file, 'utf8'));
+    patch(cfg);
+    writeFileSync(file, JSON.stringify(cfg, null, 2));
+  }
+  return ws;
+}
+
+function spansOf(ws: string, id: string): SpanDoc[] {
+  return json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', id, '--json'])).spans;
+}
+
+async function withServer<T>(faults: SimFaultHook, fn: (url: string) => Promise<T>): Promise<T> {
+  const server = await startSimServer({ faults });
+  try {
+    return await fn(server.url);
+  } finally {
+    await server.close();
+  }
+}
+
+// The CLI must run in its own process while the fault server answers in this one.
+async function runCli(args: string[]): Promise<ReturnType<typeof cli>> {
+  return cliAsync(args).done;
+}
+
+test('429 with Retry-After and intermittent 500s are retried: every rollout succeeds and retries are on the spans', async () => {
+  const ws = workspace((c) => {
+    for (const m of Object.values(c.models) as Array<Record<string, unknown>>) m.maxRetries = 4;
+  });
+  try {
+    await withServer(
+      ({ index }) => (index % 9 === 4 ? { kind: 'rate-limit', retryAfterMs: 30 } : index % 13 === 7 ? { kind: 'server-error', status: 503 } : null),
+      async (url) => {
+        const r = await runCli(['run', '--workspace', ws, '--base-url', url, '--limit', '3', '--concurrency', '2', '--json']);
+        assert.equal(r.code, 0, r.stderr);
+        const doc = json<RunDoc>(r);
+        assert.equal(doc.simulated, false, 'a configured endpoint is never reported as simulated');
+        assert.equal(doc.succeeded, 3);
+        const retried = json<TraceList>(cli(['traces', '--workspace', ws, '--json']))
+          .rollouts.flatMap((x) => spansOf(ws, x.id))
+          .filter((s) => s.kind === 'llm' && Number(s.attributes['rollout_lab.retries'] ?? 0) > 0);
+        assert.ok(retried.length > 0, 'some model calls record their retries');
+      },
+    );
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('a timed-out call is retried; a persistently failing endpoint fails the rollout with a clear error and exit 1', async () => {
+  const ws = workspace((c) => {
+    for (const m of Object.values(c.models) as Array<Record<string, unknown>>) {
+      m.timeoutMs = 400;
+      m.maxRetries = 1;
+    }
+  });
+  try {
+    await withServer(({ index }) => (index === 2 ? { kind: 'hang' } : null), async (url) => {
+      const r = await runCli(['run', '--workspace', ws, '--base-url', url, '--limit', '1', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(json<RunDoc>(r).succeeded, 1);
+    });
+    await withServer(() => ({ kind: 'server-error', status: 500 }), async (url) => {
+      const r = await runCli(['run', '--workspace', ws, '--base-url', url, '--limit', '2', '--json']);
+      assert.equal(r.code, 1);
+      const doc = json<RunDoc>(r);
+      assert.equal(doc.failed, 2);
+      assert.match(r.stderr, /every rollout failed.*500/);
+    });
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('model output that is not the JSON asked for is repaired or recorded as a failed step, never a crash', async () => {
+  const ws = workspace();
+  try {
+    await withServer(
+      ({ agent, request }) => {
+        const repairing = request.messages.some((m) => typeof m.content === 'string' && m.content.includes('could not be used'));
+        if (agent === 'Supervisor' && !repairing) return { kind: 'malformed-json' };
+        if (agent === 'PeerReviewer') return { kind: 'not-json' };
+        return null;
+      },
+      async (url) => {
+        const r = await runCli(['run', '--workspace', ws, '--base-url', url, '--limit', '2', '--json']);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(json<RunDoc>(r).succeeded, 2);
+        for (const ro of json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts) {
+          const spans = spansOf(ws, ro.id);
+          const sup = spans.find((s) => s.kind === 'node' && s.name === 'Supervisor')!;
+          assert.equal(sup.attributes['rollout_lab.output.repaired'], true, 'the supervisor answer was repaired');
+          assert.equal(sup.attributes['rollout_lab.output.ok'], true);
+          const rev = spans.find((s) => s.kind === 'node' && s.name === 'PeerReviewer')!;
+          assert.equal(rev.attributes['rollout_lab.output.ok'], false, 'the review failure is recorded');
+          assert.equal(rev.status, 'error');
+          assert.ok(spans.some((s) => s.name === 'PrincipalInvestigator'), 'the graph went on to the PI');
+        }
+      },
+    );
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('SIGKILL mid-run loses only the rollouts in flight, and --resume finishes the run without redoing any', async () => {
+  const ws = workspace();
+  try {
+    const { child, done } = cliAsync(['run', '--workspace', ws, '--limit', '10', '--concurrency', '2', '--json']);
+    let stderr = '';
+    await new Promise<void>((resolve) => {
+      child.stderr!.on('data', (d) => {
+        stderr += d;
+        if (/\[\s*4\/10\]/.test(stderr)) resolve();
+      });
+    });
+    child.kill('SIGKILL');
+    await done;
+    const runId = /run (run-[\w-]+)/.exec(stderr)![1]!;
+    const before = json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts;
+    const finished = before.filter((r) => r.status === 'succeeded');
+    assert.ok(finished.length >= 4, `${finished.length} finished before the kill`);
+    assert.ok(before.every((r) => r.status !== 'running'), 'in-flight rollouts of a dead process are not shown as running');
+    for (const r of finished) assert.ok(spansOf(ws, r.id).some((s) => s.name === 'final'), 'finished rollouts are intact');
+
+    const resumed = cli(['run', '--workspace', ws, '--resume', runId, '--json']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const doc = json<RunDoc>(resumed);
+    assert.equal(doc.runId, runId);
+    assert.equal(doc.succeeded, 10);
+    const after = json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts.filter((r) => r.runId === runId && r.status === 'succeeded');
+    assert.equal(after.length, 10);
+    assert.equal(new Set(after.map((r) => r.taskId)).size, 10, 'no task finished twice');
+    for (const r of finished) assert.ok(after.some((a) => a.id === r.id), 'rollouts finished before the kill were kept, not redone');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('two runs writing to one store at the same time lose nothing', async () => {
+  const ws = workspace();
+  try {
+    const a = cliAsync(['run', '--workspace', ws, '--limit', '6', '--seed', '1', '--json']);
+    const b = cliAsync(['run', '--workspace', ws, '--limit', '6', '--seed', '2', '--json']);
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    assert.equal(ra.code, 0, ra.stderr);
+    assert.equal(rb.code, 0, rb.stderr);
+    const ids = [json<RunDoc>(ra).runId, json<RunDoc>(rb).runId];
+    const all = json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts;
+    for (const id of ids) assert.equal(all.filter((r) => r.runId === id && r.status === 'succeeded').length, 6);
+    for (const r of all) assert.ok(spansOf(ws, r.id).length > 10);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
