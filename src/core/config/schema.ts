@@ -129,10 +129,6 @@ export const RewardSchema = z.strictObject({
     .default(0.1)
     .describe('Score given to every criterion when the judge fails; the rollout is marked judge-failed.'),
   noOutputReward: z.number().min(0).max(1).default(0).describe('Final reward of a rollout that produced no final protocol.'),
-  module: z
-    .string()
-    .optional()
-    .describe('TS or JS module exporting a custom reward function, relative to the workspace.'),
 });
 
 export const GraphSchema = z.strictObject({

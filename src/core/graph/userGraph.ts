@@ -1,25 +1,13 @@
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
-import { runInThisContext } from 'node:vm';
-import { build, type BuildFailure, type Message } from 'esbuild';
+import { resolve } from 'node:path';
 import * as langgraph from '@langchain/langgraph';
-import * as langgraphPrebuilt from '@langchain/langgraph/prebuilt';
-import * as lcCallbacksBase from '@langchain/core/callbacks/base';
-import * as lcCallbacksManager from '@langchain/core/callbacks/manager';
-import * as lcLanguageModelsBase from '@langchain/core/language_models/base';
-import * as lcChatModels from '@langchain/core/language_models/chat_models';
 import * as lcMessages from '@langchain/core/messages';
-import * as lcOutputParsers from '@langchain/core/output_parsers';
-import * as lcOutputs from '@langchain/core/outputs';
-import * as lcPrompts from '@langchain/core/prompts';
-import * as lcRunnables from '@langchain/core/runnables';
-import * as lcTools from '@langchain/core/tools';
 import * as zod from 'zod';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { ConfigError, LabError, errorMessage } from '../errors';
 import { genericOutcome, type GraphOutcome } from './outcome';
+import { loadUserModule } from './userModule';
 
 /** What a graph factory `(ctx) => graph` receives. */
 export interface UserGraphContext {
@@ -48,36 +36,12 @@ export interface LoadedUserGraph {
   input(task: GraphTask): unknown;
 }
 
-/**
- * Our own instances of the packages a graph is written against. The user's
- * bundle gets these instead of its own copies, so LangChain callbacks (the
- * tracer) reach its model calls and `instanceof` checks hold on both sides.
- */
-const SHARED_MODULES: Record<string, unknown> = {
-  '@langchain/langgraph': langgraph,
-  '@langchain/langgraph/prebuilt': langgraphPrebuilt,
-  '@langchain/core/callbacks/base': lcCallbacksBase,
-  '@langchain/core/callbacks/manager': lcCallbacksManager,
-  '@langchain/core/language_models/base': lcLanguageModelsBase,
-  '@langchain/core/language_models/chat_models': lcChatModels,
-  '@langchain/core/messages': lcMessages,
-  '@langchain/core/output_parsers': lcOutputParsers,
-  '@langchain/core/outputs': lcOutputs,
-  '@langchain/core/prompts': lcPrompts,
-  '@langchain/core/runnables': lcRunnables,
-  '@langchain/core/tools': lcTools,
-  zod,
-  // zod 4 serves the same classes under both names.
-  'zod/v4': zod,
-};
 const GraphOutcomeSchema = zod.object({
   finalOutput: zod.string().nullable(),
   decision: zod.string().nullable().default(null),
   turns: zod.number().int().nonnegative().default(0),
   failures: zod.array(zod.object({ agent: zod.string(), error: zod.string() })).default([]),
 });
-
-const EXTERNAL = ['@langchain/langgraph', '@langchain/langgraph/*', '@langchain/core', '@langchain/core/*', 'zod', 'zod/*'];
 
 /**
  * Default graph input: the task, and the question plus its context as the
@@ -87,67 +51,6 @@ const EXTERNAL = ['@langchain/langgraph', '@langchain/langgraph/*', '@langchain/
 export function defaultGraphInput(task: GraphTask): Record<string, unknown> {
   const text = task.context ? `${task.goal}\n\nContext:\n${task.context}` : task.goal;
   return { task, messages: [new lcMessages.HumanMessage(text)] };
-}
-
-function location(m: Message, cwd: string): string {
-  const loc = m.location;
-  return loc ? `${resolve(cwd, loc.file)}:${loc.line}:${loc.column + 1}: ` : '';
-}
-
-async function bundle(file: string): Promise<string> {
-  try {
-    const out = await build({
-      entryPoints: [file],
-      absWorkingDir: dirname(file),
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      write: false,
-      sourcemap: 'inline',
-      logLevel: 'silent',
-      external: EXTERNAL,
-    });
-    return out.outputFiles[0]!.text;
-  } catch (err) {
-    const errors = (err as Partial<BuildFailure>).errors;
-    if (!errors?.length) throw new ConfigError(`graph module ${file} could not be bundled: ${errorMessage(err)}`, file);
-    const first = errors[0]!;
-    const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-    throw new ConfigError(`graph module does not compile: ${location(first, dirname(file))}${first.text}${more}; fix the file and run again`, file);
-  }
-}
-
-/** `@scope/pkg/sub/path` → `@scope/pkg`; `pkg/sub` → `pkg`. */
-function packageName(spec: string): string {
-  const parts = spec.split('/');
-  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
-}
-
-/** Runs the CommonJS bundle in this realm, with our packages behind `require`. */
-function evaluate(code: string, file: string): Record<string, unknown> {
-  const fallback = createRequire(file);
-  const requireShared = (spec: string): unknown => {
-    if (spec in SHARED_MODULES) return SHARED_MODULES[spec];
-    try {
-      return fallback(spec);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-      throw new ConfigError(
-        `graph module ${file} imports "${spec}", which Rollout Lab does not provide; install it next to the module (npm install ${packageName(spec)}) or import from: ${Object.keys(SHARED_MODULES).join(', ')}`,
-        file,
-      );
-    }
-  };
-  const module = { exports: {} as Record<string, unknown> };
-  const wrapper = runInThisContext(`(function (exports, require, module, __filename, __dirname) {${code}\n})`, { filename: file });
-  try {
-    wrapper.call(module.exports, module.exports, requireShared, module, file, dirname(file));
-  } catch (err) {
-    if (err instanceof LabError) throw err;
-    throw new ConfigError(`graph module ${file} failed while loading: ${errorMessage(err)}`, file);
-  }
-  return module.exports;
 }
 
 /**
@@ -183,7 +86,7 @@ export async function loadUserGraph(file: string, exportName: string, ctx: UserG
   if (!existsSync(path)) {
     throw new ConfigError(`graph module ${path} does not exist; set "graph.module" in .rollout-lab/lab.json to a TS or JS file (relative to the workspace)`, path);
   }
-  const exports = evaluate(await bundle(path), path);
+  const exports = await loadUserModule(path, 'graph module');
   // `module.exports = graph` in a CommonJS file is its default export.
   const whole = exportName === 'default' && (typeof exports === 'function' || isCompiled(exports) || isBuilder(exports));
   const named = whole ? exports : exportName in exports ? exports[exportName] : undefined;

@@ -4,6 +4,7 @@ import { loadConfig, readAgentPrompt, promptHash, type LoadedConfig } from '../c
 import { ConfigError, UsageError } from '../errors';
 import { loadDataset, selectTasks, type Task } from '../data/dataset';
 import { datasetSearchProvider } from '../graph/tools/search';
+import { loadSearchProvider } from '../graph/tools/searchProviderModule';
 import { loadLookupTable } from '../graph/tools/lookup';
 import { researchLabTools } from '../graph/tools/researchLabTools';
 import { buildResearchLabGraph } from '../graph/researchLab/graph';
@@ -125,7 +126,9 @@ export class Lab {
       if (!p) throw new ConfigError(`agent "${agent}" has no entry under "agents" in .rollout-lab/lab.json — add it with a model and a prompt`);
       return p.text;
     };
-    const search = datasetSearchProvider([...allTasks]);
+    const search = config.tools.searchProvider
+      ? await loadSearchProvider(resolve(workspaceDir, config.tools.searchProvider))
+      : datasetSearchProvider([...allTasks]);
     const proteins = await loadLookupTable(resolve(labDir, config.tools.proteinTable));
     const geneOntology = await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable));
     const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> =>
