@@ -137,6 +137,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       samples,
       concurrency,
       params,
+      seed: params.seed as number,
       resumeRunId: v.resume as string | undefined,
       signal: controller.signal,
       onStart: ({ runId, total, skipped }) => err(`run ${runId}: ${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`),

@@ -63,6 +63,7 @@ async function runRollouts(output: vscode.OutputChannel): Promise<void> {
           samples: opened.loaded.config.runner.samples,
           concurrency: opened.loaded.config.runner.concurrency,
           params: { command: 'run', split: 'train', limit: tasks.length, seed: opened.loaded.config.runner.seed, samples: opened.loaded.config.runner.samples, dataset: null },
+          seed: opened.loaded.config.runner.seed,
           signal: controller.signal,
           onProgress: (p) => {
             const mean = p.meanReward === null ? '' : `, mean reward ${p.meanReward.toFixed(3)}`;

@@ -14,6 +14,11 @@ import type OpenAI from 'openai';
 import { chatCompletion, type ChatCallOptions, type ChatRequest } from './client';
 import { contentText, fromOpenAIToolCalls, toOpenAIMessages } from './messageConversion';
 import type { ResolvedModel } from './routing';
+import { currentRequestSeed } from './requestSeed';
+
+function seedParam(seed: number | undefined): { seed?: number } {
+  return seed === undefined ? {} : { seed };
+}
 
 export interface RoutedChatModelCallOptions extends BaseChatModelCallOptions {
   tools?: OpenAI.Chat.ChatCompletionFunctionTool[];
@@ -91,7 +96,7 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
       ...(this.resolved.maxTokens !== undefined ? { max_tokens: this.resolved.maxTokens } : {}),
       ...(this.resolved.logprobs ? { logprobs: true } : {}),
       ...(options?.stop?.length ? { stop: options.stop } : {}),
-      ...(options?.seed !== undefined ? { seed: options.seed } : {}),
+      ...seedParam(options?.seed ?? currentRequestSeed()),
       ...(tools ? { tools } : {}),
       ...(tools && options?.tool_choice !== undefined ? { tool_choice: toOpenAIToolChoice(options.tool_choice) } : {}),
     };

@@ -13,6 +13,7 @@ import { researchLabOutcome, type GraphOutcome } from '../graph/outcome';
 import { loadUserGraph } from '../graph/userGraph';
 import { ModelRouter } from '../llm/routing';
 import { RoutedChatModel } from '../llm/routedChatModel';
+import { withRequestSeed } from '../llm/requestSeed';
 import { startSimServer } from '../sim/simServer';
 import type { AgentVersions } from '../trace/langchainTracer';
 import { TraceStore } from '../store/traceStore';
@@ -93,10 +94,6 @@ export class Lab {
     return selectTasks(ds.tasks, { ...opts, trainFraction: ds.trainFraction });
   }
 
-  chatModel(agent: string): BaseChatModel {
-    return new RoutedChatModel({ resolved: this.router.forAgent(agent), agent });
-  }
-
   /**
    * Everything a batch of rollouts needs: prompts read and versioned now (a
    * rollout records the version it ran), the search index over the dataset,
@@ -137,7 +134,8 @@ export class Lab {
     const model = (agent: string): BaseChatModel => {
       let m = models.get(agent);
       if (!m) {
-        m = config.agents[agent] ? this.chatModel(agent) : new RoutedChatModel({ resolved: this.router.resolve(agent), agent });
+        const resolved = config.agents[agent] ? this.router.forAgent(agent) : this.router.resolve(agent);
+        m = new RoutedChatModel({ resolved, agent });
         models.set(agent, m);
       }
       return m;
@@ -153,12 +151,12 @@ export class Lab {
         prompt,
         maxTurns: config.runner.maxTurns,
       });
-      runGraph = async (task, { callbacks, signal }): Promise<GraphOutcome> => {
-        const state = await user.graph.invoke(user.input(task), { callbacks, signal, recursionLimit, runName: 'rollout' });
+      runGraph = async (task, { callbacks, signal, seed }): Promise<GraphOutcome> => {
+        const state = await withRequestSeed(seed, () => user.graph.invoke(user.input(task), { callbacks, signal, recursionLimit, runName: 'rollout' }));
         return user.outcome(state);
       };
     } else {
-      runGraph = async (task, { callbacks, signal }): Promise<GraphOutcome> => {
+      runGraph = async (task, { callbacks, signal, seed }): Promise<GraphOutcome> => {
         const graph = buildResearchLabGraph({
           model,
           tools: toolsFor(task.id),
@@ -167,7 +165,8 @@ export class Lab {
           maxTurns: config.runner.maxTurns,
           agents: [...RESEARCH_LAB_AGENTS],
         });
-        const state = await graph.invoke({ task: { id: task.id, goal: task.goal, context: task.context } }, { callbacks, signal, recursionLimit, runName: 'rollout' });
+        const input = { task: { id: task.id, goal: task.goal, context: task.context } };
+        const state = await withRequestSeed(seed, () => graph.invoke(input, { callbacks, signal, recursionLimit, runName: 'rollout' }));
         return researchLabOutcome(state);
       };
     }

@@ -22,7 +22,8 @@ export type PlannedTask = Task & { split: Split };
 export interface RolloutEnvironment {
   config: LabConfig;
   store: TraceStore;
-  runGraph(task: PlannedTask, opts: { callbacks: Callbacks; signal?: AbortSignal }): Promise<GraphOutcome>;
+  /** `seed` is derived from the run seed, the task and the sample, so samples differ and replay exactly. */
+  runGraph(task: PlannedTask, opts: { callbacks: Callbacks; signal?: AbortSignal; seed: number }): Promise<GraphOutcome>;
   judgeModel: BaseChatModel;
   versions: AgentVersions;
   simulated: boolean;
@@ -47,6 +48,8 @@ export interface RunRequest {
   concurrency: number;
   /** Options the run was started with, stored for resume. */
   params: Record<string, unknown>;
+  /** Run seed; each rollout's model calls get a seed derived from it, the task and the sample. */
+  seed?: number;
   /** Continue this run: rollouts it already finished are not redone. */
   resumeRunId?: string;
   signal?: AbortSignal;
@@ -64,6 +67,13 @@ export interface RunResult {
   ranNow: number;
   skipped: number;
   cancelled: boolean;
+}
+
+/** A 31-bit seed from the run seed, the task and the sample (FNV-1a). */
+export function rolloutSeed(runSeed: number, taskId: string, sample: number): number {
+  let h = 0x811c9dc5;
+  for (const ch of `${runSeed}:${taskId}:${sample}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
+  return (h >>> 0) & 0x7fffffff;
 }
 
 export function rolloutKey(taskId: string, sample: number): string {
@@ -107,7 +117,7 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
     todo,
     req.concurrency,
     async ({ task, sample }) => {
-      const rec = await runOneRollout(env, runId, task, sample, req.signal, req.tracing !== false);
+      const rec = await runOneRollout(env, runId, task, sample, req.signal, req.tracing !== false, rolloutSeed(req.seed ?? 0, task.id, sample));
       done++;
       if (rec.status === 'succeeded') succeeded++;
       else if (rec.status === 'failed') failed++;
@@ -146,6 +156,7 @@ export async function runOneRollout(
   sample: number,
   signal: AbortSignal | undefined,
   tracing = true,
+  seed = rolloutSeed(0, task.id, sample),
 ): Promise<RolloutRecord> {
   const { store } = env;
   const id = newTraceId();
@@ -182,7 +193,7 @@ export async function runOneRollout(
   }, record.startTime);
   const handler = tracing ? new LangChainTracer(tracer, root, env.versions, env.simulated) : null;
   try {
-    const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal });
+    const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal, seed });
     record.decision = outcome.decision;
     record.turns = outcome.turns;
     await scoreRollout(env, tracer, root, task, outcome, record, signal, tracing);
