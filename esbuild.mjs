@@ -1,4 +1,5 @@
 // Bundles the extension host entry (vscode stays external) and the CLI.
+import { copyFileSync, mkdirSync } from 'node:fs';
 import * as esbuild from 'esbuild';
 
 const watch = process.argv.includes('--watch');
@@ -22,6 +23,10 @@ const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' },
 ];
+
+// sql.js loads its wasm from beside the bundle at run time.
+mkdirSync('dist', { recursive: true });
+copyFileSync('node_modules/sql.js/dist/sql-wasm.wasm', 'dist/sql-wasm.wasm');
 
 if (watch) {
   for (const b of builds) await (await esbuild.context(b)).watch();

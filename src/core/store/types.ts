@@ -72,12 +72,16 @@ export interface RolloutQuery {
   promptVersion?: string;
   agent?: string;
   taskId?: string;
+  /** Default 'startTime'. Rollouts without a value for the sort key (no reward, still running) come last. */
   sort?: 'startTime' | 'finalReward' | 'duration';
+  /** Default 'desc' (newest / highest first). */
   order?: 'asc' | 'desc';
+  /** Default: no limit. `total` in the answer counts matches before paging. */
   limit?: number;
   offset?: number;
 }
 
+/** One agent × prompt version, over rollouts that are no longer running. */
 export interface AgentAggregate {
   agent: string;
   promptVersion: string | null;
@@ -87,6 +91,7 @@ export interface AgentAggregate {
   llmCalls: number;
   toolCalls: number;
   errors: number;
+  /** Mean over rollouts of the agent's total latency in the rollout. */
   meanLatencyMs: number;
   inputTokens: number;
   outputTokens: number;

@@ -1,0 +1,52 @@
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { tempFileName } from './storePaths';
+
+/**
+ * Replaces a file so that a crash at any moment leaves either the old content
+ * or the new, never a mix: write a temp file beside it, fsync, rename over,
+ * fsync the directory so the rename itself survives a power cut.
+ */
+export function writeFileAtomic(path: string, bytes: Uint8Array): void {
+  const tmp = join(dirname(path), tempFileName(basename(path)));
+  const fd = openSync(tmp, 'w');
+  try {
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw err;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
+}
+
+export function fsyncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // some platforms cannot fsync a directory; the rename is still atomic there
+  }
+}
+
+/** Flushes a file someone else wrote (its data reaches the disk whoever fsyncs it). */
+export function fsyncPath(path: string): void {
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // gone or unreadable: nothing of ours to protect
+  }
+}

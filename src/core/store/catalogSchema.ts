@@ -1,0 +1,111 @@
+import type { Database } from 'sql.js';
+
+/**
+ * The catalog's schema as an ordered list of migrations; `meta.schema_version`
+ * says how many have run. A migration that cannot be done in place may ask for
+ * a rebuild instead: the catalog is derived from the journals, so dropping it
+ * and replaying them is always correct, only slower.
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  /** Also what a new catalog runs, so a rebuild migration still carries its DDL. */
+  up?: (db: Database) => void;
+  /** On an existing catalog: throw the catalog away and replay the journals instead of migrating in place. */
+  rebuild?: true;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'runs, rollouts, per-agent facts, prompt versions, span locations, consumed journal offsets',
+    up: (db) =>
+      db.run(`
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        -- journal_offsets: how far each journal/segment has been consumed into this catalog
+        CREATE TABLE files(
+          id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, writer TEXT,
+          consumed INTEGER NOT NULL, size INTEGER NOT NULL,
+          state TEXT NOT NULL -- 'open': may grow; 'done': fully consumed, never grows; 'superseded': replaced by a segment
+        );
+        CREATE TABLE writers(id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL,
+          state TEXT NOT NULL -- 'open' | 'closed' | 'dead'
+        );
+        CREATE TABLE runs(
+          id TEXT PRIMARY KEY, start_time REAL NOT NULL, end_time REAL, status TEXT NOT NULL,
+          params TEXT NOT NULL, simulated INTEGER NOT NULL, planned INTEGER NOT NULL,
+          updated_at REAL NOT NULL, writer TEXT
+        );
+        -- rid: a small integer key, so per-agent rows do not repeat the 32-char id (keeps the catalog small)
+        CREATE TABLE rollouts(
+          rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, run_id TEXT NOT NULL, task_id TEXT NOT NULL, split TEXT,
+          sample INTEGER NOT NULL, status TEXT NOT NULL, final_reward REAL, criteria TEXT, judge_failed INTEGER NOT NULL,
+          decision TEXT, expected_decision TEXT, turns INTEGER, error TEXT, simulated INTEGER NOT NULL,
+          start_time REAL NOT NULL, end_time REAL, span_count INTEGER NOT NULL, writer TEXT
+        );
+        CREATE INDEX rollouts_run ON rollouts(run_id, start_time);
+        CREATE INDEX rollouts_start ON rollouts(start_time);
+        CREATE INDEX rollouts_reward ON rollouts(final_reward);
+        CREATE INDEX rollouts_writer ON rollouts(writer, status);
+        -- no secondary indexes: filters probe it by rid, aggregates scan it
+        CREATE TABLE rollout_agents(
+          rid INTEGER NOT NULL, ord INTEGER NOT NULL, agent TEXT NOT NULL, prompt_version TEXT,
+          model TEXT, model_version TEXT, visits INTEGER NOT NULL, llm_calls INTEGER NOT NULL,
+          tool_calls INTEGER NOT NULL, errors INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
+          output_tokens INTEGER NOT NULL, latency_ms REAL NOT NULL,
+          PRIMARY KEY(rid, ord)
+        ) WITHOUT ROWID;
+        CREATE TABLE prompt_versions(hash TEXT PRIMARY KEY, agent TEXT NOT NULL, text TEXT NOT NULL, first_seen REAL NOT NULL);
+        CREATE INDEX prompt_versions_agent ON prompt_versions(agent, first_seen);
+        -- span frames are never rows: only where to find each trace's frames
+        CREATE TABLE trace_locs(trace_id TEXT PRIMARY KEY, locs BLOB NOT NULL, spans INTEGER NOT NULL);
+      `),
+  },
+  {
+    version: 2,
+    description: 'rollout duration column, so sorting by duration uses an index',
+    up: (db) =>
+      db.run(`
+        ALTER TABLE rollouts ADD COLUMN duration REAL;
+        UPDATE rollouts SET duration = end_time - start_time WHERE end_time IS NOT NULL;
+        CREATE INDEX rollouts_duration ON rollouts(duration);
+      `),
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** The schema version recorded in a catalog; 0 for an empty database. */
+export function schemaVersionOf(db: Database): number {
+  const hasMeta = db.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).length > 0;
+  if (!hasMeta) return 0;
+  const rows = db.exec(`SELECT value FROM meta WHERE key = 'schema_version'`);
+  const v = Number(rows[0]?.values[0]?.[0] ?? 0);
+  return Number.isInteger(v) ? v : 0;
+}
+
+export type MigrationOutcome = 'created' | 'current' | 'migrated' | 'rebuild' | 'newer';
+
+/**
+ * Brings a catalog to SCHEMA_VERSION in one transaction. 'rebuild' means a
+ * migration on the way asked for one; 'newer' means the catalog was written by
+ * a later version of Rollout Lab (the caller must not overwrite it with an
+ * older schema, and replays the journals instead).
+ */
+export function migrate(db: Database, upTo: number = SCHEMA_VERSION): MigrationOutcome {
+  const from = schemaVersionOf(db);
+  if (from > SCHEMA_VERSION) return 'newer';
+  if (from === upTo) return 'current';
+  const pending = MIGRATIONS.filter((m) => m.version > from && m.version <= upTo);
+  if (from > 0 && pending.some((m) => m.rebuild)) return 'rebuild';
+  db.run('BEGIN');
+  try {
+    for (const m of pending) m.up?.(db);
+    db.run(`INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)`, [String(upTo)]);
+    db.run('COMMIT');
+  } catch (err) {
+    db.run('ROLLBACK');
+    throw err;
+  }
+  return from === 0 ? 'created' : 'migrated';
+}

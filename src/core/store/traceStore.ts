@@ -1,0 +1,410 @@
+/**
+ * The durable trace store: everything a rollout leaves behind, in
+ * `<workspace>/.rollout-lab/store/`, readable by other processes while it is
+ * written and surviving a process killed at any point.
+ *
+ * Design (why it is not one sql.js database):
+ * sql.js keeps a database in memory and saves it whole, so spans (a million
+ * of them, several KB each) cannot live in it. Instead:
+ *
+ * - Journals are the source of truth: append-only files, one set per writing
+ *   process (`journal/<startTime>-<pid>-<rand>-<seq>.log`, rotated at a size
+ *   limit), of CRC-checked frames (see journalFrame.ts): run, rollout start,
+ *   one span frame per span as it ends (so live viewers see it), rollout end,
+ *   prompt version, close. A frame is one write() on an O_APPEND descriptor,
+ *   with no fsync: written data is in the page cache and survives SIGKILL; a
+ *   torn or corrupt tail is ignored. No two processes ever write one file, so
+ *   concurrent writers lose nothing and need no locks.
+ * - The catalog (catalog.ts, sql.js) is derived from the journals: runs,
+ *   rollouts, per-agent facts, prompt versions (text stored once), where each
+ *   trace's span frames lie (a few numbers per rollout, not a row per span),
+ *   and how far each journal has been consumed. Opening loads
+ *   `catalog.sqlite` and catches up on every journal past its consumed offset;
+ *   `refresh()` does the same later, which is how one process sees another's
+ *   writes. A checkpoint (close, and every N finished rollouts — never per
+ *   span) writes the catalog atomically (temp file, fsync, rename). A lost,
+ *   corrupt or too-new catalog is rebuilt from the journals.
+ * - A span tree is read from its frames by location with positioned reads;
+ *   contiguous frames are one read.
+ * - Rollouts still 'running' when their writer closed or died (its pid is gone)
+ *   become 'failed' with error 'interrupted', so resume redoes them.
+ * - Compaction (compaction.ts) moves the journals of writers that are gone into
+ *   segment files with one gzip block per rollout, then retires the journals.
+ */
+import { mkdirSync, readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SqlJsStatic } from 'sql.js';
+import { RuntimeFailure } from '../errors';
+import type { SpanRecord } from '../trace/span';
+import { fsyncPath, writeFileAtomic } from './atomicFile';
+import { Catalog, type CatalogOrigin } from './catalog';
+import { compactStore, type CompactionContext, type CompactionResult } from './compaction';
+import { catchUp, filePath } from './journalCatchUp';
+import { FrameType, encodeJsonFrame, encodeSpanFrame, type CloseFrame, type PromptFrame, type RolloutFrame, type RunFrame } from './journalFrame';
+import { JournalWriter } from './journalWriter';
+import { HOST, isProcessAlive } from './processLiveness';
+import { DamagedFrameError, SpanFileReader } from './spanFileReader';
+import { loadSqlJs } from './sqlJsLoader';
+import { newWriterId, storePaths, tempFilePid, type StorePaths } from './storePaths';
+import type { AgentAggregate, PromptVersionRecord, RolloutQuery, RolloutRecord, RunRecord, SpanSink } from './types';
+
+export interface TraceStoreOptions {
+  /** Never writes anything (no journal, no catalog checkpoint); for viewers. */
+  readOnly?: boolean;
+  /** Path of sql-wasm.wasm, when the default search (see sqlJsLoader.ts) cannot find it. */
+  wasmPath?: string;
+  /** Journal files are rotated past this size. Default 64 MiB. */
+  journalRotateBytes?: number;
+  /** Checkpoint the catalog after this many finished rollouts (and always on close). Default 2000. */
+  checkpointEvery?: number;
+}
+
+export interface StoreStats {
+  rollouts: number;
+  spans: number;
+  journals: number;
+  bytes: number;
+}
+
+export type { CompactionResult } from './compaction';
+
+const DEFAULT_ROTATE_BYTES = 64 << 20;
+const DEFAULT_CHECKPOINT_EVERY = 2000;
+const STALE_TEMP_MS = 10 * 60_000;
+
+export class TraceStore implements SpanSink {
+  readonly dir: string;
+  private origin: CatalogOrigin = 'created';
+  private catalog!: Catalog;
+  private writer: JournalWriter | null = null;
+  private readonly writerId = newWriterId();
+  private readonly reader = new SpanFileReader();
+  private finishedSinceCheckpoint = 0;
+  /** The stored catalog has a newer schema than this code: never overwrite it with an older one. */
+  private keepStoredCatalog = false;
+  /** Journal sizes last fsynced at a checkpoint. */
+  private readonly synced = new Map<string, number>();
+  private closed = false;
+  private compacting: Promise<CompactionResult> | null = null;
+
+  private constructor(
+    private readonly SQL: SqlJsStatic,
+    private readonly paths: StorePaths,
+    private readonly opts: TraceStoreOptions,
+  ) {
+    this.dir = paths.root;
+  }
+
+  static async open(workspaceDir: string, opts: TraceStoreOptions = {}): Promise<TraceStore> {
+    const SQL = await loadSqlJs(opts.wasmPath);
+    const paths = storePaths(workspaceDir);
+    if (!opts.readOnly) {
+      try {
+        mkdirSync(paths.journalDir, { recursive: true });
+        mkdirSync(paths.segmentDir, { recursive: true });
+      } catch (err) {
+        throw new RuntimeFailure(`cannot create the trace store in ${paths.root}: ${(err as Error).message}; check that the workspace is writable`);
+      }
+      removeStaleTemps(paths.root);
+    }
+    const store = new TraceStore(SQL, paths, opts);
+    store.origin = store.load();
+    return store;
+  }
+
+  /** How the catalog was found at open: 'loaded', 'created' (none yet), 'migrated', or rebuilt from the journals because it was 'corrupt', needed a 'rebuild', or is 'newer' than this code. */
+  get openedFrom(): CatalogOrigin {
+    return this.origin;
+  }
+
+  // ---- writing --------------------------------------------------------------
+
+  startRun(run: RunRecord): void {
+    this.writeRun(run);
+  }
+
+  updateRun(id: string, patch: Partial<RunRecord>): void {
+    this.assertWritable();
+    const current = this.catalog.getRun(id);
+    if (!current) throw new RuntimeFailure(`run ${id} is not in the trace store; start it with startRun first`);
+    this.writeRun({ ...current, ...patch, id });
+  }
+
+  startRollout(r: RolloutRecord): void {
+    this.append(encodeJsonFrame(FrameType.rolloutStart, { rollout: r } satisfies RolloutFrame));
+    this.catalog.applyRolloutStart(r, this.writerId);
+  }
+
+  writeSpan(span: SpanRecord): void {
+    const at = this.append(encodeSpanFrame(span));
+    this.catalog.addSpanLoc(span.traceId, at.fileId, at.offset, at.length);
+  }
+
+  finishRollout(r: RolloutRecord): void {
+    this.append(encodeJsonFrame(FrameType.rolloutEnd, { rollout: r } satisfies RolloutFrame));
+    this.catalog.applyRolloutEnd(r, this.writerId);
+    if (++this.finishedSinceCheckpoint >= (this.opts.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY)) {
+      try {
+        this.checkpoint();
+      } catch {
+        // The rollout is safe in the journal; a failed checkpoint only makes the next open catch up further. Retried later.
+        this.finishedSinceCheckpoint = 0;
+      }
+    }
+  }
+
+  putPromptVersion(p: PromptVersionRecord): void {
+    if (this.catalog.getPromptVersion(p.hash)) return;
+    this.append(encodeJsonFrame(FrameType.prompt, { prompt: p } satisfies PromptFrame));
+    this.catalog.applyPrompt(p);
+  }
+
+  // ---- reading --------------------------------------------------------------
+
+  /** Picks up what other processes wrote since the last look; true if anything changed. */
+  async refresh(): Promise<boolean> {
+    this.assertOpen();
+    return this.catchUpOrReload();
+  }
+
+  getRun(id: string): RunRecord | null {
+    this.assertOpen();
+    return this.catalog.getRun(id);
+  }
+
+  listRuns(): RunRecord[] {
+    this.assertOpen();
+    return this.catalog.listRuns();
+  }
+
+  /** Defaults: newest first (sort 'startTime', order 'desc'), no limit. */
+  listRollouts(q?: RolloutQuery): { rollouts: RolloutRecord[]; total: number } {
+    this.assertOpen();
+    return this.catalog.listRollouts(q);
+  }
+
+  getRollout(id: string): RolloutRecord | null {
+    this.assertOpen();
+    return this.catalog.getRollout(id);
+  }
+
+  /** The rollout's whole span tree (running rollouts included), sorted by start time. */
+  getSpans(rolloutId: string): SpanRecord[] {
+    this.assertOpen();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.readSpans(rolloutId);
+      } catch (err) {
+        const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+        if (!missing && !(err instanceof DamagedFrameError)) throw err;
+        // Compaction in another process may have moved the frames: its checkpoint says where.
+        if (attempt === 0) {
+          this.reader.closeAll();
+          this.load();
+          continue;
+        }
+        if (missing) throw new RuntimeFailure(`spans of rollout ${rolloutId} are in a trace store file that no longer exists under ${this.dir}; the store was changed by hand`);
+        throw new RuntimeFailure(`${(err as Error).message}; the spans of rollout ${rolloutId} cannot be read (the file was changed outside Rollout Lab)`);
+      }
+    }
+  }
+
+  finishedKeys(runId: string): Set<string> {
+    this.assertOpen();
+    return this.catalog.finishedKeys(runId);
+  }
+
+  /** One row per agent × prompt version over rollouts that are no longer running; meanLatencyMs is per rollout. */
+  aggregateByAgent(q?: { runId?: string; agent?: string }): AgentAggregate[] {
+    this.assertOpen();
+    return this.catalog.aggregateByAgent(q);
+  }
+
+  getPromptVersion(hash: string): PromptVersionRecord | null {
+    this.assertOpen();
+    return this.catalog.getPromptVersion(hash);
+  }
+
+  listPromptVersions(agent?: string): PromptVersionRecord[] {
+    this.assertOpen();
+    return this.catalog.listPromptVersions(agent);
+  }
+
+  stats(): StoreStats {
+    this.assertOpen();
+    const { rollouts, spans } = this.catalog.counts();
+    let journals = 0;
+    let bytes = 0;
+    for (const f of this.catalog.files.values()) {
+      if (f.state === 'superseded') continue;
+      if (f.kind === 'journal') journals++;
+      bytes += f.size;
+    }
+    try {
+      bytes += statSync(this.paths.catalog).size;
+    } catch {
+      // no checkpoint yet
+    }
+    return { rollouts, spans, journals, bytes };
+  }
+
+  // ---- maintenance ----------------------------------------------------------
+
+  /** Moves finished writers' journals into compressed segments; safe while other processes use the store. */
+  async compact(): Promise<CompactionResult> {
+    this.assertWritable();
+    const ctx: CompactionContext = {
+      paths: this.paths,
+      catalog: () => this.catalog,
+      refresh: () => this.catchUpOrReload(),
+      checkpoint: () => this.checkpoint(true),
+    };
+    if (this.compacting) return this.compacting;
+    this.compacting = compactStore(ctx).finally(() => {
+      this.compacting = null;
+      this.reader.closeAll();
+    });
+    return this.compacting;
+  }
+
+  /** Makes everything written so far durable on disk (it is already visible to other processes). */
+  flush(): void {
+    this.assertOpen();
+    this.writer?.sync();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // A compaction commits against the catalog when it finishes: let it.
+    if (this.compacting) await this.compacting.catch(() => undefined);
+    if (this.closed) return;
+    try {
+      if (this.writer) {
+        this.append(encodeJsonFrame(FrameType.close, { at: Date.now() } satisfies CloseFrame));
+        this.catalog.closeWriter(this.writerId);
+        this.writer.close();
+      }
+      this.checkpoint();
+    } finally {
+      this.writer?.close();
+      this.reader.closeAll();
+      this.catalog.close();
+      this.closed = true;
+    }
+  }
+
+  // ---- internals ------------------------------------------------------------
+
+  private writeRun(run: RunRecord): void {
+    const at = Date.now();
+    this.append(encodeJsonFrame(FrameType.run, { at, run } satisfies RunFrame));
+    this.catalog.applyRun(run, at, this.writerId);
+  }
+
+  private append(frame: Buffer): { fileId: number; offset: number; length: number } {
+    this.assertWritable();
+    this.writer ??= new JournalWriter(this.paths.journalDir, this.writerId, this.opts.journalRotateBytes ?? DEFAULT_ROTATE_BYTES);
+    const a = this.writer.append(frame);
+    let f = this.catalog.files.get(a.file);
+    if (!f) {
+      this.catalog.addWriter(this.writerId, process.pid, HOST);
+      f = this.catalog.addFile(a.file, 'journal', this.writerId);
+    }
+    // Only this process writes this file, so it is consumed as far as it is written.
+    f.consumed = a.offset + a.length;
+    f.size = f.consumed;
+    return { fileId: f.id, offset: a.offset, length: a.length };
+  }
+
+  /** Loads the stored catalog and catches up; falls back to a rebuild from the journals when it cannot be used. */
+  private load(): CatalogOrigin {
+    let scratch = false;
+    let origin: CatalogOrigin = 'created';
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const opened = Catalog.open(this.SQL, scratch ? null : readIfPresent(this.paths.catalog));
+      if (!scratch) {
+        origin = opened.origin;
+        this.keepStoredCatalog = opened.origin === 'newer';
+      }
+      if (this.catalog) this.catalog.close();
+      this.catalog = opened.catalog;
+      if (!catchUp(this.catalog, this.paths, this.writerId, { verifySizes: !scratch }).needsReload) return scratch ? 'rebuild' : origin;
+      scratch = true;
+    }
+    throw new RuntimeFailure(`the trace store in ${this.dir} changed while it was being read (files vanished); retry when no other process is compacting it`);
+  }
+
+  private catchUpOrReload(): boolean {
+    const r = catchUp(this.catalog, this.paths, this.writerId);
+    if (!r.needsReload) return r.changed;
+    this.reader.closeAll();
+    this.load();
+    return true;
+  }
+
+  private readSpans(rolloutId: string): SpanRecord[] {
+    const locs = this.catalog.traceLocs(rolloutId);
+    const out: SpanRecord[] = [];
+    for (let i = 0; i < locs.length; i += 3) {
+      const f = this.catalog.filesById.get(locs[i]!);
+      if (!f) throw Object.assign(new Error(`file #${locs[i]} unknown`), { code: 'ENOENT' });
+      const spans = this.reader.spansIn(filePath(this.paths, f), locs[i + 1]!, locs[i + 2]!, rolloutId);
+      for (const s of spans) out.push(s);
+    }
+    return out.sort((a, b) => a.startTime - b.startTime);
+  }
+
+  /** Writes the catalog atomically, after making the journal bytes it indexes durable. */
+  private checkpoint(force = false): void {
+    if (this.opts.readOnly || this.keepStoredCatalog) return;
+    this.catchUpOrReload();
+    if (!this.catalog.dirty && !force) return;
+    this.writer?.sync();
+    for (const f of this.catalog.files.values()) {
+      if (f.kind !== 'journal' || f.writer === this.writerId || f.state === 'superseded') continue;
+      if (this.synced.get(f.name) === f.consumed) continue;
+      fsyncPath(filePath(this.paths, f));
+      this.synced.set(f.name, f.consumed);
+    }
+    writeFileAtomic(this.paths.catalog, this.catalog.export());
+    this.catalog.dirty = false;
+    this.finishedSinceCheckpoint = 0;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new RuntimeFailure(`the trace store in ${this.dir} is closed; open it again with TraceStore.open`);
+  }
+
+  private assertWritable(): void {
+    this.assertOpen();
+    if (this.opts.readOnly) throw new RuntimeFailure(`the trace store in ${this.dir} was opened read-only; open it without readOnly to write`);
+  }
+}
+
+function readIfPresent(path: string): Uint8Array | null {
+  try {
+    return readFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Temp files of checkpoints that a killed process left behind (old, and their pid is gone: not another host's, mid-write). */
+function removeStaleTemps(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = tempFilePid(name);
+    if (pid === null || isProcessAlive(pid, HOST)) continue;
+    try {
+      const path = join(dir, name);
+      if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) unlinkSync(path);
+    } catch {
+      // another process removed it first
+    }
+  }
+}
