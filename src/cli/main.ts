@@ -19,7 +19,7 @@ Usage:
                      [--concurrency C] [--seed S] [--resume RUN_ID] [--json]
   rollout-lab eval   [--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--json]
   rollout-lab traces [--workspace DIR] [--rollout ID] [--run RUN_ID] [--limit N] [--json]
-  rollout-lab sim    [--port P]
+  rollout-lab sim    [--port P] [--latency-ms MS]
   rollout-lab demo   [--workspace DIR] [--limit N]
 
 Common options: --base-url URL and --model NAME override every model (a quick start against one server).
@@ -224,7 +224,7 @@ async function traces(v: Values): Promise<number> {
 
 async function sim(v: Values): Promise<number> {
   const port = intOption(v, 'port', 0) ?? 8089;
-  const server = await startSimServer({ port });
+  const server = await startSimServer({ port, latencyMs: intOption(v, 'latency-ms', 0) ?? 0 });
   out(`SIMULATED OpenAI-compatible endpoint listening on ${server.url} (not a model: it answers research-lab roles with generated JSON). Ctrl+C stops it.`);
   await new Promise<void>((done) => {
     const stop = (): void => void server.close().then(done);
@@ -281,7 +281,7 @@ export async function main(argv: string[]): Promise<number> {
       return traces(v);
     }
     case 'sim': {
-      const v = parse('sim', rest, { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+      const v = parse('sim', rest, { port: { type: 'string' }, 'latency-ms': { type: 'string' }, help: { type: 'boolean', short: 'h' } });
       if (v.help) return out(USAGE), 0;
       return sim(v);
     }

@@ -141,7 +141,6 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
   );
   const cancelled = Boolean(req.signal?.aborted);
   store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now() });
-  store.flush();
   const rollouts = store
     .listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER })
     .rollouts.filter((r: RolloutRecord) => r.status === 'succeeded' || r.status === 'failed');
