@@ -44,3 +44,31 @@ export function json<T = Record<string, unknown>>(r: CliResult): T {
     throw new Error(`stdout is not one JSON document (exit ${r.code}):\n${r.stdout.slice(0, 2000)}\nstderr:\n${r.stderr.slice(-3000)}`);
   }
 }
+
+/** What `run --json` and `eval --json` print. */
+export interface RunDoc {
+  runId: string;
+  simulated: boolean;
+  rollouts: number;
+  succeeded: number;
+  failed: number;
+  metrics: {
+    executionSuccessRate: number;
+    averageFinalReward: number;
+    decisionAlignment: number | null;
+    averageTurnCount: number;
+    judge: Record<string, number>;
+  };
+}
+
+/** One span as `traces --rollout ID --json` prints it. */
+export interface SpanDoc {
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  kind: string;
+  startTime: number;
+  endTime: number;
+  status: string;
+  attributes: Record<string, unknown>;
+}

@@ -4,23 +4,10 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSimServer } from '../../src/core/sim/simServer';
 import type { SimFaultHook } from '../../src/core/sim/simFaults';
-import { cli, cliAsync, json, tempWorkspace, PUBMEDQA } from './cliHelpers';
+import { cli, cliAsync, json, tempWorkspace, PUBMEDQA, type RunDoc, type SpanDoc } from './cliHelpers';
 
-interface RunDoc {
-  runId: string;
-  simulated: boolean;
-  rollouts: number;
-  succeeded: number;
-  failed: number;
-}
 interface TraceList {
   rollouts: Array<{ id: string; runId: string; taskId: string; status: string; finalReward: number | null }>;
-}
-interface SpanDoc {
-  name: string;
-  kind: string;
-  status: string;
-  attributes: Record<string, unknown>;
 }
 
 function workspace(patch?: (cfg: Record<string, any>) => void): string {

@@ -1,32 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { cli, json, tempWorkspace, PUBMEDQA } from './cliHelpers';
+import { cli, json, tempWorkspace, PUBMEDQA, type RunDoc, type SpanDoc } from './cliHelpers';
 
-interface RunDoc {
-  runId: string;
-  simulated: boolean;
-  rollouts: number;
-  succeeded: number;
-  failed: number;
-  metrics: {
-    executionSuccessRate: number;
-    averageFinalReward: number;
-    decisionAlignment: number | null;
-    averageTurnCount: number;
-    judge: Record<string, number>;
-  };
-}
-interface SpanDoc {
-  spanId: string;
-  parentSpanId: string | null;
-  name: string;
-  kind: string;
-  startTime: number;
-  endTime: number;
-  status: string;
-  attributes: Record<string, unknown>;
-}
 
 let ws: string;
 before(() => {

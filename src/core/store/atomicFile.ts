@@ -21,23 +21,14 @@ export function writeFileAtomic(path: string, bytes: Uint8Array): void {
   }
   closeSync(fd);
   renameSync(tmp, path);
-  fsyncDir(dirname(path));
+  fsyncPath(dirname(path));
 }
 
-export function fsyncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    // some platforms cannot fsync a directory; the rename is still atomic there
-  }
-}
-
-/** Flushes a file someone else wrote (its data reaches the disk whoever fsyncs it). */
+/**
+ * Flushes a file or a folder to disk, whoever wrote it. Quiet on failure: some
+ * platforms cannot fsync a folder (the rename is still atomic there), and a
+ * file that is gone has nothing of ours to protect.
+ */
 export function fsyncPath(path: string): void {
   try {
     const fd = openSync(path, 'r');
@@ -47,6 +38,6 @@ export function fsyncPath(path: string): void {
       closeSync(fd);
     }
   } catch {
-    // gone or unreadable: nothing of ours to protect
+    // see above
   }
 }

@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { fsyncDir } from './atomicFile';
+import { fsyncPath } from './atomicFile';
 import type { Catalog, FileState } from './catalog';
 import { readHeader } from './journalCatchUp';
 import {
@@ -146,7 +146,7 @@ function cleanLeftovers(ctx: CompactionContext): void {
       removed = true;
     }
   }
-  if (removed) fsyncDir(journalDir);
+  if (removed) fsyncPath(journalDir);
 }
 
 /** Journals of finished writers, whole writers per batch (a rollout may cross a rotation). */
@@ -289,7 +289,7 @@ async function compactBatch(ctx: CompactionContext, batch: SourceFile[], result:
     return;
   }
   renameSync(tmp, join(paths.segmentDir, name));
-  fsyncDir(paths.segmentDir);
+  fsyncPath(paths.segmentDir);
   const seg = cat.addFile(name, 'segment', null);
   seg.consumed = out.size;
   seg.size = out.size;
@@ -316,7 +316,7 @@ async function compactBatch(ctx: CompactionContext, batch: SourceFile[], result:
     unlinkQuiet(join(paths.journalDir, f.name));
     ctx.catalog().removeFile(f.name);
   }
-  fsyncDir(paths.journalDir);
+  fsyncPath(paths.journalDir);
   result.journalsRetired += batch.length;
   result.segmentsWritten++;
   result.traces += moved.size;
