@@ -1,0 +1,148 @@
+import * as vscode from 'vscode';
+import { randomBytes } from 'node:crypto';
+import {
+  CommandArgs,
+  RequestParams,
+  WebviewMessage,
+  isCommandName,
+  isRequestMethod,
+  type CommandArgsOf,
+  type CommandName,
+  type HostMessage,
+  type NotificationType,
+  type Notifications,
+  type PanelKind,
+  type RequestMethod,
+  type RequestParamsOf,
+  type RequestResults,
+} from '../../shared/protocol';
+import { errorMessage } from '../../core/errors';
+
+export type RequestHandlers = { [M in RequestMethod]?: (params: RequestParamsOf<M>) => Promise<RequestResults[M]> | RequestResults[M] };
+export type CommandHandlers = { [C in CommandName]?: (args: CommandArgsOf<C>) => void | Promise<void> };
+
+const TITLES: Record<PanelKind, string> = {
+  traceExplorer: 'Trace Explorer',
+  graphView: 'Graph View',
+  rewardCurve: 'Reward Curve',
+};
+
+/**
+ * The page of a panel: a strict CSP with a per-load nonce, no inline script,
+ * nothing remote; scripts and styles only from the extension's dist and media.
+ */
+export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri, panel: PanelKind): string {
+  const nonce = randomBytes(16).toString('base64');
+  const asset = (...p: string[]): string => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
+  const csp = [
+    "default-src 'none'",
+    `img-src ${webview.cspSource} data: blob:`,
+    `style-src ${webview.cspSource}`,
+    `font-src ${webview.cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${asset('dist', 'webview', 'codicon.css')}" id="vscode-codicon-stylesheet">
+<link rel="stylesheet" href="${asset('media', 'webview.css')}">
+<title>${TITLES[panel]}</title>
+</head>
+<body data-panel="${panel}">
+<div id="app" role="application" aria-label="${TITLES[panel]}"></div>
+<script nonce="${nonce}" src="${asset('dist', 'webview', `${panel}.js`)}"></script>
+</body>
+</html>`;
+}
+
+export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+  return {
+    enableScripts: true,
+    retainContextWhenHidden: false,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')],
+  };
+}
+
+export function panelTitle(panel: PanelKind): string {
+  return `Rollout Lab: ${TITLES[panel]}`;
+}
+
+/**
+ * The host side of one panel: checks every message against the catalogue,
+ * answers requests, runs commands, and holds notifications until the webview
+ * has said it is ready.
+ */
+export class PanelHost implements vscode.Disposable {
+  private ready = false;
+  private readonly queue: HostMessage[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+  readonly onReady: Promise<void>;
+  private markReady!: () => void;
+
+  constructor(
+    readonly panel: vscode.WebviewPanel,
+    readonly kind: PanelKind,
+    extensionUri: vscode.Uri,
+    private readonly requests: RequestHandlers,
+    private readonly commands: CommandHandlers,
+    private readonly log: (line: string) => void,
+  ) {
+    this.onReady = new Promise((r) => (this.markReady = r));
+    panel.webview.options = panelOptions(extensionUri);
+    panel.webview.html = panelHtml(panel.webview, extensionUri, kind);
+    this.disposables.push(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
+  }
+
+  notify<N extends NotificationType>(type: N, params: Notifications[N]): void {
+    const msg: HostMessage = { kind: 'notification', type, params };
+    if (this.ready) void this.panel.webview.postMessage(msg);
+    else this.queue.push(msg);
+  }
+
+  private async receive(raw: unknown): Promise<void> {
+    const parsed = WebviewMessage.safeParse(raw);
+    if (!parsed.success) {
+      this.log(`${this.kind}: ignored a malformed webview message: ${parsed.error.issues[0]?.message ?? ''}`);
+      return;
+    }
+    const msg = parsed.data;
+    if (msg.kind === 'ready') {
+      this.ready = true;
+      for (const m of this.queue.splice(0)) void this.panel.webview.postMessage(m);
+      this.markReady();
+      return;
+    }
+    if (msg.kind === 'command') {
+      if (!isCommandName(msg.command)) return this.log(`${this.kind}: unknown command ${msg.command}`);
+      const args = CommandArgs[msg.command].safeParse(msg.args);
+      const handler = this.commands[msg.command] as ((a: unknown) => void | Promise<void>) | undefined;
+      if (!args.success || !handler) return this.log(`${this.kind}: rejected command ${msg.command}`);
+      try {
+        await handler(args.data);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Rollout Lab: ${errorMessage(err)}`);
+      }
+      return;
+    }
+    const reply = (m: HostMessage): void => void this.panel.webview.postMessage(m);
+    if (!isRequestMethod(msg.method)) return reply({ kind: 'response', id: msg.id, ok: false, error: `unknown method ${msg.method}` });
+    const params = RequestParams[msg.method].safeParse(msg.params);
+    if (!params.success) {
+      return reply({ kind: 'response', id: msg.id, ok: false, error: `bad parameters for ${msg.method}: ${params.error.issues[0]?.message ?? ''}` });
+    }
+    const handler = this.requests[msg.method] as ((p: unknown) => unknown) | undefined;
+    if (!handler) return reply({ kind: 'response', id: msg.id, ok: false, error: `${this.kind} does not answer ${msg.method}` });
+    try {
+      reply({ kind: 'response', id: msg.id, ok: true, result: await handler(params.data) });
+    } catch (err) {
+      reply({ kind: 'response', id: msg.id, ok: false, error: errorMessage(err) });
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}

@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import type { SpanRecord } from '../core/trace/span';
+import type { AgentAggregate, RolloutRecord, RunRecord } from '../core/store/types';
+
+/**
+ * The one message catalogue between the extension host and its webviews.
+ * A webview sends `ready` once it listens, then requests (with ids) and
+ * commands (fire and forget); the host answers each request with a response of
+ * the same id and pushes notifications. Every method is declared once here with
+ * its parameter schema (checked on the host: webview input is external input)
+ * and its result type.
+ */
+
+export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve']);
+export type PanelKind = z.infer<typeof PanelKind>;
+
+const RolloutQueryParams = z.strictObject({
+  runId: z.string().optional(),
+  status: z.array(z.enum(['running', 'succeeded', 'failed', 'cancelled'])).optional(),
+  split: z.enum(['train', 'val']).optional(),
+  minReward: z.number().optional(),
+  maxReward: z.number().optional(),
+  limit: z.number().int().positive().max(100_000).optional(),
+  offset: z.number().int().nonnegative().optional(),
+});
+
+export const RequestParams = {
+  'trace/get': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/) }),
+  'rollouts/list': RolloutQueryParams,
+  'runs/list': z.strictObject({}),
+  'graph/describe': z.strictObject({}),
+  'graph/rolloutOverlay': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/) }),
+  'graph/aggregate': z.strictObject({ runId: z.string().optional() }),
+  'rewards/series': z.strictObject({ runId: z.string().optional() }),
+  'export/save': z.strictObject({
+    format: z.enum(['png', 'csv']),
+    suggestedName: z.string().regex(/^[\w.-]+$/),
+    /** base64 for png, text for csv */
+    data: z.string().max(64 * 1024 * 1024),
+  }),
+} as const;
+export type RequestMethod = keyof typeof RequestParams;
+export type RequestParamsOf<M extends RequestMethod> = z.infer<(typeof RequestParams)[M]>;
+
+export interface GraphNodeInfo {
+  id: string;
+  kind: 'agent' | 'tools' | 'start' | 'end' | 'other';
+  /** The agent a node belongs to (a tool node `X_tools` belongs to X). */
+  agent: string | null;
+  /** Whether the agent has a prompt file that can be opened. */
+  hasPrompt: boolean;
+}
+export interface GraphEdgeInfo {
+  source: string;
+  target: string;
+  conditional: boolean;
+  label?: string;
+}
+export interface NodeStats {
+  node: string;
+  visits: number;
+  /** Rollouts in which the node ran at least once. */
+  rollouts: number;
+  meanLatencyMs: number | null;
+  errorRate: number | null;
+}
+export interface RewardPoint {
+  rolloutId: string;
+  runId: string;
+  taskId: string;
+  startTime: number;
+  finalReward: number;
+  criteria: Record<string, number> | null;
+  /** Prompt version per agent (content hash) and model version per agent. */
+  promptVersions: Record<string, string | null>;
+  modelVersions: Record<string, string | null>;
+  simulated: boolean;
+}
+
+export interface RequestResults {
+  'trace/get': { rollout: RolloutRecord; spans: SpanRecord[] };
+  'rollouts/list': { rollouts: RolloutRecord[]; total: number };
+  'runs/list': { runs: RunRecord[] };
+  'graph/describe': { nodes: GraphNodeInfo[]; edges: GraphEdgeInfo[]; source: 'research-lab' | 'module' };
+  'graph/rolloutOverlay': { rolloutId: string; visits: Record<string, number>; path: string[]; errors: Record<string, number> };
+  'graph/aggregate': { rollouts: number; nodes: NodeStats[]; agents: AgentAggregate[] };
+  'rewards/series': { points: RewardPoint[]; criteria: string[] };
+  'export/save': { saved: boolean; path: string | null };
+}
+
+export const CommandArgs = {
+  /** Open the prompt file of an agent in an editor. */
+  'prompt/open': z.strictObject({ agent: z.string().min(1) }),
+  /** Show a rollout in the trace explorer, optionally filtered to one node. */
+  'trace/open': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/), node: z.string().optional() }),
+  /** Filter the trace explorer to a graph node (the latest rollout that visited it). */
+  'trace/filterNode': z.strictObject({ node: z.string().min(1) }),
+} as const;
+export type CommandName = keyof typeof CommandArgs;
+export type CommandArgsOf<C extends CommandName> = z.infer<(typeof CommandArgs)[C]>;
+
+export interface Notifications {
+  /** The store changed (a rollout finished here or in another process). */
+  'store/changed': { rollouts: number };
+  /** Show this rollout (the host opened the panel for it). */
+  'trace/show': { rolloutId: string; node?: string };
+  /** Show this rollout's path on the graph. */
+  'graph/showRollout': { rolloutId: string };
+}
+export type NotificationType = keyof Notifications;
+
+/** Webview → host. */
+export const WebviewMessage = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('ready'), panel: PanelKind }),
+  z.strictObject({ kind: z.literal('request'), id: z.number().int().nonnegative(), method: z.string(), params: z.unknown() }),
+  z.strictObject({ kind: z.literal('command'), command: z.string(), args: z.unknown() }),
+]);
+export type WebviewMessage = z.infer<typeof WebviewMessage>;
+
+/** Host → webview. */
+export type HostMessage =
+  | { kind: 'response'; id: number; ok: true; result: unknown }
+  | { kind: 'response'; id: number; ok: false; error: string }
+  | { kind: 'notification'; type: NotificationType; params: Notifications[NotificationType] };
+
+export function isRequestMethod(m: string): m is RequestMethod {
+  return Object.prototype.hasOwnProperty.call(RequestParams, m);
+}
+export function isCommandName(c: string): c is CommandName {
+  return Object.prototype.hasOwnProperty.call(CommandArgs, c);
+}
+
+/** What a panel keeps with getState/setState and the serializer restores after a window reload. */
+export interface PanelState {
+  rolloutId?: string;
+  node?: string;
+  runId?: string;
+  [key: string]: unknown;
+}

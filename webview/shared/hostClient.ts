@@ -1,0 +1,80 @@
+import type {
+  CommandArgsOf,
+  CommandName,
+  HostMessage,
+  NotificationType,
+  Notifications,
+  PanelKind,
+  PanelState,
+  RequestMethod,
+  RequestParamsOf,
+  RequestResults,
+} from '../../src/shared/protocol';
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+/**
+ * The webview side of the message catalogue: typed requests with ids and
+ * promises, commands, notifications, and the panel state that survives a
+ * reload. `ready` is sent only once listeners are in place, so the host never
+ * posts into the void.
+ */
+export class HostClient {
+  private readonly vscode = acquireVsCodeApi();
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  private readonly listeners = new Map<NotificationType, Array<(p: never) => void>>();
+
+  constructor(private readonly panel: PanelKind) {
+    window.addEventListener('message', (event: MessageEvent<HostMessage>) => this.receive(event.data));
+  }
+
+  /** Call after registering notification handlers. */
+  ready(): void {
+    this.vscode.postMessage({ kind: 'ready', panel: this.panel });
+  }
+
+  request<M extends RequestMethod>(method: M, params: RequestParamsOf<M>): Promise<RequestResults[M]> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.vscode.postMessage({ kind: 'request', id, method, params });
+    });
+  }
+
+  command<C extends CommandName>(command: C, args: CommandArgsOf<C>): void {
+    this.vscode.postMessage({ kind: 'command', command, args });
+  }
+
+  on<N extends NotificationType>(type: N, handler: (params: Notifications[N]) => void): void {
+    const list = this.listeners.get(type) ?? [];
+    list.push(handler as (p: never) => void);
+    this.listeners.set(type, list);
+  }
+
+  getState(): PanelState {
+    return (this.vscode.getState() as PanelState | undefined) ?? {};
+  }
+
+  setState(patch: PanelState): void {
+    this.vscode.setState({ ...this.getState(), ...patch });
+  }
+
+  private receive(msg: HostMessage): void {
+    if (!msg || typeof msg !== 'object') return;
+    if (msg.kind === 'response') {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if (msg.ok) p.resolve(msg.result);
+      else p.reject(new Error(msg.error));
+    } else if (msg.kind === 'notification') {
+      for (const h of this.listeners.get(msg.type) ?? []) (h as (p: unknown) => void)(msg.params);
+    }
+  }
+}
