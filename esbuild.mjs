@@ -19,14 +19,35 @@ const common = {
   external: ['vscode', 'esbuild', 'better-sqlite3'],
 };
 
+// One small browser bundle per panel; webviews load nothing remote.
+const webview = {
+  bundle: true,
+  platform: 'browser',
+  target: 'chrome120',
+  format: 'iife',
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'warning',
+  entryPoints: {
+    traceExplorer: 'webview/traceExplorer/main.ts',
+    graphView: 'webview/graphView/main.ts',
+    rewardCurve: 'webview/rewardCurve/main.ts',
+  },
+  outdir: 'dist/webview',
+};
+
 const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' },
+  webview,
 ];
 
 // sql.js loads its wasm from beside the bundle at run time.
 mkdirSync('dist', { recursive: true });
 copyFileSync('node_modules/sql.js/dist/sql-wasm.wasm', 'dist/sql-wasm.wasm');
+// Codicons for the panels (their CSS loads the font from beside it).
+mkdirSync('dist/webview', { recursive: true });
+for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `dist/webview/${f}`);
 
 if (watch) {
   for (const b of builds) await (await esbuild.context(b)).watch();

@@ -1,85 +1,176 @@
 import * as vscode from 'vscode';
 import { errorMessage } from '../core/errors';
+import type { PanelKind } from '../shared/protocol';
+import { ApiKeys } from './apiKeys';
+import { filterRolloutsCommand } from './commands/filterRollouts';
+import { runBatchCommand } from './commands/runCommands';
+import { SimEndpoint } from './commands/simEndpoint';
+import { labRequestHandlers } from './labRequests';
+import { LabService } from './labService';
+import { Panels } from './panels';
+import { DEFAULT_PAGE_SIZE, RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
+import { webviewCommandHandlers } from './webviewCommands';
+import type { PanelHost } from './webviews/panelHost';
+
+/** What activate() returns: the extension-host tests drive the extension through it. */
+export interface RolloutLabApi {
+  /** Milliseconds activate() took (performance.now() around it). */
+  activationMs: number;
+  service: LabService;
+  panels: { get(kind: PanelKind): PanelHost | undefined };
+  rolloutsTree: vscode.TreeDataProvider<unknown>;
+}
+
+let service: LabService | undefined;
 
 /**
- * Activation stays cheap: the core (graph runner, store, sql.js) is loaded
- * only when a command first needs it.
+ * Activation only wires commands, the view and the panel serializers: the
+ * core (graph runner, trace store, sql.js) is loaded by dynamic import when
+ * a command or the view first needs a lab.
  */
-export function activate(context: vscode.ExtensionContext): void {
+export function activate(context: vscode.ExtensionContext): RolloutLabApi {
+  const started = performance.now();
   const output = vscode.window.createOutputChannel('Rollout Lab');
-  context.subscriptions.push(
-    output,
-    vscode.commands.registerCommand('rolloutLab.initialize', () => initialize(output)),
-    vscode.commands.registerCommand('rolloutLab.runRollouts', () => runRollouts(output)),
-  );
+  const log = (line: string): void => output.appendLine(line);
+  const apiKeys = new ApiKeys(context.secrets, context.globalState);
+  const settings = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('rolloutLab');
+  const lab = new LabService({
+    environment: (dir) => apiKeys.environment(dir),
+    log,
+    pollIntervalMs: Math.max(0, settings().get<number>('refreshIntervalSeconds', 2)) * 1000,
+  });
+  service = lab;
+  let panels: Panels | undefined;
+  const panelsRef = (): Panels => panels!;
+  panels = new Panels(context.extensionUri, labRequestHandlers(lab), webviewCommandHandlers(lab, panelsRef), log);
+  const tree = new RolloutsTree(lab, () => Math.max(1, settings().get<number>('rolloutsPerPage', DEFAULT_PAGE_SIZE)));
+  const view = vscode.window.createTreeView<RolloutsTreeNode>('rolloutLab.rollouts', { treeDataProvider: tree, showCollapseAll: true });
+  tree.attach(view);
+  const sim = new SimEndpoint(log);
+
+  // Panels hear about new rollouts (those of the lab they show) as the tree does.
+  lab.onDidChange((change) => {
+    if (!panels || panels.openKinds().length === 0 || change.folder !== lab.activeFolder()) return;
+    const store = lab.openedStore(change.folder);
+    panels.broadcast(store ? store.listRollouts({ limit: 0 }).total : 0);
+  });
+  // A new or removed key changes what the router sends: open the labs again on next use.
+  apiKeys.onDidChange(() => lab.invalidate());
+
+  const runContext = { service: lab, output, openRewardCurve: () => void panels!.open('rewardCurve') };
+  const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, guarded(fn)));
+  };
+
+  register('rolloutLab.initialize', () => initialize(lab, output));
+  register('rolloutLab.runRollouts', (arg) => runBatchCommand(runContext, 'run', arg));
+  register('rolloutLab.evaluate', (arg) => runBatchCommand(runContext, 'eval', arg));
+  register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
+  const openGraph = (arg: unknown): void => {
+    const id = rolloutIdOf(arg);
+    if (id) rememberFolderOf(lab, arg);
+    panels!.showGraph(id);
+  };
+  register('rolloutLab.openGraphView', openGraph);
+  register('rolloutLab.openRolloutInGraphView', openGraph);
+  register('rolloutLab.openRolloutInTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
+  register('rolloutLab.openRewardCurve', () => void panels!.open('rewardCurve'));
+  register('rolloutLab.startSimulatedEndpoint', (arg) => sim.start(arg));
+  register('rolloutLab.stopSimulatedEndpoint', () => sim.stop());
+  register('rolloutLab.simulatedEndpointActions', () => sim.actions());
+  register('rolloutLab.setApiKey', (arg) => apiKeys.command(safeActiveFolder(lab), arg));
+  register('rolloutLab.refreshRollouts', async () => {
+    await lab.refresh();
+    tree.refresh();
+  });
+  register('rolloutLab.filterRollouts', (arg) => filterRolloutsCommand(tree, arg));
+  register('rolloutLab.clearRolloutFilters', () => tree.setFilter({}));
+  register('rolloutLab.loadMoreRollouts', (arg) => {
+    const n = arg as { folder?: unknown; runId?: unknown } | undefined;
+    if (typeof n?.folder === 'string' && typeof n.runId === 'string') tree.loadMore(n.folder, n.runId);
+  });
+
+  context.subscriptions.push(output, lab, panels, tree, view, sim);
+  const activationMs = performance.now() - started;
+  log(`Rollout Lab activated in ${activationMs.toFixed(1)} ms`);
+  return { activationMs, service: lab, panels, rolloutsTree: tree };
 }
 
-export function deactivate(): void {}
+/** Closes the labs so each store writes its catalog checkpoint. */
+export async function deactivate(): Promise<void> {
+  await service?.close();
+  service = undefined;
+}
 
-function workspaceDir(): string | undefined {
+/**
+ * Errors reach the user as one clear message. A call with an argument (a
+ * test, a keybinding, another extension) also gets the error back; a menu on
+ * a rollouts-view item (whose argument is the item) does not, or VS Code
+ * would show the error a second time.
+ */
+function guarded(fn: (...args: unknown[]) => unknown): (...args: unknown[]) => Promise<unknown> {
+  return async (...args: unknown[]): Promise<unknown> => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Rollout Lab: ${errorMessage(err)}`);
+      const arg = args[0];
+      const fromView = typeof arg === 'object' && arg !== null && 'kind' in arg;
+      if (arg !== undefined && !fromView) throw err;
+      return undefined;
+    }
+  };
+}
+
+function safeActiveFolder(lab: LabService): string | undefined {
+  return lab.activeFolder() ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+
+/** A rollout id from a command argument: the id itself, or a rollouts-view node. */
+function rolloutIdOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg;
+  const node = arg as { kind?: unknown; rollout?: { id?: unknown } } | undefined;
+  if (node?.kind === 'rollout' && typeof node.rollout?.id === 'string') return node.rollout.id;
+  return undefined;
+}
+
+/** Panels follow the lab of the rollout a user opened (when several folders have one). */
+function rememberFolderOf(lab: LabService, arg: unknown): void {
+  const folder = (arg as { folder?: unknown } | undefined)?.folder;
+  if (typeof folder === 'string') lab.setActiveFolder(folder);
+}
+
+async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown): Promise<void> {
+  let id = rolloutIdOf(arg);
+  if (id && !/^[0-9a-f]{32}$/.test(id)) throw new Error(`"${id}" is not a rollout id (32 hex digits)`);
+  if (id) rememberFolderOf(lab, arg);
+  if (!id) {
+    const store = await lab.store();
+    const { rollouts } = store.listRollouts({ sort: 'startTime', order: 'desc', limit: 200 });
+    if (rollouts.length === 0) {
+      void vscode.window.showInformationMessage('Rollout Lab: no rollouts yet — run some with "Rollout Lab: Run Rollouts".');
+      return;
+    }
+    const { rolloutDescription } = await import('./view/rolloutPresentation');
+    const picked = await vscode.window.showQuickPick(
+      rollouts.map((r) => ({ label: r.taskId, description: `${r.status} · ${rolloutDescription(r)}`, detail: `${r.runId} · ${new Date(r.startTime).toLocaleString()}`, id: r.id })),
+      { title: 'Rollout Lab: Open Trace Explorer', placeHolder: 'Recent rollouts', matchOnDescription: true, matchOnDetail: true },
+    );
+    if (!picked) return;
+    id = picked.id;
+  }
+  panels.showTrace(id);
+}
+
+async function initialize(lab: LabService, output: vscode.OutputChannel): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder) void vscode.window.showErrorMessage('Rollout Lab needs an open folder: open the folder that holds (or will hold) .rollout-lab/.');
-  return folder?.uri.fsPath;
-}
-
-async function initialize(output: vscode.OutputChannel): Promise<void> {
-  const dir = workspaceDir();
-  if (!dir) return;
-  try {
-    const { initWorkspace } = await import('../core/config/init');
-    const r = await initWorkspace(dir);
-    output.appendLine(`Initialized ${dir}: created ${r.created.length}, kept ${r.skipped.length}`);
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(`${dir}/.rollout-lab/lab.json`));
-    await vscode.window.showTextDocument(doc);
-  } catch (err) {
-    void vscode.window.showErrorMessage(`Rollout Lab: ${errorMessage(err)}`);
-  }
-}
-
-async function runRollouts(output: vscode.OutputChannel): Promise<void> {
-  const dir = workspaceDir();
-  if (!dir) return;
-  const limitText = await vscode.window.showInputBox({ prompt: 'How many training tasks?', value: '10', validateInput: (v) => (/^[1-9]\d*$/.test(v) ? null : 'a whole number ≥ 1') });
-  if (!limitText) return;
-  const { Lab } = await import('../core/rollout/lab');
-  const { runRollouts: run } = await import('../core/rollout/runner');
-  const { computeMetrics } = await import('../core/reward/metrics');
-  let lab: Awaited<ReturnType<typeof Lab.open>> | undefined;
-  try {
-    lab = await Lab.open({ workspace: dir });
-    const notice = lab.simulationNotice();
-    if (notice) output.appendLine(notice);
-    const ds = await lab.loadDataset();
-    const tasks = lab.selectTasks(ds, { split: 'train', limit: Number(limitText), seed: lab.loaded.config.runner.seed });
-    const env = await lab.environment(ds.tasks);
-    const opened = lab;
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Rollout Lab${opened.simulated ? ' (SIMULATED)' : ''}`, cancellable: true },
-      async (progress, token) => {
-        const controller = new AbortController();
-        token.onCancellationRequested(() => controller.abort());
-        return run(env, {
-          tasks,
-          samples: opened.loaded.config.runner.samples,
-          concurrency: opened.loaded.config.runner.concurrency,
-          params: { command: 'run', split: 'train', limit: tasks.length, seed: opened.loaded.config.runner.seed, samples: opened.loaded.config.runner.samples, dataset: null },
-          seed: opened.loaded.config.runner.seed,
-          signal: controller.signal,
-          onProgress: (p) => {
-            const mean = p.meanReward === null ? '' : `, mean reward ${p.meanReward.toFixed(3)}`;
-            progress.report({ increment: 100 / p.total, message: `${p.done}/${p.total}${mean}` });
-            output.appendLine(`[${p.done}/${p.total}] ${p.last?.taskId ?? ''} ${p.last?.status ?? ''} reward ${p.last?.finalReward?.toFixed(3) ?? '-'}`);
-          },
-        });
-      },
-    );
-    const m = computeMetrics(result.rollouts, Object.keys(lab.loaded.config.reward.criteria));
-    void vscode.window.showInformationMessage(
-      `Rollout Lab${lab.simulated ? ' (SIMULATED)' : ''}: ${m.succeeded}/${m.rollouts} rollouts succeeded, mean reward ${m.averageFinalReward?.toFixed(3) ?? 'n/a'}`,
-    );
-  } catch (err) {
-    void vscode.window.showErrorMessage(`Rollout Lab: ${errorMessage(err)}`);
-  } finally {
-    await lab?.close();
-  }
+  if (!folder) throw new Error('Rollout Lab needs an open folder: open the folder that holds (or will hold) .rollout-lab/');
+  const dir = folder.uri.fsPath;
+  const { initWorkspace } = await import('../core/config/init');
+  const r = await initWorkspace(dir);
+  output.appendLine(`Initialized ${dir}: created ${r.created.length}, kept ${r.skipped.length}`);
+  lab.invalidate(dir);
+  await vscode.commands.executeCommand('setContext', 'rolloutLab.hasLab', true);
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(`${dir}/.rollout-lab/lab.json`));
+  await vscode.window.showTextDocument(doc);
 }

@@ -63,6 +63,8 @@ export interface NodeStats {
   rollouts: number;
   meanLatencyMs: number | null;
   errorRate: number | null;
+  /** Set when the stats come from the spans of only this many most recent rollouts (tool nodes; see nodeAggregates). */
+  sample?: number;
 }
 export interface RewardPoint {
   rolloutId: string;

@@ -18,6 +18,9 @@ import {
 } from '../../shared/protocol';
 import { errorMessage } from '../../core/errors';
 
+/** A message the catalogue does not allow: unknown name or parameters that fail their schema. */
+export class RejectedMessage extends Error {}
+
 export type RequestHandlers = { [M in RequestMethod]?: (params: RequestParamsOf<M>) => Promise<RequestResults[M]> | RequestResults[M] };
 export type CommandHandlers = { [C in CommandName]?: (args: CommandArgsOf<C>) => void | Promise<void> };
 
@@ -96,8 +99,13 @@ export class PanelHost implements vscode.Disposable {
     this.disposables.push(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
   }
 
+  /** The latest notifications sent or queued (at most 100), so extension tests can see what a panel was told. */
+  readonly notified: Array<{ type: NotificationType; params: Notifications[NotificationType] }> = [];
+
   notify<N extends NotificationType>(type: N, params: Notifications[N]): void {
     const msg: HostMessage = { kind: 'notification', type, params };
+    this.notified.push({ type, params });
+    if (this.notified.length > 100) this.notified.shift();
     if (this.ready) void this.panel.webview.postMessage(msg);
     else this.queue.push(msg);
   }
@@ -116,30 +124,49 @@ export class PanelHost implements vscode.Disposable {
       return;
     }
     if (msg.kind === 'command') {
-      if (!isCommandName(msg.command)) return this.log(`${this.kind}: unknown command ${msg.command}`);
-      const args = CommandArgs[msg.command].safeParse(msg.args);
-      const handler = this.commands[msg.command] as ((a: unknown) => void | Promise<void>) | undefined;
-      if (!args.success || !handler) return this.log(`${this.kind}: rejected command ${msg.command}`);
       try {
-        await handler(args.data);
+        await this.runCommand(msg.command, msg.args);
       } catch (err) {
-        void vscode.window.showErrorMessage(`Rollout Lab: ${errorMessage(err)}`);
+        if (err instanceof RejectedMessage) this.log(`${this.kind}: ${err.message}`);
+        else void vscode.window.showErrorMessage(`Rollout Lab: ${errorMessage(err)}`);
       }
       return;
     }
     const reply = (m: HostMessage): void => void this.panel.webview.postMessage(m);
-    if (!isRequestMethod(msg.method)) return reply({ kind: 'response', id: msg.id, ok: false, error: `unknown method ${msg.method}` });
-    const params = RequestParams[msg.method].safeParse(msg.params);
-    if (!params.success) {
-      return reply({ kind: 'response', id: msg.id, ok: false, error: `bad parameters for ${msg.method}: ${params.error.issues[0]?.message ?? ''}` });
-    }
-    const handler = this.requests[msg.method] as ((p: unknown) => unknown) | undefined;
-    if (!handler) return reply({ kind: 'response', id: msg.id, ok: false, error: `${this.kind} does not answer ${msg.method}` });
     try {
-      reply({ kind: 'response', id: msg.id, ok: true, result: await handler(params.data) });
+      reply({ kind: 'response', id: msg.id, ok: true, result: await this.handle(msg.method, msg.params) });
     } catch (err) {
       reply({ kind: 'response', id: msg.id, ok: false, error: errorMessage(err) });
     }
+  }
+
+  /**
+   * Answers a request exactly as for a webview message (the same checks, the
+   * same handler) and returns its result; extension tests call it to go
+   * through the catalogue without a DOM. Throws what the webview would get as
+   * an error response.
+   */
+  async handle(method: string, params: unknown): Promise<unknown> {
+    if (!isRequestMethod(method)) throw new RejectedMessage(`unknown method ${method}`);
+    const parsed = RequestParams[method].safeParse(params);
+    if (!parsed.success) throw new RejectedMessage(`bad parameters for ${method}: ${parsed.error.issues[0]?.message ?? ''}`);
+    const handler = this.requests[method] as ((p: unknown) => unknown) | undefined;
+    if (!handler) throw new RejectedMessage(`${this.kind} does not answer ${method}`);
+    return await handler(parsed.data);
+  }
+
+  /** Runs a webview command as for a webview message; rejects one that is unknown or malformed. */
+  async runCommand(command: string, args: unknown): Promise<void> {
+    if (!isCommandName(command)) throw new RejectedMessage(`unknown command ${command}`);
+    const parsed = CommandArgs[command].safeParse(args);
+    const handler = this.commands[command] as ((a: unknown) => void | Promise<void>) | undefined;
+    if (!parsed.success || !handler) throw new RejectedMessage(`rejected command ${command}`);
+    await handler(parsed.data);
+  }
+
+  /** Whether the webview has said it is ready (notifications are queued until then). */
+  get isReady(): boolean {
+    return this.ready;
   }
 
   dispose(): void {

@@ -1,0 +1,124 @@
+import { closeBrowser, openPanel, waitReady } from '../test/webview/harness';
+import { buildWebview } from '../test/webview/fixtures/buildWebview';
+import type { TraceFixture } from '../test/webview/fixtures/realTraces';
+import { syntheticTrace } from '../test/webview/fixtures/syntheticTrace';
+import { median, result, type Bench, type BenchResult } from './harness';
+
+const RUNS = 5;
+const SCROLL_RUNS = 3;
+/** Frames of programmatic scrolling, and pixels per frame: about 45 rows a frame, a fast fling. */
+const SCROLL_FRAMES = 240;
+const SCROLL_STEP_PX = 1000;
+
+interface OpenTiming {
+  /** trace/get response received → rows rendered (synchronous work). */
+  renderMs: number;
+  /** trace/get response received → the frame after the rows were rendered (layout and paint included). */
+  paintMs: number;
+  rows: number;
+}
+
+/** Opens the trace explorer on a fresh page, shows the trace, and reads the marks the webview sets. */
+async function openOnce(trace: TraceFixture): Promise<OpenTiming> {
+  const h = await openPanel('traceExplorer', { 'trace/get': () => trace });
+  try {
+    await waitReady(h);
+    await h.notify('trace/show', { rolloutId: trace.rollout.id });
+    await h.page.waitForFunction(() => document.body.dataset.paintedAt, undefined, { timeout: 30_000 });
+    const t = await h.page.evaluate(() => {
+      const d = document.body.dataset;
+      return { data: Number(d.dataAt), rendered: Number(d.renderedAt), painted: Number(d.paintedAt), rows: document.querySelectorAll('.te-row').length };
+    });
+    if (h.errors.length) throw new Error(`the trace explorer logged errors: ${h.errors.join(' | ')}`);
+    return { renderMs: t.rendered - t.data, paintMs: t.painted - t.data, rows: t.rows };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Scrolls the tree a fixed distance every animation frame (bouncing at the ends) and reports frame intervals. */
+async function scrollFrames(trace: TraceFixture): Promise<{ meanFrameMs: number; p95FrameMs: number }> {
+  const h = await openPanel('traceExplorer', { 'trace/get': () => trace });
+  try {
+    await waitReady(h);
+    await h.notify('trace/show', { rolloutId: trace.rollout.id });
+    await h.page.waitForFunction(() => document.body.dataset.paintedAt, undefined, { timeout: 30_000 });
+    // A string, not a function: tsx would wrap named inner functions in a helper the page does not have.
+    const frames = (await h.page.evaluate(`new Promise((done) => {
+      const v = document.querySelector('.te-viewport');
+      const max = v.scrollHeight - v.clientHeight;
+      let dir = 1, pos = 0;
+      const stamps = [];
+      const tick = (ts) => {
+        stamps.push(ts);
+        if (stamps.length > ${SCROLL_FRAMES}) return done(stamps.slice(1).map((s, i) => s - stamps[i]));
+        pos += dir * ${SCROLL_STEP_PX};
+        if (pos >= max || pos <= 0) { pos = Math.max(0, Math.min(pos, max)); dir = -dir; }
+        v.scrollTop = pos;
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    })`)) as number[];
+    if (h.errors.length) throw new Error(`the trace explorer logged errors: ${h.errors.join(' | ')}`);
+    const sorted = [...frames].sort((a, b) => a - b);
+    return { meanFrameMs: frames.reduce((s, x) => s + x, 0) / frames.length, p95FrameMs: sorted[Math.floor(sorted.length * 0.95)]! };
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * webview.open: the trace explorer in headless Chromium, time from the
+ * `trace/get` response to the first painted rows for a 10,000-span rollout;
+ * baseline: the same panel opening a 100-span rollout (medians of 5 runs,
+ * alternated). The issue asks for under 1 s; the ratio shows what 100× more
+ * spans cost. webview.scroll: mean frame interval while the tree scrolls
+ * about 45 rows a frame, 10,000 spans vs 100 (medians of 3 alternated runs).
+ */
+export const bench: Bench = {
+  names: ['webview.open', 'webview.scroll'],
+  async run(): Promise<BenchResult[]> {
+    await buildWebview('traceExplorer');
+    const large = syntheticTrace(10_000, { logprobsEvery: 7 });
+    const small = syntheticTrace(100, { logprobsEvery: 7 });
+    try {
+      await openOnce(small); // warm-up: browser start, bundle compile cache
+      const bigRuns: OpenTiming[] = [];
+      const smallRuns: OpenTiming[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        bigRuns.push(await openOnce(large));
+        smallRuns.push(await openOnce(small));
+      }
+      // Alternated and taken as medians: the machine is shared, a single pass is at the mercy of its neighbours.
+      const bigScrolls: Array<{ meanFrameMs: number; p95FrameMs: number }> = [];
+      const smallScrolls: Array<{ meanFrameMs: number; p95FrameMs: number }> = [];
+      for (let i = 0; i < SCROLL_RUNS; i++) {
+        bigScrolls.push(await scrollFrames(large));
+        smallScrolls.push(await scrollFrames(small));
+      }
+      const bigScroll = { meanFrameMs: median(bigScrolls.map((r) => r.meanFrameMs)), p95FrameMs: median(bigScrolls.map((r) => r.p95FrameMs)) };
+      const smallScroll = { meanFrameMs: median(smallScrolls.map((r) => r.meanFrameMs)), p95FrameMs: median(smallScrolls.map((r) => r.p95FrameMs)) };
+      const paintBig = median(bigRuns.map((r) => r.paintMs));
+      const paintSmall = median(smallRuns.map((r) => r.paintMs));
+      const renderBig = median(bigRuns.map((r) => r.renderMs));
+      return [
+        result(
+          'webview.open',
+          'ms',
+          paintBig,
+          paintSmall,
+          `baseline: the same panel opening a 100-span rollout; 10,000 spans, ${bigRuns[0]!.rows} row elements in the DOM, script ${renderBig.toFixed(0)} ms; want < 1000 ms`,
+        ),
+        result(
+          'webview.scroll',
+          'ms/frame',
+          bigScroll.meanFrameMs,
+          smallScroll.meanFrameMs,
+          `baseline: scrolling a 100-span rollout; p95 ${bigScroll.p95FrameMs.toFixed(1)} vs ${smallScroll.p95FrameMs.toFixed(1)} ms; want ratio ≈ 1 (no stalls)`,
+        ),
+      ];
+    } finally {
+      await closeBrowser();
+    }
+  },
+};

@@ -1,0 +1,229 @@
+import * as vscode from 'vscode';
+import * as path from 'node:path';
+import type { Lab } from '../../core/rollout/lab';
+import type { EvalMetrics } from '../../core/reward/metrics';
+import type { LabService } from '../labService';
+import { parseRunArgs, validateCount, type RunArgs, type RunSummaryResult } from '../runArgs';
+import { progressMessage } from '../view/rolloutPresentation';
+
+export type EvaluateResult = EvalMetrics & { runId: string; simulated: boolean; cancelled: boolean };
+
+export interface RunCommandContext {
+  service: LabService;
+  output: vscode.OutputChannel;
+  /** Opens the reward curve (an action on the finished-run message). */
+  openRewardCurve(): void;
+}
+
+interface RunPlan {
+  dataset: string | undefined;
+  split: 'train' | 'val' | 'all';
+  limit: number | undefined;
+  samples: number;
+  concurrency: number;
+}
+
+const BROWSE = '$(folder-opened) Browse…';
+
+/**
+ * Run Rollouts (`mode` 'run', train split by default) and Evaluate on
+ * Validation Set ('eval', val split, then the metrics table). With an
+ * argument object the pickers are skipped. Resolves to undefined when the
+ * user dismissed a picker.
+ */
+export async function runBatchCommand(ctx: RunCommandContext, mode: 'run', raw: unknown): Promise<RunSummaryResult | undefined>;
+export async function runBatchCommand(ctx: RunCommandContext, mode: 'eval', raw: unknown): Promise<EvaluateResult | undefined>;
+export async function runBatchCommand(ctx: RunCommandContext, mode: 'run' | 'eval', raw: unknown): Promise<RunSummaryResult | EvaluateResult | undefined> {
+  const args = parseRunArgs(raw);
+  const folder = args?.workspace ?? (args ? undefined : await pickLabFolder(ctx.service));
+  if (folder === null) return undefined;
+  return ctx.service.withLab(folder, async (lab, dir) => {
+    const plan = args ? planFromArgs(lab, mode, args) : await askPlan(lab, mode);
+    if (!plan) return undefined;
+    return execute(ctx, lab, dir, mode, plan);
+  });
+}
+
+/** null: the user dismissed the picker; undefined: the only (or active) lab. */
+async function pickLabFolder(service: LabService): Promise<string | null | undefined> {
+  const folders = service.labFolders();
+  if (folders.length <= 1) return undefined;
+  const picked = await vscode.window.showQuickPick(
+    folders.map((f) => ({ label: path.basename(f), description: f, folder: f })),
+    { title: 'Rollout Lab: which lab?', placeHolder: 'Several workspace folders have a .rollout-lab/lab.json' },
+  );
+  return picked ? picked.folder : null;
+}
+
+function planFromArgs(lab: Lab, mode: 'run' | 'eval', a: RunArgs): RunPlan {
+  const runner = lab.loaded.config.runner;
+  return {
+    dataset: a.dataset,
+    split: a.split ?? (mode === 'eval' ? 'val' : 'train'),
+    limit: a.limit,
+    samples: a.samples ?? (mode === 'eval' ? 1 : runner.samples),
+    concurrency: a.concurrency ?? runner.concurrency,
+  };
+}
+
+async function askPlan(lab: Lab, mode: 'run' | 'eval'): Promise<RunPlan | undefined> {
+  const { config, workspaceDir } = lab.loaded;
+  const title = mode === 'eval' ? 'Rollout Lab: Evaluate on Validation Set' : 'Rollout Lab: Run Rollouts';
+  const steps = mode === 'eval' ? 3 : 4;
+  let step = 1;
+
+  type DatasetItem = vscode.QuickPickItem & { key?: string };
+  const items: DatasetItem[] = Object.entries(config.datasets).map(([key, d]) => ({
+    label: key,
+    description: d.path,
+    detail: `${Math.round(d.trainFraction * 100)} % train / ${Math.round((1 - d.trainFraction) * 100)} % val${key === (config.runner.dataset ?? Object.keys(config.datasets)[0]) ? ' · default' : ''}`,
+    key,
+  }));
+  items.push({ label: BROWSE, description: 'a JSONL file, PubMedQA ori_pqal.json or a pubmed_qa export', alwaysShow: true });
+  const picked = await vscode.window.showQuickPick(items, { title: `${title} (${step++}/${steps})`, placeHolder: 'Dataset' });
+  if (!picked) return undefined;
+  let dataset = picked.key;
+  if (!dataset) {
+    const files = await vscode.window.showOpenDialog({
+      title: 'Dataset file',
+      defaultUri: vscode.Uri.file(workspaceDir),
+      canSelectMany: false,
+      filters: { Datasets: ['jsonl', 'json'], 'All files': ['*'] },
+    });
+    if (!files?.[0]) return undefined;
+    dataset = files[0].fsPath;
+  }
+
+  let split: RunPlan['split'] = 'val';
+  if (mode === 'run') {
+    const s = await vscode.window.showQuickPick(
+      [
+        { label: 'train', description: 'the first part of the dataset (trainFraction)' },
+        { label: 'val', description: 'the held-out rest' },
+        { label: 'all', description: 'every task' },
+      ],
+      { title: `${title} (${step++}/${steps})`, placeHolder: 'Split' },
+    );
+    if (!s) return undefined;
+    split = s.label as RunPlan['split'];
+  }
+
+  const limitText = await vscode.window.showInputBox({
+    title: `${title} (${step++}/${steps})`,
+    prompt: `How many ${split === 'all' ? '' : `${split} `}tasks? Leave empty for all of them.`,
+    value: mode === 'eval' ? '' : '10',
+    placeHolder: 'all',
+    validateInput: (v) => validateCount(v, true),
+  });
+  if (limitText === undefined) return undefined;
+
+  const samplesText = await vscode.window.showInputBox({
+    title: `${title} (${step++}/${steps})`,
+    prompt: 'Samples per task (a GRPO group size; 1 for a plain run)',
+    value: String(mode === 'eval' ? 1 : config.runner.samples),
+    validateInput: (v) => validateCount(v, false),
+  });
+  if (samplesText === undefined) return undefined;
+
+  return {
+    dataset,
+    split,
+    limit: limitText.trim() ? Number(limitText) : undefined,
+    samples: Number(samplesText),
+    concurrency: config.runner.concurrency,
+  };
+}
+
+async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: 'run' | 'eval', plan: RunPlan): Promise<RunSummaryResult | EvaluateResult> {
+  const { output, service } = ctx;
+  const { runRollouts } = await import('../../core/rollout/runner');
+  const { computeMetrics } = await import('../../core/reward/metrics');
+  const { config } = lab.loaded;
+  const seed = config.runner.seed;
+  const ds = await lab.loadDataset(plan.dataset);
+  const tasks = lab.selectTasks(ds, { split: plan.split, limit: plan.limit, seed });
+  if (tasks.length === 0) throw new Error(`the ${plan.split} split of ${ds.file} has no tasks — pick another split or dataset`);
+  const env = await lab.environment(ds.tasks);
+  const sim = lab.simulated ? ' (SIMULATED)' : '';
+  const notice = lab.simulationNotice();
+  if (notice) output.appendLine(notice);
+  output.appendLine(
+    `${mode}: ${tasks.length} tasks × ${plan.samples} sample${plan.samples > 1 ? 's' : ''} from ${ds.file} (${plan.split} split), concurrency ${plan.concurrency}${sim}`,
+  );
+
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Rollout Lab${sim}: ${mode === 'eval' ? 'evaluating' : 'running rollouts'}`, cancellable: true },
+    async (progress, token) => {
+      const controller = new AbortController();
+      const sub = token.onCancellationRequested(() => {
+        output.appendLine('cancelling: the rollouts in flight finish, no new ones start');
+        controller.abort();
+      });
+      try {
+        return await runRollouts(env, {
+          tasks,
+          samples: plan.samples,
+          concurrency: plan.concurrency,
+          params: { command: mode, dataset: plan.dataset ?? null, split: plan.split, limit: plan.limit ?? null, samples: plan.samples, seed },
+          seed,
+          signal: controller.signal,
+          onStart: ({ runId, total }) => {
+            output.appendLine(`run ${runId}: ${total} rollouts to do`);
+            progress.report({ message: `0/${total}` });
+            service.notifyStoreChanged(folder);
+          },
+          onProgress: (p) => {
+            progress.report({ increment: 100 / Math.max(1, p.total), message: progressMessage(p) });
+            const r = p.last;
+            if (r) {
+              const reward = r.finalReward === null ? 'n/a' : r.finalReward.toFixed(3);
+              output.appendLine(`[${p.done}/${p.total}] ${r.taskId} ${r.status} reward ${reward}${r.error ? `: ${r.error}` : ''}`);
+            }
+            service.notifyStoreChanged(folder);
+          },
+        });
+      } finally {
+        sub.dispose();
+      }
+    },
+  );
+  service.notifyStoreChanged(folder);
+
+  const metrics = computeMetrics(result.rollouts, Object.keys(config.reward.criteria));
+  const mean = metrics.averageFinalReward === null ? 'n/a' : metrics.averageFinalReward.toFixed(3);
+  output.appendLine(`run ${result.runId}: ${metrics.rollouts} rollouts, ${metrics.succeeded} succeeded, ${metrics.failed} failed, mean reward ${mean}${sim}`);
+  if (result.cancelled) output.appendLine(`cancelled — resume from a terminal with: rollout-lab ${mode} --resume ${result.runId} --workspace ${folder}`);
+
+  const allFailed = metrics.rollouts > 0 && metrics.succeeded === 0;
+  if (allFailed) {
+    const first = result.rollouts.find((r) => r.error)?.error ?? 'unknown error';
+    void vscode.window.showWarningMessage(`Rollout Lab${sim}: every rollout of ${result.runId} failed; the first error was: ${first}`, 'Show Output').then((a) => {
+      if (a) output.show(true);
+    });
+  }
+
+  if (mode === 'eval') {
+    const { metricsTable } = await import('../../cli/format');
+    output.appendLine(metricsTable(metrics, lab.simulated));
+    output.show(true);
+    if (!allFailed) {
+      const align = metrics.decisionAlignment === null ? 'n/a' : `${metrics.decisionAlignment.toFixed(1)} %`;
+      void vscode.window.showInformationMessage(
+        `Rollout Lab${sim}: evaluation of ${metrics.rollouts} val rollouts — success ${metrics.executionSuccessRate.toFixed(1)} %, mean reward ${mean}, decision alignment ${align}`,
+      );
+    }
+    return { ...metrics, runId: result.runId, simulated: lab.simulated, cancelled: result.cancelled };
+  }
+
+  if (!allFailed) {
+    void vscode.window
+      .showInformationMessage(
+        `Rollout Lab${sim}: ${result.cancelled ? 'cancelled; ' : ''}${metrics.succeeded}/${metrics.rollouts} rollouts succeeded, mean reward ${mean}`,
+        'Open Reward Curve',
+      )
+      .then((a) => {
+        if (a) ctx.openRewardCurve();
+      });
+  }
+  return { runId: result.runId, rollouts: metrics.rollouts, succeeded: metrics.succeeded, failed: metrics.failed, simulated: lab.simulated, cancelled: result.cancelled };
+}

@@ -1,0 +1,453 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { Attr, type SpanRecord } from '../../src/core/trace/span';
+import { closeBrowser, openPanel, REPO, THEMES, waitReady, type HarnessOptions, type WebviewHarness } from './harness';
+import { buildWebview } from './fixtures/buildWebview';
+import { realTraces, type TraceFixture } from './fixtures/realTraces';
+import { syntheticTrace } from './fixtures/syntheticTrace';
+import { buildTraceModel, keepForMatches, visibleRows } from '../../webview/traceExplorer/traceModel';
+import { parseChatMessages } from '../../webview/traceExplorer/chatMessages';
+import { parseRewardBreakdown } from '../../webview/traceExplorer/rewardBreakdown';
+import { summarizeLogprobs } from '../../webview/traceExplorer/logprobSummary';
+import { computeTotals } from '../../webview/traceExplorer/traceTotals';
+import { SpanSearch } from '../../webview/traceExplorer/spanSearch';
+
+const AGENTS = ['Geneticist', 'Pharmacologist', 'Neurologist', 'Supervisor', 'HypothesisRefiner', 'ProtocolDesigner', 'PeerReviewer', 'SafetyOfficer', 'PrincipalInvestigator'];
+const SHOTS = join(REPO, 'test-results/webview');
+const XSS = '<img src=x onerror="window.__xss=1"></script><script>window.__xss=2</script>';
+
+let real: TraceFixture;
+let big: TraceFixture;
+const traces = new Map<string, TraceFixture>();
+const open: WebviewHarness[] = [];
+
+before(async () => {
+  await buildWebview('traceExplorer');
+  [real] = (await realTraces({ tasks: 1 })) as [TraceFixture];
+  big = syntheticTrace(10_000, { logprobsEvery: 7 });
+  traces.set(real.rollout.id, real);
+  traces.set(big.rollout.id, big);
+});
+after(async () => {
+  for (const h of open.splice(0)) await h.close();
+  await closeBrowser();
+});
+
+/** Opens the panel with a host that answers `trace/get` from the fixtures (or `answer`), and waits for `ready`. */
+async function panel(opts: HarnessOptions = {}, answer?: (id: string) => TraceFixture | Promise<TraceFixture>): Promise<WebviewHarness> {
+  const h = await openPanel(
+    'traceExplorer',
+    {
+      'trace/get': async (p: { rolloutId: string }) => {
+        const t = answer ? await answer(p.rolloutId) : traces.get(p.rolloutId);
+        if (!t) throw new Error(`no rollout ${p.rolloutId}`);
+        return t;
+      },
+    },
+    opts,
+  );
+  open.push(h);
+  await waitReady(h);
+  return h;
+}
+
+async function show(h: WebviewHarness, t: TraceFixture, node?: string): Promise<void> {
+  const before = await h.page.evaluate(() => document.body.dataset.renderedAt ?? '');
+  await h.notify('trace/show', node ? { rolloutId: t.rollout.id, node } : { rolloutId: t.rollout.id });
+  await h.page.waitForFunction((b) => document.body.dataset.renderedAt && document.body.dataset.renderedAt !== b, before);
+}
+
+function rowLabels(page: Page): Promise<string[]> {
+  return page.$$eval('.te-row:not([hidden]) .te-label', (els) => els.map((e) => e.textContent ?? ''));
+}
+function selectedSpan(page: Page): Promise<string | null> {
+  return page.$eval('.te-viewport', (v) => {
+    const id = v.getAttribute('aria-activedescendant');
+    return id ? (document.getElementById(id)?.dataset.spanId ?? null) : null;
+  });
+}
+async function selectSpan(page: Page, spanId: string): Promise<void> {
+  await page.click(`.te-row[data-span-id="${spanId}"] .te-label`);
+  await page.waitForFunction((id) => document.querySelector('.te-details')?.getAttribute('data-span-id') === id, spanId);
+}
+function spanOf(t: TraceFixture, pred: (s: SpanRecord) => boolean): SpanRecord {
+  const s = t.spans.find(pred);
+  assert.ok(s, 'the fixture has such a span');
+  return s;
+}
+const toolCallingLlm = (s: SpanRecord): boolean => s.kind === 'llm' && String(s.attributes[Attr.outputMessages]).includes('"tool_calls"');
+
+describe('trace explorer model (pure)', () => {
+  test('pre-order tree: every span once, parents first, subtrees contiguous; collapse and search pick the rows', () => {
+    const m = buildTraceModel(real.spans);
+    assert.equal(m.spans.length, real.spans.length);
+    assert.equal(m.spans[0]!.kind, 'rollout');
+    for (let i = 0; i < m.spans.length; i++) {
+      const p = m.parent[i]!;
+      if (p >= 0) {
+        assert.ok(p < i && m.subtreeEnd[p]! >= m.subtreeEnd[i]!, 'a child lies inside its parent subtree');
+        assert.equal(m.spans[i]!.parentSpanId, m.spans[p]!.spanId);
+      }
+    }
+    const none = new Uint8Array(m.spans.length);
+    assert.equal(visibleRows(m, none, null).length, m.spans.length);
+    const collapsed = new Uint8Array(m.spans.length);
+    collapsed[0] = 1;
+    assert.deepEqual([...visibleRows(m, collapsed, null)], [0]);
+    const r = new SpanSearch(m.spans).match('clinical_trials_search')!;
+    assert.ok(r.count >= 1);
+    const { keep } = keepForMatches(m, r.match);
+    const rows = [...visibleRows(m, none, keep)];
+    for (const i of rows) assert.ok(r.match[i] || rows.some((j) => m.parent[j] === i), 'a kept row matches or leads to a match');
+  });
+
+  test('a parent cycle or a missing parent loses no span', () => {
+    const s = (id: string, parent: string | null): SpanRecord => ({ traceId: 'a'.repeat(32), spanId: id, parentSpanId: parent, name: id, kind: 'node', startTime: 1, endTime: 2, status: 'ok', attributes: {} });
+    const m = buildTraceModel([s('a', 'b'), s('b', 'a'), s('c', 'gone'), s('d', 'c')]);
+    assert.equal(m.spans.length, 4);
+    assert.equal(m.spans[m.parent[m.indexById.get('d')!]!]!.spanId, 'c');
+  });
+
+  test('messages in the tracer, OpenAI and OpenTelemetry shapes; breakdowns; logprobs; totals', () => {
+    const tracer = parseChatMessages(JSON.stringify([{ role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'pubmed_search', arguments: '{"query":"x"}' }] }, { role: 'tool', content: '{}', tool_call_id: 'c1' }]))!;
+    assert.deepEqual(tracer[0]!.toolCalls, [{ id: 'c1', name: 'pubmed_search', arguments: '{"query":"x"}' }]);
+    assert.equal(tracer[1]!.toolCallId, 'c1');
+    const openai = parseChatMessages(JSON.stringify([{ role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'f', arguments: '{}' } }] }]))!;
+    assert.equal(openai[0]!.toolCalls[0]!.name, 'f');
+    const otel = parseChatMessages(JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }, { role: 'assistant', parts: [{ type: 'tool_call', id: 'c3', name: 'g', arguments: { a: 1 } }] }]))!;
+    assert.equal(otel[0]!.content, 'hi');
+    assert.equal(otel[1]!.toolCalls[0]!.arguments, '{"a":1}');
+    assert.equal(parseChatMessages('not json'), null);
+
+    const final = spanOf(real, (s) => s.kind === 'reward' && s.name === 'final');
+    const rows = parseRewardBreakdown(final.attributes[Attr.rewardBreakdown])!;
+    assert.equal(rows.length, 6);
+    const sum = rows.reduce((t, r) => t + r.contribution!, 0);
+    assert.ok(Math.abs(sum - (final.attributes[Attr.rewardValue] as number)) < 1e-9, 'contributions add up to the final reward');
+
+    const lp = summarizeLogprobs([-0.1, -0.5, -2], ['a', 'b', 'c'])!;
+    assert.equal(lp.min, -2);
+    assert.ok(Math.abs(lp.perplexity - Math.exp(2.6 / 3)) < 1e-12);
+    assert.deepEqual(lp.lowest.map((x) => x.token), ['c', 'b', 'a']);
+
+    const t = computeTotals(real.spans);
+    assert.equal(t.modelCalls, real.spans.filter((s) => s.kind === 'llm').length);
+    assert.equal(t.inputTokens, real.spans.reduce((n, s) => n + ((s.attributes[Attr.inputTokens] as number | undefined) ?? 0), 0));
+  });
+});
+
+describe('trace explorer in Chromium', () => {
+  test('ready handshake, then the rollout named by trace/show: header, banner, the nine agents, footer totals', async () => {
+    const h = await panel();
+    assert.deepEqual(h.sent[0], { kind: 'ready', panel: 'traceExplorer' });
+    assert.equal(h.sent.filter((m) => m.kind === 'request').length, 0, 'without state it waits for trace/show');
+    await show(h, real);
+    assert.deepEqual(h.sent.find((m) => m.kind === 'request'), { kind: 'request', id: 1, method: 'trace/get', params: { rolloutId: real.rollout.id } });
+
+    const labels = await rowLabels(h.page);
+    assert.equal(labels.length, real.spans.length, 'a 32-span rollout fits in the rendered window');
+    for (const a of AGENTS) assert.ok(labels.includes(a), `node ${a} is in the tree`);
+
+    const header = await h.page.textContent('.te-header');
+    assert.match(header!, new RegExp(real.rollout.id.slice(0, 12)));
+    assert.match(header!, new RegExp(real.rollout.taskId));
+    assert.match(header!, /succeeded/);
+    assert.match(header!, new RegExp(real.rollout.finalReward!.toFixed(3)));
+    assert.match(header!, new RegExp(`decision${real.rollout.decision}`));
+    assert.ok(await h.page.isVisible('.te-simulated'), 'a simulated rollout says so');
+    assert.match((await h.page.textContent('.te-simulated'))!, /SIMULATED/);
+
+    const totals = Object.fromEntries(await h.page.$$eval('.te-total', (els) => els.map((e) => [(e as HTMLElement).dataset.total, Number((e as HTMLElement).dataset.value)])));
+    const llm = real.spans.filter((s) => s.kind === 'llm');
+    const num = (s: SpanRecord, k: string): number => (s.attributes[k] as number | undefined) ?? 0;
+    assert.equal(totals.spans, real.spans.length);
+    assert.equal(totals.modelCalls, llm.length);
+    assert.equal(totals.toolCalls, real.spans.filter((s) => s.kind === 'tool').length);
+    assert.equal(totals.errors, real.spans.filter((s) => s.status === 'error').length);
+    assert.equal(totals.inputTokens, llm.reduce((n, s) => n + num(s, Attr.inputTokens), 0));
+    assert.equal(totals.outputTokens, llm.reduce((n, s) => n + num(s, Attr.outputTokens), 0));
+    assert.equal(totals.durationMs, Math.max(...real.spans.map((s) => s.endTime)) - Math.min(...real.spans.map((s) => s.startTime)));
+    assert.deepEqual(h.errors, []);
+  });
+
+  test('a model call shows its conversation, tool call arguments and result, tokens and logprobs; screenshots in both themes', async () => {
+    const call = spanOf(real, toolCallingLlm);
+    const out = parseChatMessages(call.attributes[Attr.outputMessages])!;
+    const tc = out[0]!.toolCalls[0]!;
+    const tool = spanOf(real, (s) => s.kind === 'tool' && s.attributes[Attr.toolCallId] === tc.id);
+    mkdirSync(SHOTS, { recursive: true });
+    for (const theme of ['dark', 'light'] as const) {
+      const h = await panel({ theme });
+      await show(h, real);
+      await selectSpan(h.page, call.spanId);
+      const roles = await h.page.$$eval('.te-details .te-msg', (els) => els.map((e) => (e as HTMLElement).dataset.role));
+      assert.deepEqual(roles.slice(0, 2), ['system', 'user']);
+      assert.equal(roles[roles.length - 1], 'assistant');
+      const toolcall = h.page.locator(`.te-details .te-toolcall[data-tool="${tc.name}"]`);
+      assert.equal(JSON.parse((await toolcall.locator('.te-toolcall-args').textContent())!).query, JSON.parse(tc.arguments).query);
+      assert.equal(JSON.stringify(JSON.parse((await toolcall.locator('.te-toolcall-result').textContent())!)), JSON.stringify(JSON.parse(tool.attributes[Attr.toolResult] as string)));
+      const details = (await h.page.textContent('.te-details'))!;
+      assert.match(details, new RegExp(`${(call.attributes[Attr.inputTokens] as number).toLocaleString('en-US')} in`));
+      assert.match(details, new RegExp(String(call.attributes[Attr.responseModel]).replace(/[.]/g, '\\.')));
+      if (Array.isArray(call.attributes[Attr.logprobs])) {
+        assert.match(details, /Perplexity/);
+        const mean = summarizeLogprobs(call.attributes[Attr.logprobs])!.mean;
+        assert.match(details, new RegExp(mean.toFixed(4)));
+      }
+      // The follow-up call of the same agent carries the tool message in its input.
+      const followUp = spanOf(real, (s) => s.kind === 'llm' && String(s.attributes[Attr.inputMessages]).includes(`"tool_call_id":"${tc.id}"`));
+      await selectSpan(h.page, call.spanId);
+      await h.page.focus('.te-viewport');
+      await h.page.screenshot({ path: join(SHOTS, `trace-explorer-${theme}.png`) });
+      await h.page.$eval('.te-details', (d) => {
+        const divider = d.querySelector('.te-conv-divider') as HTMLElement;
+        d.scrollTop = divider.offsetTop - d.clientHeight / 3;
+      });
+      await h.page.screenshot({ path: join(SHOTS, `trace-explorer-${theme}-conversation.png`) });
+      await selectSpan(h.page, followUp.spanId);
+      const roles2 = await h.page.$$eval('.te-details .te-msg', (els) => els.map((e) => (e as HTMLElement).dataset.role));
+      assert.ok(roles2.includes('tool'), 'the tool result appears as a tool message');
+      assert.deepEqual(h.errors, []);
+    }
+  });
+
+  test('the final reward shows its criterion breakdown; the judge its scores and rationale', async () => {
+    const h = await panel();
+    await show(h, real);
+    const final = spanOf(real, (s) => s.kind === 'reward' && s.name === 'final');
+    await selectSpan(h.page, final.spanId);
+    const rows = await h.page.$$eval('.te-breakdown tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent)));
+    const expected = parseRewardBreakdown(final.attributes[Attr.rewardBreakdown])!;
+    assert.deepEqual(rows.map((r) => r[0]), expected.map((r) => r.criterion));
+    for (let i = 0; i < rows.length; i++) {
+      assert.equal(rows[i]![1], expected[i]!.score.toFixed(2));
+      assert.equal(rows[i]![2], expected[i]!.weight!.toFixed(2));
+    }
+    assert.match((await h.page.textContent('.te-breakdown tfoot'))!, new RegExp(`Final value${(final.attributes[Attr.rewardValue] as number).toFixed(3)}`));
+    const judge = spanOf(real, (s) => s.kind === 'reward' && s.name === 'judge');
+    await selectSpan(h.page, judge.spanId);
+    assert.equal(await h.page.locator('.te-breakdown tbody tr').count(), 6);
+    assert.match((await h.page.textContent('.te-details'))!, /Judge rationale/);
+  });
+
+  test('a node span jumps to its agent prompt file through the host', async () => {
+    const h = await panel();
+    await show(h, real);
+    const node = spanOf(real, (s) => s.kind === 'node' && s.name === 'Supervisor');
+    await selectSpan(h.page, node.spanId);
+    await h.page.click('.te-open-prompt');
+    await h.page.waitForFunction(() => true);
+    for (let i = 0; i < 20 && !h.sent.some((m) => m.kind === 'command'); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.deepEqual(h.sent.find((m) => m.kind === 'command'), { kind: 'command', command: 'prompt/open', args: { agent: 'Supervisor' } });
+  });
+
+  test('keyboard: arrows move, Left/Right collapse, expand and walk the tree, Home/End, Enter opens details, / and Escape drive search', async () => {
+    const h = await panel();
+    await show(h, real);
+    const page = h.page;
+    await page.focus('.te-viewport');
+    await page.keyboard.press('Home');
+    const root = spanOf(real, (s) => s.kind === 'rollout');
+    assert.equal(await selectedSpan(page), root.spanId);
+    assert.equal(await page.getAttribute('.te-viewport', 'role'), 'tree');
+    await page.keyboard.press('ArrowDown');
+    const firstNode = (await selectedSpan(page))!;
+    assert.equal(real.spans.find((s) => s.spanId === firstNode)!.kind, 'node');
+    assert.equal(await page.getAttribute(`.te-row[data-span-id="${firstNode}"]`, 'aria-level'), '2');
+    assert.equal(await page.getAttribute(`.te-row[data-span-id="${firstNode}"]`, 'aria-expanded'), 'true');
+    const all = (await rowLabels(page)).length;
+
+    await page.keyboard.press('ArrowLeft'); // collapse the node
+    assert.equal(await page.getAttribute(`.te-row[data-span-id="${firstNode}"]`, 'aria-expanded'), 'false');
+    assert.equal((await rowLabels(page)).length, all - 1);
+    await page.keyboard.press('ArrowLeft'); // to the parent
+    assert.equal(await selectedSpan(page), root.spanId);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowRight'); // expand again
+    assert.equal((await rowLabels(page)).length, all);
+    await page.keyboard.press('ArrowRight'); // into the child
+    const childId = await selectedSpan(page);
+    const child = real.spans.find((s) => s.spanId === childId)!;
+    assert.equal(child.parentSpanId, firstNode);
+    assert.equal(await page.getAttribute('.te-details', 'data-span-id'), child.spanId, 'the details follow the selection');
+
+    await page.keyboard.press('End');
+    const labels = await rowLabels(page);
+    const lastId = await selectedSpan(page);
+    assert.equal(real.spans.find((s) => s.spanId === lastId)!.name, labels[labels.length - 1]);
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'te-details');
+    await page.keyboard.press('Escape');
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'te-viewport');
+
+    // Search: "/" focuses it, typing filters to matches and their ancestors, Escape clears.
+    await page.keyboard.press('/');
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'VSCODE-TEXTFIELD');
+    await page.keyboard.type('clinical_trials_search');
+    await page.waitForFunction(() => document.querySelector('.te-search-info')?.textContent?.includes('match'));
+    const filtered = await page.$$eval('.te-row:not([hidden])', (rows) => rows.map((r) => ({ id: (r as HTMLElement).dataset.spanId!, match: r.classList.contains('te-match') })));
+    assert.ok(filtered.length < all && filtered.length > 1);
+    const shown = await page.$$eval('.te-row', (rows) => rows.filter((r) => r.checkVisibility()).length);
+    assert.equal(shown, filtered.length, 'recycled rows beyond the list are not displayed');
+    const ids = new Set(filtered.map((r) => r.id));
+    for (const r of filtered) {
+      const s = real.spans.find((x) => x.spanId === r.id)!;
+      const text = [s.name, ...Object.values(s.attributes).map(String)].join(' ');
+      if (r.match) assert.ok(text.includes('clinical_trials_search'));
+      else assert.ok(real.spans.some((x) => x.parentSpanId === s.spanId && ids.has(x.spanId)), 'a non-matching row is the ancestor of a shown one');
+    }
+    await page.keyboard.press('Escape');
+    await page.waitForFunction((n) => document.querySelectorAll('.te-row:not([hidden])').length === n, all);
+    await page.keyboard.press('Control+f');
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'VSCODE-TEXTFIELD');
+    assert.deepEqual(h.errors, []);
+  });
+
+  test('model and user text shows literally and runs nothing', async () => {
+    const evil: TraceFixture = structuredClone(real);
+    evil.rollout.id = 'e'.repeat(32);
+    for (const s of evil.spans) s.traceId = evil.rollout.id;
+    const call = evil.spans.find(toolCallingLlm)!;
+    const out = JSON.parse(call.attributes[Attr.outputMessages] as string);
+    out[0].content = XSS;
+    out[0].tool_calls[0].arguments = JSON.stringify({ query: XSS });
+    call.attributes[Attr.outputMessages] = JSON.stringify(out);
+    call.attributes['custom.payload'] = XSS;
+    call.name = `chat ${XSS}`;
+    call.statusMessage = XSS;
+    const h = await panel({}, () => evil);
+    await show(h, evil);
+    await selectSpan(h.page, call.spanId);
+    await h.page.evaluate(() => document.querySelector('.te-raw')?.setAttribute('open', ''));
+    await h.page.waitForTimeout(100);
+    assert.equal(await h.page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
+    assert.equal(await h.page.locator('img').count(), 0);
+    assert.equal(await h.page.locator('#app script').count(), 0);
+    const details = (await h.page.textContent('.te-details'))!;
+    assert.ok(details.includes(XSS), 'the payload is shown as text');
+    assert.ok((await rowLabels(h.page)).includes(`chat ${XSS}`));
+    assert.ok(await h.page.locator('.te-attrs').getByText('custom.payload').isVisible());
+    assert.deepEqual(h.errors, [], 'no page errors, no CSP violations');
+  });
+
+  test('dark and light themes come from the VS Code variables', async () => {
+    for (const theme of ['dark', 'light'] as const) {
+      const h = await panel({ theme });
+      await show(h, real);
+      const colours = await h.page.evaluate((vars) => {
+        const probe = document.createElement('div');
+        document.body.append(probe);
+        const want = [vars['--vscode-editor-background']!, vars['--vscode-foreground']!, vars['--vscode-charts-blue']!].map((c) => {
+          probe.style.color = c;
+          return getComputedStyle(probe).color;
+        });
+        const res = {
+          body: getComputedStyle(document.body).backgroundColor,
+          bodyWant: want[0],
+          text: getComputedStyle(document.querySelector('.te-label')!).color,
+          textWant: want[1],
+          llm: getComputedStyle(document.querySelector('.te-bar-llm')!).backgroundColor,
+          llmWant: want[2],
+        };
+        probe.remove();
+        return res;
+      }, THEMES[theme]);
+      assert.equal(colours.body, colours.bodyWant, `${theme} background`);
+      assert.equal(colours.text, colours.textWant, `${theme} foreground`);
+      assert.equal(colours.llm, colours.llmWant, `${theme} llm bars use --vscode-charts-blue`);
+    }
+  });
+
+  test('10,000 spans: few rows in the DOM, scrolling reaches the last span, End and search still work', async () => {
+    const h = await panel({ viewport: { width: 1200, height: 800 } });
+    await show(h, big);
+    const page = h.page;
+    const rendered = await page.locator('.te-row').count();
+    assert.ok(rendered > 10 && rendered < 300, `${rendered} row elements for 10,000 spans`);
+    assert.equal(await page.$eval('.te-spacer', (e) => (e as HTMLElement).style.height), `${10_000 * 22}px`);
+    await page.$eval('.te-viewport', (v) => (v.scrollTop = v.scrollHeight));
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('.te-row:not([hidden]) .te-label')).some((e) => e.textContent === 'final'));
+    const m = buildTraceModel(big.spans);
+    const lastIds = await page.$$eval('.te-row:not([hidden])', (rows) => rows.map((r) => (r as HTMLElement).dataset.spanId));
+    assert.equal(lastIds[lastIds.length - 1], m.spans[m.spans.length - 1]!.spanId, 'the last row is the last span');
+    assert.ok((await page.locator('.te-row').count()) < 300);
+
+    await page.focus('.te-viewport');
+    await page.keyboard.press('Home');
+    assert.equal(await page.$eval('.te-viewport', (v) => v.scrollTop), 0);
+    await page.keyboard.press('End');
+    assert.equal(await selectedSpan(page), m.spans[m.spans.length - 1]!.spanId);
+
+    await page.fill('.te-search input', 'tool_error').catch(async () => {
+      await page.focus('.te-search');
+      await page.keyboard.type('tool_error');
+    });
+    await page.waitForFunction(() => /of 10,000 spans match/.test(document.querySelector('.te-search-info')?.textContent ?? ''));
+    const errors = big.spans.filter((s) => s.name === 'tool_error').length;
+    assert.ok(errors > 0);
+    assert.match((await page.textContent('.te-search-info'))!, new RegExp(`^${errors} of`));
+    assert.ok((await page.locator('.te-row').count()) < 300);
+    assert.deepEqual(h.errors, []);
+  });
+
+  test('state: a restored panel requests its rollout without a notification, and keeps the selection', async () => {
+    const node = spanOf(real, (s) => s.kind === 'node' && s.name === 'PeerReviewer');
+    const h = await panel({ state: { rolloutId: real.rollout.id, selected: node.spanId } });
+    await h.page.waitForFunction(() => document.body.dataset.renderedAt);
+    assert.deepEqual(h.sent.find((m) => m.kind === 'request'), { kind: 'request', id: 1, method: 'trace/get', params: { rolloutId: real.rollout.id } });
+    assert.equal(await h.page.getAttribute('.te-details', 'data-span-id'), node.spanId);
+    // After a window reload the host repeats the rollout from the saved state: the view stays as it was.
+    await h.notify('trace/show', { rolloutId: real.rollout.id });
+    await h.page.waitForTimeout(100);
+    assert.equal(h.sent.filter((m) => m.kind === 'request').length, 1);
+    assert.equal(await h.page.getAttribute('.te-details', 'data-span-id'), node.spanId);
+    const llm = spanOf(real, (s) => s.kind === 'llm');
+    await selectSpan(h.page, llm.spanId);
+    await h.page.waitForFunction((id) => (window as unknown as { __lastState?: { selected?: string } }).__lastState?.selected === id, llm.spanId);
+    // VS Code keeps the state as JSON: keys set to undefined (cleared) drop out.
+    const state = await h.page.evaluate(() => JSON.parse(JSON.stringify((window as unknown as { __lastState: unknown }).__lastState)));
+    assert.deepEqual(state, { rolloutId: real.rollout.id, selected: llm.spanId, collapsed: [] });
+  });
+
+  test('trace/show with a node selects that node and opens its visits', async () => {
+    const h = await panel();
+    await show(h, real, 'Neurologist');
+    const visits = real.spans.filter((s) => s.kind === 'node' && s.name === 'Neurologist').sort((a, b) => a.startTime - b.startTime);
+    assert.ok(visits.length >= 1);
+    assert.equal(await selectedSpan(h.page), visits[0]!.spanId);
+    assert.match((await h.page.textContent('.te-search-info'))!, new RegExp(`Node Neurologist: ${visits.length} visit`));
+    // Another node of the rollout already shown: no new request, the selection moves.
+    await h.notify('trace/show', { rolloutId: real.rollout.id, node: 'SafetyOfficer' });
+    const safety = spanOf(real, (s) => s.kind === 'node' && s.name === 'SafetyOfficer');
+    await h.page.waitForFunction((id) => document.querySelector('.te-details')?.getAttribute('data-span-id') === id, safety.spanId);
+    assert.equal(h.sent.filter((m) => m.kind === 'request').length, 1);
+  });
+
+  test('store/changed reloads a running rollout as its spans arrive; a finished one stays', async () => {
+    const partial: TraceFixture = { rollout: { ...real.rollout, status: 'running', finalReward: null, endTime: null }, spans: real.spans.filter((s) => s.kind !== 'reward' && s.kind !== 'rollout') };
+    let calls = 0;
+    const h = await panel({}, () => (++calls === 1 ? partial : real));
+    await show(h, partial);
+    assert.equal((await rowLabels(h.page)).length, partial.spans.length);
+    assert.match((await h.page.textContent('.te-header'))!, /running/);
+    await h.notify('store/changed', { rollouts: 1 });
+    await h.page.waitForFunction((n) => document.querySelectorAll('.te-row:not([hidden])').length === n, real.spans.length);
+    assert.match((await h.page.textContent('.te-header'))!, /succeeded/);
+    await h.notify('store/changed', { rollouts: 2 });
+    await h.page.waitForTimeout(100);
+    assert.equal(calls, 2, 'a finished rollout is not fetched again');
+  });
+
+  test('a failed request shows the error instead of a blank panel', async () => {
+    const h = await panel({}, () => {
+      throw new Error('rollout not found in the store');
+    });
+    await h.notify('trace/show', { rolloutId: 'f'.repeat(32) });
+    await h.page.waitForSelector('.te-message.te-error-text');
+    assert.match((await h.page.textContent('.te-message'))!, /rollout not found in the store/);
+    assert.deepEqual(h.errors, []);
+  });
+});

@@ -1,0 +1,272 @@
+import { axisBottom, axisLeft, line, scaleLinear, select, type Selection } from 'd3';
+import type { RewardPoint } from '../../src/shared/protocol';
+import { rollingMean, versionChanges, versionGroups, versionOf, type SplitBy } from './series';
+
+/*
+ * The reward curve drawn with d3: a dot per rollout in start order, the
+ * rolling mean, optional per-criterion rolling means, and with a split, dots
+ * coloured by version with a marker where the version changes. Colours are
+ * CSS classes over --vscode-* variables; text goes in through .text().
+ */
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const MARGIN = { top: 28, right: 24, bottom: 40, left: 52 };
+/** Chart colours in the order versions and criteria take them. */
+export const PALETTE_SIZE = 6;
+
+export interface ChartData {
+  points: RewardPoint[];
+  criteria: string[];
+  shownCriteria: string[];
+  window: number;
+  split: SplitBy;
+}
+
+export interface ChartHandlers {
+  /** The point under the pointer or keyboard cursor changed (null: none). */
+  onCursor(index: number | null): void;
+  /** Enter on a point: open it. */
+  onOpen(index: number): void;
+}
+
+type Sel<E extends Element> = Selection<E, unknown, null, undefined>;
+
+export class RewardChart {
+  readonly svg: Sel<SVGSVGElement>;
+  private data: ChartData | null = null;
+  private cursor: number | null = null;
+  private x = scaleLinear();
+  private y = scaleLinear();
+
+  constructor(
+    host: HTMLElement,
+    private readonly handlers: ChartHandlers,
+  ) {
+    const svg = document.createElementNS(SVG_NS, 'svg');
+    host.append(svg);
+    this.svg = select(svg)
+      .attr('class', 'rc-chart')
+      .attr('tabindex', 0)
+      .attr('role', 'img')
+      .attr('aria-roledescription', 'chart')
+      .attr('aria-label', 'Reward per rollout. Left and right arrows move between rollouts, Home and End jump to the ends, Enter opens the rollout.');
+    this.svg.on('keydown', (ev: KeyboardEvent) => this.onKey(ev));
+    this.svg.on('mousemove', (ev: MouseEvent) => this.onPointer(ev));
+    this.svg.on('mouseleave', () => this.setCursor(null));
+    this.svg.on('click', (ev: MouseEvent) => {
+      // Only a click on (or right by) a dot opens its rollout.
+      const i = this.nearest(ev);
+      const at = i === null ? null : this.pointPosition(i);
+      if (i === null || !at) return;
+      const rect = this.svg.node()!.getBoundingClientRect();
+      if (Math.hypot(ev.clientX - rect.left - at.x, ev.clientY - rect.top - at.y) <= 12) this.handlers.onOpen(i);
+    });
+    this.svg.on('blur', () => this.setCursor(null));
+    new ResizeObserver(() => this.draw()).observe(svg);
+  }
+
+  setData(data: ChartData): void {
+    this.data = data;
+    if (this.cursor !== null && this.cursor >= data.points.length) this.cursor = null;
+    this.draw();
+  }
+
+  get cursorIndex(): number | null {
+    return this.cursor;
+  }
+
+  /** Screen position of a point, for the tooltip. */
+  pointPosition(i: number): { x: number; y: number } | null {
+    const p = this.data?.points[i];
+    if (!p) return null;
+    return { x: this.x(i + 1), y: this.y(p.finalReward) };
+  }
+
+  private draw(): void {
+    const svgEl = this.svg.node()!;
+    const width = svgEl.clientWidth || 800;
+    const height = svgEl.clientHeight || 400;
+    this.svg.selectAll('g, text.rc-empty').remove();
+    this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    const d = this.data;
+    if (!d || !d.points.length) {
+      this.svg
+        .append('text')
+        .attr('class', 'rc-empty')
+        .attr('x', width / 2)
+        .attr('y', height / 2)
+        .attr('text-anchor', 'middle')
+        .text(d ? 'No finished rollouts with a reward yet.' : 'Loading…');
+      return;
+    }
+    const pts = d.points;
+    const n = pts.length;
+    const criterionValues = d.shownCriteria.map((c) => ({ c, values: pts.map((p) => p.criteria?.[c] ?? null) }));
+    const all = [...pts.map((p) => p.finalReward), ...criterionValues.flatMap((cv) => cv.values.filter((v): v is number => v !== null))];
+    const lo = Math.min(0, ...all);
+    const hi = Math.max(1, ...all);
+    this.x = scaleLinear()
+      .domain([0.5, n + 0.5])
+      .range([MARGIN.left, width - MARGIN.right]);
+    this.y = scaleLinear().domain([lo, hi]).nice().range([height - MARGIN.bottom, MARGIN.top]);
+    const x = this.x;
+    const y = this.y;
+
+    const grid = this.svg.append('g').attr('class', 'rc-grid');
+    grid
+      .selectAll('line')
+      .data(y.ticks(5))
+      .join('line')
+      .attr('x1', MARGIN.left)
+      .attr('x2', width - MARGIN.right)
+      .attr('y1', (t) => y(t))
+      .attr('y2', (t) => y(t));
+
+    const xTicks = Math.max(2, Math.min(n, Math.floor((width - MARGIN.left - MARGIN.right) / 70)));
+    this.svg
+      .append('g')
+      .attr('class', 'rc-axis rc-axis-x')
+      .attr('transform', `translate(0,${height - MARGIN.bottom})`)
+      .call(axisBottom(x).ticks(xTicks).tickFormat((v) => (Number.isInteger(v) ? String(v) : '')));
+    this.svg.append('g').attr('class', 'rc-axis rc-axis-y').attr('transform', `translate(${MARGIN.left},0)`).call(axisLeft(y).ticks(5));
+    const titles = this.svg.append('g').attr('class', 'rc-axis-titles');
+    titles
+      .append('text')
+      .attr('x', (MARGIN.left + width - MARGIN.right) / 2)
+      .attr('y', height - 6)
+      .attr('text-anchor', 'middle')
+      .text('rollout (start order)');
+    titles
+      .append('text')
+      .attr('transform', `translate(14,${(MARGIN.top + height - MARGIN.bottom) / 2}) rotate(-90)`)
+      .attr('text-anchor', 'middle')
+      .text('final reward');
+
+    // Version changes under everything else.
+    const groups = versionGroups(pts, d.split);
+    const colourOf = new Map(groups.map((g, i) => [g.version, i % PALETTE_SIZE]));
+    const markers = this.svg.append('g').attr('class', 'rc-version-changes');
+    for (const ch of versionChanges(pts, d.split)) {
+      const xm = (x(ch.index) + x(ch.index + 1)) / 2;
+      const g = markers.append('g').attr('class', 'rc-version-change').attr('data-index', ch.index).attr('data-version', ch.to);
+      g.append('line').attr('x1', xm).attr('x2', xm).attr('y1', MARGIN.top - 6).attr('y2', height - MARGIN.bottom);
+      g.append('text')
+        .attr('class', `rc-c${colourOf.get(ch.to) ?? 0}`)
+        .attr('x', xm + 3)
+        .attr('y', MARGIN.top - 10)
+        .text(`→ ${shortVersion(ch.to)}`);
+      g.append('title').text(`from rollout ${ch.index + 1}: ${ch.from} → ${ch.to}`);
+    }
+
+    const path = line<number | null>()
+      .defined((v) => v !== null)
+      .x((_v, i) => x(i + 1))
+      .y((v) => y(v ?? 0));
+    const lines = this.svg.append('g').attr('class', 'rc-lines');
+    criterionValues.forEach(({ c, values }) => {
+      const mean = rollingMean(values, d.window);
+      const idx = d.criteria.indexOf(c);
+      lines
+        .append('path')
+        .attr('class', `rc-criterion rc-s${(idx < 0 ? 0 : idx) % PALETTE_SIZE}`)
+        .attr('data-criterion', c)
+        .attr('data-values', JSON.stringify(mean))
+        .attr('d', path(mean))
+        .append('title')
+        .text(`${c} (rolling mean of ${d.window})`);
+    });
+
+    const dots = this.svg.append('g').attr('class', 'rc-points');
+    dots
+      .selectAll('circle')
+      .data(pts)
+      .join('circle')
+      .attr('class', (p) => (d.split.kind === 'none' ? 'rc-point' : `rc-point rc-f${colourOf.get(versionOf(p, d.split)) ?? 0}`))
+      .attr('data-index', (_p, i) => i)
+      .attr('data-rollout', (p) => p.rolloutId)
+      .attr('data-reward', (p) => p.finalReward)
+      .attr('data-version', (p) => (d.split.kind === 'none' ? null : versionOf(p, d.split)))
+      .attr('cx', (_p, i) => x(i + 1))
+      .attr('cy', (p) => y(p.finalReward))
+      .attr('r', n > 400 ? 2 : 3.5);
+
+    const mean = rollingMean(
+      pts.map((p) => p.finalReward),
+      d.window,
+    );
+    this.svg
+      .append('g')
+      .attr('class', 'rc-mean-layer')
+      .append('path')
+      .attr('class', 'rc-mean')
+      .attr('data-window', d.window)
+      .attr('data-values', JSON.stringify(mean))
+      .attr('d', path(mean))
+      .append('title')
+      .text(`rolling mean of ${d.window}`);
+
+    this.svg.append('g').attr('class', 'rc-cursor-layer');
+    this.drawCursor();
+  }
+
+  private drawCursor(): void {
+    const layer = this.svg.select<SVGGElement>('.rc-cursor-layer');
+    layer.selectAll('*').remove();
+    const i = this.cursor;
+    const p = i === null ? null : this.data?.points[i];
+    if (i === null || !p) return;
+    const cx = this.x(i + 1);
+    const [y0, y1] = this.y.range() as [number, number];
+    layer.append('line').attr('class', 'rc-cursor-line').attr('x1', cx).attr('x2', cx).attr('y1', y0).attr('y2', y1);
+    layer.append('circle').attr('class', 'rc-cursor-dot').attr('cx', cx).attr('cy', this.y(p.finalReward)).attr('r', 6);
+  }
+
+  setCursor(i: number | null): void {
+    if (i === this.cursor) return;
+    this.cursor = i;
+    this.drawCursor();
+    this.handlers.onCursor(i);
+  }
+
+  private nearest(ev: MouseEvent): number | null {
+    const n = this.data?.points.length ?? 0;
+    if (!n) return null;
+    const rect = this.svg.node()!.getBoundingClientRect();
+    const px = ev.clientX - rect.left;
+    const [x0, x1] = this.x.range() as [number, number];
+    if (px < x0 - 10 || px > x1 + 10) return null;
+    return Math.max(0, Math.min(n - 1, Math.round(this.x.invert(px)) - 1));
+  }
+
+  private onPointer(ev: MouseEvent): void {
+    this.setCursor(this.nearest(ev));
+  }
+
+  private onKey(ev: KeyboardEvent): void {
+    const n = this.data?.points.length ?? 0;
+    if (!n) return;
+    const cur = this.cursor;
+    let next: number | null = null;
+    if (ev.key === 'ArrowRight') next = cur === null ? 0 : Math.min(n - 1, cur + 1);
+    else if (ev.key === 'ArrowLeft') next = cur === null ? n - 1 : Math.max(0, cur - 1);
+    else if (ev.key === 'PageDown') next = Math.min(n - 1, (cur ?? -1) + 10);
+    else if (ev.key === 'PageUp') next = Math.max(0, (cur ?? n) - 10);
+    else if (ev.key === 'Home') next = 0;
+    else if (ev.key === 'End') next = n - 1;
+    else if (ev.key === 'Enter' && cur !== null) {
+      ev.preventDefault();
+      this.handlers.onOpen(cur);
+      return;
+    } else if (ev.key === 'Escape') {
+      this.setCursor(null);
+      return;
+    }
+    if (next === null) return;
+    ev.preventDefault();
+    this.setCursor(next);
+  }
+}
+
+export function shortVersion(v: string): string {
+  return v.length > 14 ? `${v.slice(0, 12)}…` : v;
+}
