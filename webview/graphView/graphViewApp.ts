@@ -1,10 +1,11 @@
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
-import type { RolloutRecord, RunRecord } from '../../src/core/store/types';
+import type { RolloutRecord } from '../../src/core/store/types';
 import type { RequestResults } from '../../src/shared/protocol';
 import type { HostClient } from '../shared/hostClient';
 import { GraphCanvas } from './graphCanvas';
 import { NodeMenu } from './nodeMenu';
 import { GRAPH_MODES, formatCount, type AggregateOverlay, type GraphMode, type RolloutOverlay } from './overlay';
+import { fillRunPicker } from '../shared/runPicker';
 
 /*
  * The Graph View panel: the lab's graph as LangGraph describes it, with a
@@ -36,7 +37,6 @@ export class GraphViewApp {
   private rollout: RolloutOverlay | null = null;
   private aggregate: AggregateOverlay | null = null;
   private rollouts: RolloutRecord[] = [];
-  private runs: RunRecord[] = [];
   private readonly canvas: GraphCanvas;
   private readonly menu: NodeMenu;
   private readonly modeGroup: HTMLElement;
@@ -257,17 +257,7 @@ export class GraphViewApp {
   }
 
   private async loadRuns(): Promise<void> {
-    try {
-      this.runs = (await this.client.request('runs/list', {})).runs;
-    } catch {
-      this.runs = [];
-    }
-    const opts = [{ label: 'All runs', value: '', description: '', selected: this.runId === null, disabled: false }];
-    for (const r of this.runs) {
-      opts.push({ label: `${r.id} · ${new Date(r.startTime).toLocaleString()}`, value: r.id, description: r.status, selected: r.id === this.runId, disabled: false });
-    }
-    this.runPicker.options = opts;
-    this.runPicker.value = this.runId ?? '';
+    await fillRunPicker(this.client, this.runPicker, this.runId);
   }
 
   private async loadAggregate(): Promise<void> {

@@ -1,12 +1,12 @@
 import type { VscodeCheckbox } from '@vscode-elements/elements/dist/vscode-checkbox/vscode-checkbox.js';
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { VscodeTextfield } from '@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js';
-import type { RunRecord } from '../../src/core/store/types';
 import type { RequestResults, RewardPoint } from '../../src/shared/protocol';
 import type { HostClient } from '../shared/hostClient';
 import { PALETTE_SIZE, RewardChart, shortVersion } from './chart';
 import { svgToPngBase64, type LegendEntry } from './pngExport';
 import { DEFAULT_WINDOW, agentsOf, parseSplit, rollingMean, seriesCsv, splitKey, versionGroups, versionOf, type SplitBy } from './series';
+import { fillRunPicker } from '../shared/runPicker';
 
 /*
  * The Reward Curve panel: reward per rollout in start order with its rolling
@@ -25,7 +25,6 @@ const MAX_WINDOW = 10_000;
 
 export class RewardCurveApp {
   private series: RequestResults['rewards/series'] | null = null;
-  private runs: RunRecord[] = [];
   private window = DEFAULT_WINDOW;
   private split: SplitBy = { kind: 'none' };
   private shown = new Set<string>();
@@ -182,17 +181,7 @@ export class RewardCurveApp {
   }
 
   private async loadRuns(): Promise<void> {
-    try {
-      this.runs = (await this.client.request('runs/list', {})).runs;
-    } catch {
-      this.runs = [];
-    }
-    const opts = [{ label: 'All runs', value: '', description: '', selected: this.runId === null, disabled: false }];
-    for (const r of this.runs) {
-      opts.push({ label: `${r.id} · ${new Date(r.startTime).toLocaleString()}`, value: r.id, description: r.status, selected: r.id === this.runId, disabled: false });
-    }
-    this.runPicker.options = opts;
-    this.runPicker.value = this.runId ?? '';
+    await fillRunPicker(this.client, this.runPicker, this.runId);
   }
 
   private fillControls(): void {

@@ -85,14 +85,19 @@ function message(v: unknown): ChatMessage | null {
  * shape and the OpenTelemetry parts shape. null when the value is not a
  * message list, so the caller can show it raw.
  */
-export function parseChatMessages(value: AttributeValue | undefined): ChatMessage[] | null {
+/** A span attribute that holds JSON text, parsed; null when it is not a string of valid JSON. */
+export function parseJsonAttribute(value: AttributeValue | undefined): unknown {
   if (typeof value !== 'string') return null;
-  let data: unknown;
   try {
-    data = JSON.parse(value);
+    return JSON.parse(value);
   } catch {
     return null;
   }
+}
+
+export function parseChatMessages(value: AttributeValue | undefined): ChatMessage[] | null {
+  const data = parseJsonAttribute(value);
+  if (data === null) return null;
   if (!Array.isArray(data)) return null;
   const out: ChatMessage[] = [];
   for (const m of data) {

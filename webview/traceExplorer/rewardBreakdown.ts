@@ -1,4 +1,5 @@
 import type { AttributeValue } from '../../src/core/trace/span';
+import { parseJsonAttribute } from './chatMessages';
 
 export interface CriterionRow {
   criterion: string;
@@ -14,13 +15,7 @@ export interface CriterionRow {
  * {score, weight}. null when the value is missing or not such an object.
  */
 export function parseRewardBreakdown(value: AttributeValue | undefined): CriterionRow[] | null {
-  if (typeof value !== 'string') return null;
-  let data: unknown;
-  try {
-    data = JSON.parse(value);
-  } catch {
-    return null;
-  }
+  const data = parseJsonAttribute(value);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
   const rows: CriterionRow[] = [];
   for (const [criterion, v] of Object.entries(data as Record<string, unknown>)) {
