@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import { api, ensureRun, workspaceDir, type RunSummaryLike } from './helpers';
+
+interface EndpointLike {
+  url: string;
+}
+
+/** The URL the Start Simulated Endpoint command reports, whichever shape it returns it in. */
+function endpointUrl(r: unknown): string {
+  const url = typeof r === 'string' ? r : (r as EndpointLike | undefined)?.url;
+  assert.equal(typeof url, 'string', `rolloutLab.startSimulatedEndpoint returned ${JSON.stringify(r)}, not { url }`);
+  return url!.replace(/\/+$/, '');
+}
+
+/**
+ * A pass-through to an OpenAI-compatible server that records the headers of
+ * each request, so a test can see what credentials the models really sent.
+ */
+async function recordingProxy(target: string): Promise<{ url: string; headers: IncomingHttpHeaders[]; close(): Promise<void> }> {
+  const headers: IncomingHttpHeaders[] = [];
+  const t = new URL(target);
+  const server = createServer((req, res) => {
+    headers.push(req.headers);
+    const up = request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
+    });
+    up.on('error', (e) => res.writeHead(502).end(String(e)));
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    headers,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('commands', () => {
+  it('Run Rollouts with { limit: 3 } runs three rollouts on the simulated endpoint', async () => {
+    const r = await ensureRun();
+    assert.equal(r.rollouts, 3);
+    assert.equal(r.succeeded, 3);
+    assert.equal(r.failed, 0);
+    assert.equal(r.simulated, true, 'no model has a baseUrl in a fresh lab: the simulated endpoint answers');
+    assert.match(r.runId, /\S/);
+  });
+
+  it('Evaluate on Validation Set returns metrics', async () => {
+    const r = await vscode.commands.executeCommand<{ metrics?: Record<string, unknown> } & Record<string, unknown>>('rolloutLab.evaluate', { limit: 2 });
+    assert.ok(r, 'rolloutLab.evaluate returned nothing');
+    const m = (r.metrics ?? r) as { rollouts: number; succeeded: number; averageFinalReward: number | null; executionSuccessRate: number; decisionAlignment: number | null };
+    assert.equal(m.rollouts, 2);
+    assert.equal(m.succeeded, 2);
+    assert.equal(typeof m.averageFinalReward, 'number');
+    assert.equal(m.executionSuccessRate, 100);
+    assert.ok(m.decisionAlignment === null || (m.decisionAlignment >= 0 && m.decisionAlignment <= 100));
+  });
+
+  it('Start Simulated Endpoint serves /v1/models and Stop Simulated Endpoint stops it', async () => {
+    const url = endpointUrl(await vscode.commands.executeCommand('rolloutLab.startSimulatedEndpoint'));
+    const models = (await (await fetch(`${url}/models`)).json()) as { data: Array<{ id: string }> };
+    assert.ok(Array.isArray(models.data) && models.data.length > 0, 'GET /v1/models lists models');
+    await vscode.commands.executeCommand('rolloutLab.stopSimulatedEndpoint');
+    await assert.rejects(fetch(`${url}/models`), 'the endpoint still answers after Stop');
+  });
+
+  it('Set API Key keeps the key in SecretStorage and the models send it', async () => {
+    const dir = workspaceDir();
+    const labFile = join(dir, '.rollout-lab', 'lab.json');
+    const original = readFileSync(labFile, 'utf8');
+    const envVar = 'ROLLOUT_LAB_TEST_KEY';
+    const secret = `sk-test-${Math.random().toString(36).slice(2)}`;
+    assert.equal(process.env[envVar], undefined);
+    const sim = endpointUrl(await vscode.commands.executeCommand('rolloutLab.startSimulatedEndpoint'));
+    const proxy = await recordingProxy(sim);
+    const service = (await api()).service as { invalidate(folder?: string): void };
+    try {
+      await vscode.commands.executeCommand('rolloutLab.setApiKey', { envVar, value: secret });
+      // Every model now goes through the proxy and names the key's variable; nothing else provides it.
+      const config = JSON.parse(original) as { models: Record<string, Record<string, unknown>> };
+      for (const m of Object.values(config.models)) Object.assign(m, { baseUrl: `${proxy.url}/v1`, apiKeyEnv: envVar });
+      writeFileSync(labFile, JSON.stringify(config, null, 2));
+      service.invalidate(dir);
+      const r = await vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', { limit: 1 });
+      assert.equal(r?.simulated, false, 'every model has a baseUrl: nothing is simulated');
+      assert.equal(r?.succeeded, 1);
+      const chat = proxy.headers.filter((h) => h.authorization);
+      assert.ok(chat.length > 0, 'the models called the endpoint');
+      for (const h of chat) assert.equal(h.authorization, `Bearer ${secret}`);
+      assert.ok(!readFileSync(labFile, 'utf8').includes(secret), 'the key is never written to lab.json');
+    } finally {
+      writeFileSync(labFile, original);
+      service.invalidate(dir);
+      await vscode.commands.executeCommand('rolloutLab.setApiKey', { envVar, value: '' });
+      await proxy.close();
+      await vscode.commands.executeCommand('rolloutLab.stopSimulatedEndpoint');
+    }
+  });
+
+  it('Run Rollouts rejects a malformed argument with a message', async () => {
+    await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.runRollouts', { limit: -1 })), /limit/);
+  });
+});

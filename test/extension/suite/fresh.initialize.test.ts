@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import { extension, waitFor, workspaceDir } from './helpers';
+import { recordMetric } from './results';
+
+describe('first use in an empty folder', () => {
+  it('stays inactive until a command needs it', () => {
+    assert.equal(extension().isActive, false, 'nothing in an empty folder should activate Rollout Lab');
+  });
+
+  it('Initialize Lab creates lab.json, the prompts and the tool tables', async () => {
+    const dir = workspaceDir();
+    assert.equal(existsSync(join(dir, '.rollout-lab')), false);
+    await vscode.commands.executeCommand('rolloutLab.initialize');
+    const lab = join(dir, '.rollout-lab');
+    const config = JSON.parse(readFileSync(join(lab, 'lab.json'), 'utf8')) as { version: number; agents: Record<string, unknown> };
+    assert.equal(config.version, 1);
+    assert.ok(Object.keys(config.agents).length >= 9, 'the research-lab agents');
+    const prompts = readdirSync(join(lab, 'prompts')).filter((f) => f.endsWith('.md'));
+    assert.equal(prompts.length, Object.keys(config.agents).length, 'one prompt file per agent');
+    for (const f of ['data/proteins.json', 'data/gene_ontology.json', '.gitignore']) assert.ok(existsSync(join(lab, f)), f);
+    const ext = extension();
+    assert.equal(ext.isActive, true);
+    if (typeof ext.exports?.activationMs === 'number') recordMetric('activationMs (first command, empty folder)', Math.round(ext.exports.activationMs * 10) / 10);
+    // The command opens lab.json for editing.
+    await waitFor('lab.json to open in an editor', () => vscode.window.activeTextEditor?.document.uri.fsPath.endsWith(join('.rollout-lab', 'lab.json')));
+  });
+});

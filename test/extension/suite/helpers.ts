@@ -1,0 +1,112 @@
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as vscode from 'vscode';
+
+export const EXTENSION_ID = 'rollout-lab.rollout-lab';
+/** The bundles live in out/test/extension/, three levels below the repository. */
+export const REPO = resolve(__dirname, '../../..');
+export const CLI = join(REPO, 'dist', 'cli.js');
+
+export type PanelKind = 'traceExplorer' | 'graphView' | 'rewardCurve';
+
+/**
+ * The part of the extension's API (what activate() returns) these tests use,
+ * written structurally so the suite states the contract it relies on.
+ */
+export interface PanelHostLike {
+  handle(method: string, params: unknown): Promise<unknown>;
+}
+export interface RolloutLabApiLike {
+  activationMs: number;
+  service: unknown;
+  panels: { get(kind: PanelKind): PanelHostLike | undefined };
+  rolloutsTree: vscode.TreeDataProvider<unknown>;
+}
+
+export function extension(): vscode.Extension<RolloutLabApiLike> {
+  const ext = vscode.extensions.getExtension<RolloutLabApiLike>(EXTENSION_ID);
+  if (!ext) throw new Error(`extension ${EXTENSION_ID} is not installed in this extension host`);
+  return ext;
+}
+
+export async function api(): Promise<RolloutLabApiLike> {
+  const ext = extension();
+  const exports = ext.isActive ? ext.exports : await ext.activate();
+  if (!exports) throw new Error('activate() returned nothing: the extension must return its RolloutLabApi');
+  return exports;
+}
+
+export function workspaceDir(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) throw new Error('the tests need a folder open');
+  return folder.uri.fsPath;
+}
+
+/**
+ * Polls until `check` returns a value other than undefined/false. The bound is
+ * generous because it only decides when to give up on a slow machine, never
+ * whether something was fast enough.
+ */
+export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `: ${(last as Error).message ?? last}` : ''}`);
+    await sleep(100);
+  }
+}
+
+/** What Run Rollouts and Evaluate return when called with an argument. */
+export interface RunSummaryLike {
+  runId: string;
+  rollouts: number;
+  succeeded: number;
+  failed: number;
+  simulated: boolean;
+  cancelled?: boolean;
+}
+
+const RUN_KEY = '__rolloutLabTestRun';
+
+/**
+ * One run of three rollouts on the simulated endpoint, made through the
+ * command the first time a test file needs it and shared by the others (each
+ * file is its own bundle, so the cache lives on globalThis).
+ */
+export async function ensureRun(): Promise<RunSummaryLike> {
+  const g = globalThis as unknown as Record<string, Promise<RunSummaryLike> | undefined>;
+  g[RUN_KEY] ??= (async () => {
+    const r = await vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', { limit: 3 });
+    if (!r || typeof r.runId !== 'string') throw new Error(`rolloutLab.runRollouts({ limit: 3 }) returned ${JSON.stringify(r)}, not { runId, rollouts, succeeded, failed, simulated }`);
+    return r;
+  })();
+  return g[RUN_KEY]!;
+}
+
+/** A node of the rollouts view as the tests look at it (the provider's own node type is internal). */
+export interface TreeNodeLike {
+  kind: string;
+  run?: { id: string; status: string };
+  rollout?: { id: string; runId: string; status: string; finalReward: number | null; taskId: string };
+}
+
+export async function treeChildren(tree: vscode.TreeDataProvider<unknown>, node?: unknown): Promise<TreeNodeLike[]> {
+  return ((await tree.getChildren(node)) ?? []) as TreeNodeLike[];
+}
+
+/** The run's node in the view, and its rollouts' nodes, or undefined while the view does not show it. */
+export async function runInTree(tree: vscode.TreeDataProvider<unknown>, runId: string): Promise<{ run: TreeNodeLike; rollouts: TreeNodeLike[] } | undefined> {
+  const top = await treeChildren(tree);
+  // With one lab the top level is runs; with several, labs whose children are runs.
+  const runs = top.some((n) => n.kind === 'lab') ? (await Promise.all(top.map((n) => treeChildren(tree, n)))).flat() : top;
+  const run = runs.find((n) => n.kind === 'run' && n.run?.id === runId);
+  if (!run) return undefined;
+  const rollouts = (await treeChildren(tree, run)).filter((n) => n.kind === 'rollout');
+  return { run, rollouts };
+}

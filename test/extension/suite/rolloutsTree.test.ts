@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import { api, CLI, ensureRun, runInTree, treeChildren, waitFor, workspaceDir } from './helpers';
+
+/** Runs the CLI in its own process, as a user or a CI job would next to an open VS Code. */
+function cliRun(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    // Under @vscode/test-electron the extension host is Electron: make it behave as node for the child.
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('rollouts view', () => {
+  it('shows the run and its rollouts with status and reward after Run Rollouts', async () => {
+    const run = await ensureRun();
+    const a = await api();
+    const found = await waitFor(`run ${run.runId} in the view`, async () => {
+      const f = await runInTree(a.rolloutsTree, run.runId);
+      return f && f.rollouts.length === run.rollouts ? f : undefined;
+    });
+    const runItem = await a.rolloutsTree.getTreeItem(found.run);
+    assert.match(String(runItem.description), /3 rollouts/);
+    assert.match(String(runItem.description), /SIMULATED/);
+    for (const n of found.rollouts) {
+      assert.equal(n.rollout!.runId, run.runId);
+      assert.equal(n.rollout!.status, 'succeeded');
+      assert.equal(typeof n.rollout!.finalReward, 'number');
+      const item = await a.rolloutsTree.getTreeItem(n);
+      assert.equal(item.label, n.rollout!.taskId);
+      assert.match(String(item.description), /reward \d\.\d\d/);
+      // Selecting a rollout opens it in the trace explorer.
+      assert.equal(item.command?.command, 'rolloutLab.openTraceExplorer');
+      assert.deepEqual(item.command?.arguments, [n.rollout!.id]);
+    }
+  });
+
+  it('filters by status and clears the filter', async () => {
+    const run = await ensureRun();
+    const a = await api();
+    await vscode.commands.executeCommand('rolloutLab.filterRollouts', { status: ['failed'] });
+    const filtered = await runInTree(a.rolloutsTree, run.runId);
+    assert.equal(filtered, undefined, 'a run with no failed rollout is hidden by a failed-only filter');
+    await vscode.commands.executeCommand('rolloutLab.clearRolloutFilters');
+    const all = await runInTree(a.rolloutsTree, run.runId);
+    assert.equal(all?.rollouts.length, run.rollouts);
+  });
+
+  it('shows a run that the CLI wrote from another process, once the watcher fires', async () => {
+    await ensureRun();
+    const a = await api();
+    const r = await cliRun(['run', '--workspace', workspaceDir(), '--limit', '1', '--json']);
+    assert.equal(r.code, 0, `the CLI failed:\n${r.stderr}`);
+    const { runId } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { runId: string };
+    // No refresh command: the store's file watcher (or its polling fallback) must bring it in.
+    const found = await waitFor(`the CLI's run ${runId} in the view`, async () => {
+      const f = await runInTree(a.rolloutsTree, runId);
+      // The CLI has exited, so the rollout is finished: the view must catch up to that, not stop at "running".
+      return f && f.rollouts.length === 1 && f.rollouts[0]!.rollout!.status !== 'running' ? f : undefined;
+    }, 20_000);
+    assert.equal(found.rollouts[0]!.rollout!.status, 'succeeded');
+  });
+
+  it('pages a long run with "Load more…" (rolloutLab.rolloutsPerPage)', async () => {
+    const run = await ensureRun();
+    const a = await api();
+    const config = vscode.workspace.getConfiguration('rolloutLab');
+    await config.update('rolloutsPerPage', 1, vscode.ConfigurationTarget.Global);
+    try {
+      const runNode = (await runInTree(a.rolloutsTree, run.runId))!.run;
+      const page1 = await treeChildren(a.rolloutsTree, runNode);
+      assert.deepEqual(page1.map((n) => n.kind), ['rollout', 'more']);
+      const more = page1[1]!;
+      const item = await a.rolloutsTree.getTreeItem(more);
+      assert.equal(item.command?.command, 'rolloutLab.loadMoreRollouts');
+      await vscode.commands.executeCommand(item.command!.command, ...(item.command!.arguments ?? []));
+      const page2 = await treeChildren(a.rolloutsTree, runNode);
+      assert.deepEqual(page2.map((n) => n.kind), ['rollout', 'rollout', 'more']);
+    } finally {
+      await config.update('rolloutsPerPage', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  it("a rollout's context actions open it in the trace explorer and on the graph", async () => {
+    const run = await ensureRun();
+    const a = await api();
+    const node = (await runInTree(a.rolloutsTree, run.runId))!.rollouts[0]!;
+    await vscode.commands.executeCommand('rolloutLab.openRolloutInTraceExplorer', node);
+    assert.ok(a.panels.get('traceExplorer'), 'the trace explorer is open');
+    await vscode.commands.executeCommand('rolloutLab.openRolloutInGraphView', node);
+    assert.ok(a.panels.get('graphView'), 'the graph view is open');
+  });
+
+  it('Refresh Rollouts runs', async () => {
+    await vscode.commands.executeCommand('rolloutLab.refreshRollouts');
+  });
+});
