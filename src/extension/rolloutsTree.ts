@@ -11,6 +11,7 @@ import {
   rolloutDescription,
   rolloutTooltipMarkdown,
   runDescription,
+  runLabel,
   statusIcon,
   summariseRollouts,
   type RunSummary,
@@ -181,7 +182,7 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
 
   private runItem(folder: string, run: RunRecord, newest: boolean): vscode.TreeItem {
     const summary = this.summary(folder, run);
-    const item = new vscode.TreeItem(run.id, newest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+    const item = new vscode.TreeItem(runLabel(run), newest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `run:${folder}:${run.id}`;
     item.description = summary ? runDescription(run, summary) : run.status;
     const icon =

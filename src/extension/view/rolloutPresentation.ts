@@ -107,3 +107,13 @@ export function progressMessage(p: { done: number; total: number; meanReward: nu
   if (p.etaMs !== null && p.done < p.total) parts.push(`ETA ${formatDuration(p.etaMs)}`);
   return parts.join(' · ');
 }
+
+/**
+ * A run's label in the tree: when it started and the tail of its id, short
+ * enough that the description (count, mean reward, SIMULATED) stays visible
+ * in a normal sidebar; the full id is in the tooltip.
+ */
+export function runLabel(run: RunRecord): string {
+  const when = new Date(run.startTime).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return `${when} · ${run.id.slice(-6)}`;
+}

@@ -8,6 +8,7 @@ import {
   rolloutDescription,
   rolloutTooltipMarkdown,
   runDescription,
+  runLabel,
   statusIcon,
   summariseRollouts,
 } from '../../../src/extension/view/rolloutPresentation';
@@ -80,4 +81,10 @@ describe('rollout presentation', () => {
     assert.equal(progressMessage({ done: 3, total: 10, meanReward: 0.7123, etaMs: 12_000 }), '3/10 · mean reward 0.712 · ETA 12.0 s');
     assert.equal(progressMessage({ done: 10, total: 10, meanReward: null, etaMs: 0 }), '10/10');
   });
+});
+
+it('a run label is short: start time and the tail of the id', () => {
+  const label = runLabel({ id: 'run-20261121T120015-265cc9', startTime: Date.UTC(2026, 10, 21, 12, 0), endTime: null, status: 'done', params: {}, simulated: true, planned: 3 });
+  assert.ok(label.endsWith(' · 265cc9'), label);
+  assert.ok(label.length <= 26, label);
 });
