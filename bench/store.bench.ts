@@ -18,6 +18,7 @@ import { TraceStore } from '../src/core/store/traceStore';
 import type { RolloutRecord } from '../src/core/store/types';
 import type { SpanKind, SpanRecord } from '../src/core/trace/span';
 import { median, result, type Bench, type BenchResult } from './harness';
+import { seededRandom } from '../src/core/data/seededRandom';
 
 const BIG_DIR = join(__dirname, '..', '.bench', 'store-1m');
 /** Bump when the generated data or the on-disk format changes, to regenerate. */
@@ -29,16 +30,6 @@ const AGENTS = ['Geneticist', 'Pharmacologist', 'Neurologist', 'Supervisor', 'Hy
 
 // ---- workload -----------------------------------------------------------------
 
-/** Deterministic pseudo-random numbers, so every run (and both stores) sees the same data. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   'amyloid tau apoe4 trem2 glp-1 microglia synaptic neuron receptor agonist trial cohort randomized placebo dose ' +
@@ -48,7 +39,7 @@ const WORDS = (
 ).split(' ');
 
 const PARAGRAPHS: string[] = (() => {
-  const r = rng(7);
+  const r = seededRandom(7);
   return Array.from({ length: 256 }, () => Array.from({ length: 60 + Math.floor(r() * 60) }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ') + '.');
 })();
 
@@ -60,7 +51,7 @@ function hex(r: () => number, chars: number): string {
 
 /** One rollout shaped like the research lab: root, graph nodes, model calls carrying KBs of messages, tool calls, reward. */
 function makeRollout(index: number, spanCount: number, runId: string): { record: RolloutRecord; spans: SpanRecord[] } {
-  const r = rng(index + 1);
+  const r = seededRandom(index + 1);
   const id = hex(r, 32);
   const t0 = 1_700_000_000_000 + index * 60_000;
   const root: SpanRecord = {

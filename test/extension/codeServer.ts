@@ -191,3 +191,15 @@ export function extensionHostLogTail(scratch: ScratchDirs, lines = 40): string {
 export function removeScratch(scratch: ScratchDirs): void {
   rmSync(scratch.root, { recursive: true, force: true, maxRetries: 3 });
 }
+
+/** Runs a test driver's main and exits with its code; a crash counts as one failed test in the closing line. */
+export function runDriver(main: () => Promise<number>): void {
+  main().then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err instanceof Error ? err.message : err);
+      console.log('0 passed, 1 failed');
+      process.exit(1);
+    },
+  );
+}

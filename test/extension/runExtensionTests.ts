@@ -11,6 +11,7 @@ import {
   extensionHostLogTail,
   makeScratch,
   removeScratch,
+  runDriver,
   skipUnlessRunnable,
   startCodeServer,
   workbenchUrl,
@@ -173,13 +174,4 @@ export async function main(): Promise<number> {
   return report(sessions, 'code-server');
 }
 
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (err) => {
-      console.error(err instanceof Error ? err.message : err);
-      console.log('0 passed, 1 failed');
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runDriver(main);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runTests } from '@vscode/test-electron';
 import { buildSuite } from './buildSuite';
-import { REPO, makeScratch, removeScratch } from './codeServer';
+import { REPO, makeScratch, removeScratch, runDriver } from './codeServer';
 import { prepareWorkspaces, report, type Session } from './runExtensionTests';
 import { RESULTS_ENV, type SuiteResults } from './suite/results';
 
@@ -57,11 +57,4 @@ async function main(): Promise<number> {
   return report(sessions, '@vscode/test-electron');
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(err instanceof Error ? err.message : err);
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  },
-);
+runDriver(main);

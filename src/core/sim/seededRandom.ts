@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { seededRandom as mulberry32 } from '../data/seededRandom';
 
 /** A reproducible random stream: the same parts always give the same draws. */
 export interface SeededRandom {
@@ -22,14 +23,7 @@ export function seededRandom(...parts: Array<string | number | null | undefined>
   const digest = createHash('sha256')
     .update(parts.map((p) => String(p ?? '')).join('\u241e'))
     .digest('hex');
-  let state = Number.parseInt(digest.slice(0, 8), 16) >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(Number.parseInt(digest.slice(0, 8), 16));
   return {
     next,
     int: (n) => Math.floor(next() * n),
