@@ -188,7 +188,7 @@ export class RewardChart {
       .attr('data-version', (p) => (d.split.kind === 'none' ? null : versionOf(p, d.split)))
       .attr('cx', (_p, i) => x(i + 1))
       .attr('cy', (p) => y(p.finalReward))
-      .attr('r', n > 400 ? 2 : 3.5);
+      .attr('r', n > 400 ? 2.5 : 4.5);
 
     const mean = rollingMean(
       pts.map((p) => p.finalReward),
