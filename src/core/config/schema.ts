@@ -129,6 +129,26 @@ export const RewardSchema = z.strictObject({
     .default(0.1)
     .describe('Score given to every criterion when the judge fails; the rollout is marked judge-failed.'),
   noOutputReward: z.number().min(0).max(1).default(0).describe('Final reward of a rollout that produced no final protocol.'),
+  module: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Custom reward: a TS or JS file, relative to the workspace, whose default export (or export "reward") is a function (input) => number | { reward, breakdown?, info? }, sync or async, in 0..1. It is called for every rollout, also one with no final output.',
+    ),
+  mode: z
+    .enum(['replace', 'combine'])
+    .default('replace')
+    .describe(
+      'With "module": "replace" makes the custom reward the final reward (the judge runs only if the module calls input.judge()); "combine" always runs the judge and gives (1 - customWeight) × judge reward + customWeight × custom reward.',
+    ),
+  customWeight: z.number().min(0).max(1).default(0.5).describe('Weight of the custom reward in mode "combine".'),
+  customFailurePenalty: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0)
+    .describe('Final reward of a rollout whose custom reward threw or returned something that is not a number in 0..1; the rollout is kept.'),
 });
 
 export const GraphSchema = z.strictObject({

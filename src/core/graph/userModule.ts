@@ -108,5 +108,11 @@ function evaluate(code: string, file: string, what: string): Record<string, unkn
  * provided by us. `what` names the module in error messages.
  */
 export async function loadUserModule(file: string, what: string): Promise<Record<string, unknown>> {
-  return evaluate(await bundle(file, what), file, what);
+  return (await loadUserModuleWithCode(file, what)).exports;
+}
+
+/** The same, also returning the evaluated bundle (with its inline source map), to map errors back to the user's lines. */
+export async function loadUserModuleWithCode(file: string, what: string): Promise<{ exports: Record<string, unknown>; code: string }> {
+  const code = await bundle(file, what);
+  return { exports: evaluate(code, file, what), code };
 }

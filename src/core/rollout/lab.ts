@@ -5,6 +5,7 @@ import { ConfigError, UsageError } from '../errors';
 import { loadDataset, selectTasks, type Task } from '../data/dataset';
 import { datasetSearchProvider } from '../graph/tools/search';
 import { loadSearchProvider } from '../graph/tools/searchProviderModule';
+import { loadCustomReward } from '../reward/customReward';
 import { loadLookupTable } from '../graph/tools/lookup';
 import { researchLabTools } from '../graph/tools/researchLabTools';
 import { buildResearchLabGraph } from '../graph/researchLab/graph';
@@ -126,6 +127,7 @@ export class Lab {
     const search = config.tools.searchProvider
       ? await loadSearchProvider(resolve(workspaceDir, config.tools.searchProvider))
       : datasetSearchProvider([...allTasks]);
+    const customReward = config.reward.module ? await loadCustomReward(resolve(workspaceDir, config.reward.module)) : null;
     const proteins = await loadLookupTable(resolve(labDir, config.tools.proteinTable));
     const geneOntology = await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable));
     const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> =>
@@ -177,6 +179,7 @@ export class Lab {
       judgeModel: new RoutedChatModel({ resolved: this.router.resolve(config.reward.judge.model), agent: 'Judge' }),
       versions,
       simulated: this.simulated,
+      customReward,
     };
   }
 

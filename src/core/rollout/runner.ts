@@ -12,6 +12,7 @@ import type { RolloutRecord, RunRecord, Split } from '../store/types';
 import { judgeOutput } from '../reward/judge';
 import { weightedReward } from '../reward/weighted';
 import { applyAirRules } from '../reward/air';
+import type { CustomJudgeResult, CustomReward } from '../reward/customReward';
 import { errorMessage } from '../errors';
 import { summariseAgents } from './agentSummary';
 import { forEachBounded } from './pool';
@@ -27,6 +28,8 @@ export interface RolloutEnvironment {
   judgeModel: BaseChatModel;
   versions: AgentVersions;
   simulated: boolean;
+  /** The user's reward function (config reward.module), loaded once per run. */
+  customReward?: CustomReward | null;
 }
 
 export interface RunProgress {
@@ -225,37 +228,89 @@ async function scoreRollout(
 ): Promise<void> {
   const { reward } = env.config;
   const criteria = reward.criteria;
+  const custom = env.customReward ?? null;
   let breakdown: Record<string, number> = {};
-  if (outcome.finalOutput) {
-    const span = tracer.start('judge', 'reward', root, { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge' });
-    const judgeTracer = tracing ? new LangChainTracer(tracer, span, undefined, env.simulated) : null;
-    const verdict = await judgeOutput(
-      env.judgeModel,
-      { goal: task.goal, context: task.context, output: outcome.finalOutput, criteria, instructions: reward.judge.promptText },
-      { callbacks: judgeTracer ? [judgeTracer] : [], signal },
-    );
-    if (verdict.failed) {
-      record.judgeFailed = true;
-      for (const k of Object.keys(criteria)) breakdown[k] = reward.judgeFailurePenalty;
-      span.attributes[Attr.errorType] = 'judge_failed';
-    } else {
-      breakdown = verdict.scores;
-    }
-    record.criteria = breakdown;
-    record.finalReward = weightedReward(breakdown, criteria);
-    span.attributes[Attr.rewardBreakdown] = JSON.stringify(breakdown);
-    span.attributes[Attr.rewardValue] = record.finalReward;
-    span.attributes['rollout_lab.judge.rationale'] = verdict.rationale;
-    span.attributes['rollout_lab.judge.repaired'] = verdict.repaired;
-    tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
-  } else {
-    record.finalReward = reward.noOutputReward;
+  // The judge runs at most once: always without a custom reward (or in mode
+  // "combine"), and in mode "replace" only when the module calls input.judge().
+  let judged: Promise<CustomJudgeResult> | null = null;
+  const judge = (): Promise<CustomJudgeResult> =>
+    (judged ??= (async (): Promise<CustomJudgeResult> => {
+      if (!outcome.finalOutput) return { scores: {}, failed: true, reward: reward.noOutputReward, error: 'the rollout has no final output to judge' };
+      const span = tracer.start('judge', 'reward', root, { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge' });
+      const judgeTracer = tracing ? new LangChainTracer(tracer, span, undefined, env.simulated) : null;
+      const verdict = await judgeOutput(
+        env.judgeModel,
+        { goal: task.goal, context: task.context, output: outcome.finalOutput, criteria, instructions: reward.judge.promptText },
+        { callbacks: judgeTracer ? [judgeTracer] : [], signal },
+      );
+      let scores: Record<string, number> = {};
+      if (verdict.failed) {
+        record.judgeFailed = true;
+        for (const k of Object.keys(criteria)) scores[k] = reward.judgeFailurePenalty;
+        span.attributes[Attr.errorType] = 'judge_failed';
+      } else {
+        scores = verdict.scores;
+      }
+      breakdown = scores;
+      record.criteria = scores;
+      const value = weightedReward(scores, criteria);
+      span.attributes[Attr.rewardBreakdown] = JSON.stringify(scores);
+      span.attributes[Attr.rewardValue] = value;
+      span.attributes['rollout_lab.judge.rationale'] = verdict.rationale;
+      span.attributes['rollout_lab.judge.repaired'] = verdict.repaired;
+      tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
+      return verdict.error === undefined ? { scores: { ...scores }, failed: verdict.failed, reward: value } : { scores: { ...scores }, failed: verdict.failed, reward: value, error: verdict.error };
+    })());
+
+  const noOutput = (): void => {
     const span = tracer.start('no-output', 'reward', root, {
       [Attr.rewardName]: 'no-output',
       [Attr.rewardKind]: 'final',
       [Attr.rewardValue]: reward.noOutputReward,
     });
     tracer.end(span, 'ok');
+  };
+
+  if (!custom) {
+    if (outcome.finalOutput) {
+      record.finalReward = (await judge()).reward;
+    } else {
+      record.finalReward = reward.noOutputReward;
+      noOutput();
+    }
+  } else {
+    let judgeReward: number | null = null;
+    if (reward.mode === 'combine') {
+      judgeReward = outcome.finalOutput ? (await judge()).reward : reward.noOutputReward;
+      if (!outcome.finalOutput) noOutput();
+    }
+    const span = tracer.start('custom', 'reward', root, {
+      [Attr.rewardName]: 'custom',
+      [Attr.rewardKind]: 'custom',
+      'rollout_lab.reward.module': custom.file,
+      'rollout_lab.reward.mode': reward.mode,
+    });
+    const result = await custom.evaluate({
+      task: { id: task.id, goal: task.goal, context: task.context, expectedDecision: task.expectedDecision, meta: structuredClone(task.meta ?? {}) },
+      outcome: { finalOutput: outcome.finalOutput, decision: outcome.decision, turns: outcome.turns, failures: outcome.failures.map((f) => ({ ...f })) },
+      spans: Object.freeze(structuredClone([...tracer.spans()])),
+      judge,
+    });
+    signal?.throwIfAborted();
+    if (result.ok) {
+      record.finalReward = judgeReward === null ? result.reward : (1 - reward.customWeight) * judgeReward + reward.customWeight * result.reward;
+      span.attributes[Attr.rewardValue] = result.reward;
+      span.attributes[Attr.rewardBreakdown] = JSON.stringify(result.breakdown);
+      if (result.info !== undefined) span.attributes['rollout_lab.reward.info'] = result.info;
+      tracer.end(span, 'ok');
+    } else {
+      // A broken reward never loses the rollout: it keeps its trace and gets the penalty.
+      record.finalReward = reward.customFailurePenalty;
+      span.attributes[Attr.rewardValue] = reward.customFailurePenalty;
+      span.attributes[Attr.errorType] = 'custom_reward_failed';
+      root.attributes['rollout_lab.reward.error'] = result.error;
+      tracer.end(span, 'error', result.error);
+    }
   }
   for (const air of applyAirRules(env.config.air, tracer.spans())) {
     const span = tracer.start(air.rule, 'reward', air.spanId, {
@@ -276,6 +331,7 @@ async function scoreRollout(
     ),
     'rollout_lab.judge.failed': record.judgeFailed,
   });
+  if (custom) final.attributes['rollout_lab.reward.source'] = reward.mode === 'combine' ? 'combine' : 'custom';
   tracer.end(final, 'ok');
   if (outcome.failures.length) root.attributes['rollout_lab.failures'] = JSON.stringify(outcome.failures);
 }
