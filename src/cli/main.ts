@@ -20,6 +20,7 @@ Usage:
   rollout-lab eval   [--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--json]
   rollout-lab traces [--workspace DIR] [--rollout ID] [--run RUN_ID] [--limit N] [--json]
   rollout-lab sim    [--port P] [--latency-ms MS]
+  rollout-lab compact [--workspace DIR] [--json]
   rollout-lab demo   [--workspace DIR] [--limit N]
 
 Common options: --base-url URL and --model NAME override every model (a quick start against one server).
@@ -222,6 +223,26 @@ async function traces(v: Values): Promise<number> {
   }
 }
 
+/** Moves finished journals into compressed segments (safe while other processes use the store). */
+async function compact(v: Values): Promise<number> {
+  const { TraceStore } = await import('../core/store/traceStore');
+  const { loadConfig } = await import('../core/config/loader');
+  const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
+  const store = await TraceStore.open(loaded.workspaceDir);
+  try {
+    const r = await store.compact();
+    if (v.json) out(JSON.stringify(r));
+    else if (r.skipped) out(r.skipped === 'busy' ? 'another process is compacting this store; try again when it is done' : 'nothing to compact: every journal still belongs to a running writer or is already compacted');
+    else {
+      const mb = (b: number): string => (b / 1024 / 1024).toFixed(1);
+      out(`compacted ${r.traces} rollouts (${r.spans} spans) from ${r.journalsRetired} journals into ${r.segmentsWritten} segments: ${mb(r.bytesBefore)} MiB → ${mb(r.bytesAfter)} MiB`);
+    }
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
 async function sim(v: Values): Promise<number> {
   const port = intOption(v, 'port', 0) ?? 8089;
   const server = await startSimServer({ port, latencyMs: intOption(v, 'latency-ms', 0) ?? 0 });
@@ -285,13 +306,18 @@ export async function main(argv: string[]): Promise<number> {
       if (v.help) return out(USAGE), 0;
       return sim(v);
     }
+    case 'compact': {
+      const v = parse('compact', rest, { workspace: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+      if (v.help) return out(USAGE), 0;
+      return compact(v);
+    }
     case 'demo': {
       const v = parse('demo', rest, { ...COMMON, limit: { type: 'string' } });
       if (v.help) return out(USAGE), 0;
       return demo(v);
     }
     default:
-      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, demo (rollout-lab --help)`);
+      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo (rollout-lab --help)`);
   }
 }
 

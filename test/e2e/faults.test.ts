@@ -154,7 +154,7 @@ test('SIGKILL mid-run loses only the rollouts in flight, and --resume finishes t
   }
 });
 
-test('two runs writing to one store at the same time lose nothing', async () => {
+test('two runs writing to one store at the same time lose nothing, and compaction keeps every trace', async () => {
   const ws = workspace();
   try {
     const a = cliAsync(['run', '--workspace', ws, '--limit', '6', '--seed', '1', '--json']);
@@ -165,7 +165,19 @@ test('two runs writing to one store at the same time lose nothing', async () => 
     const ids = [json<RunDoc>(ra).runId, json<RunDoc>(rb).runId];
     const all = json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts;
     for (const id of ids) assert.equal(all.filter((r) => r.runId === id && r.status === 'succeeded').length, 6);
-    for (const r of all) assert.ok(spansOf(ws, r.id).length > 10);
+    const spanCounts = new Map(all.map((r) => [r.id, spansOf(ws, r.id).length]));
+    for (const n of spanCounts.values()) assert.ok(n > 10);
+
+    // Both writers have exited: compaction moves their journals into segments and every trace reads the same.
+    const c = cli(['compact', '--workspace', ws, '--json']);
+    assert.equal(c.code, 0, c.stderr);
+    const compacted = json<{ traces: number; journalsRetired: number; bytesAfter: number; bytesBefore: number }>(c);
+    assert.equal(compacted.traces, 12);
+    assert.ok(compacted.journalsRetired >= 2);
+    assert.ok(compacted.bytesAfter < compacted.bytesBefore, 'segments are compressed');
+    const after = json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts;
+    assert.equal(after.length, all.length);
+    for (const r of after) assert.equal(spansOf(ws, r.id).length, spanCounts.get(r.id));
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
