@@ -8,6 +8,7 @@ import { SimEndpoint } from './commands/simEndpoint';
 import { labRequestHandlers } from './labRequests';
 import { LabService } from './labService';
 import { Panels } from './panels';
+import { PROMPT_SELECTOR, PromptCodeLensProvider } from './promptCodeLens';
 import { DEFAULT_PAGE_SIZE, RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
 import { webviewCommandHandlers } from './webviewCommands';
 import type { PanelHost } from './webviews/panelHost';
@@ -89,6 +90,14 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     const n = arg as { folder?: unknown; runId?: unknown } | undefined;
     if (typeof n?.folder === 'string' && typeof n.runId === 'string') tree.loadMore(n.folder, n.runId);
   });
+
+  // Reward annotations on prompt files: the lab is opened only once a prompt file is shown.
+  const promptLenses = new PromptCodeLensProvider(lab, log);
+  context.subscriptions.push(
+    promptLenses,
+    vscode.languages.registerCodeLensProvider(PROMPT_SELECTOR, promptLenses),
+    vscode.languages.registerHoverProvider(PROMPT_SELECTOR, promptLenses),
+  );
 
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;

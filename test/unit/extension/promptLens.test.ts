@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PromptVersionStats, VersionComparison } from '../../../src/core/rollout/promptStats';
+import {
+  bestVersionLensTitle,
+  formatAgo,
+  formatDelta,
+  formatP,
+  formatRewardWithCi,
+  newVersionLensTitle,
+  promptAnnotation,
+  versionHoverMarkdown,
+  versionLensTitle,
+} from '../../../src/extension/view/promptLens';
+
+const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
+
+function stats(p: Partial<PromptVersionStats> = {}): PromptVersionStats {
+  return {
+    agent: 'Supervisor',
+    version: 'abcdef123456',
+    firstSeen: NOW - 3_600_000,
+    rollouts: 12,
+    meanReward: 0.714,
+    ci: [0.684, 0.744],
+    decisionAlignment: 78.2,
+    criteria: { novelty: 0.5, rigor: 0.8 },
+    lastRun: NOW - 5 * 60_000,
+    sparkline: '▁▃▅▇',
+    rewards: [0.7, 0.72],
+    ...p,
+  };
+}
+
+const cmp = (p: Partial<VersionComparison> = {}): VersionComparison => ({ version: 'abcdef123456', previous: '111111111111', delta: 0.04, pValue: 0.12, significant: false, ...p });
+
+describe('promptLens', () => {
+  it('titles a version with rollouts: count, reward with CI, alignment, delta with its test, last run', () => {
+    assert.equal(
+      versionLensTitle(stats(), cmp(), NOW),
+      '12 rollouts · reward 0.71 ± 0.03 (95% CI) · alignment 78% · Δ +0.04 vs previous (p=0.12, not significant) · last run 5 min ago',
+    );
+  });
+
+  it('leaves out what it cannot say and says "significant" below alpha', () => {
+    assert.equal(versionLensTitle(stats({ rollouts: 1, ci: null, decisionAlignment: null, lastRun: null }), null, NOW), '1 rollout · reward 0.71');
+    assert.equal(versionLensTitle(stats(), cmp({ previous: null, delta: null, pValue: null }), NOW).includes('Δ'), false);
+    assert.match(versionLensTitle(stats(), cmp({ delta: -0.1, pValue: 0.0004, significant: true }), NOW), /Δ -0\.10 vs previous \(p<0\.001, significant\)/);
+    assert.match(versionLensTitle(stats(), cmp({ pValue: null }), NOW), /Δ \+0\.04 vs previous \(too few rewards to test\)/);
+    assert.match(versionLensTitle(stats({ meanReward: null, ci: null }), null, NOW), /reward n\/a/);
+  });
+
+  it('formats times, deltas and p-values', () => {
+    assert.equal(formatAgo(NOW - 10_000, NOW), 'just now');
+    assert.equal(formatAgo(NOW - 5 * 60_000, NOW), '5 min ago');
+    assert.equal(formatAgo(NOW - 3 * 3_600_000, NOW), '3 h ago');
+    assert.equal(formatAgo(NOW - 3 * 86_400_000, NOW), '3 days ago');
+    assert.equal(formatAgo(NOW + 60_000, NOW), 'just now');
+    assert.equal(formatDelta(0.001), '±0.00');
+    assert.equal(formatDelta(0.04), '+0.04');
+    assert.equal(formatP(0.005), 'p=0.005');
+    assert.equal(formatRewardWithCi({ meanReward: 0.5, ci: [0.4, 0.6] }), '0.50 ± 0.10 (95% CI)');
+  });
+
+  it('titles a new version and the best-version marker', () => {
+    assert.equal(newVersionLensTitle(null), 'new version: no rollouts yet');
+    assert.equal(newVersionLensTitle(stats({ version: 'fedcba987654', meanReward: 0.74 })), 'new version: no rollouts yet · best so far fedcba9 0.74');
+    assert.equal(bestVersionLensTitle(stats({ version: 'fedcba987654', meanReward: 0.74, rollouts: 9 })), 'best version fedcba9: 0.74 (9 rollouts)');
+  });
+
+  it('decides the lenses from the versions and the current hash', () => {
+    const old = stats({ version: '111111111111', meanReward: 0.8, rollouts: 5 });
+    const cur = stats();
+    const a = promptAnnotation('Supervisor', [old, cur], [cmp({ version: '111111111111', previous: null }), cmp()], old, cur.version, NOW);
+    assert.match(a.title, /^12 rollouts · reward 0\.71/);
+    assert.equal(a.openVersion, cur.version);
+    assert.deepEqual(a.best, { title: 'best version 1111111: 0.80 (5 rollouts)', version: '111111111111' });
+
+    const onBest = promptAnnotation('Supervisor', [old, cur], [], cur, cur.version, NOW);
+    assert.equal(onBest.best, null, 'no marker when the current text is the best version');
+
+    const fresh = promptAnnotation('Supervisor', [old, cur], [], old, '999999999999', NOW);
+    assert.equal(fresh.title, 'new version: no rollouts yet · best so far 1111111 0.80');
+    assert.equal(fresh.openVersion, '111111111111');
+    assert.equal(fresh.best, null);
+    assert.match(fresh.hover, /No rollouts have run this text yet/);
+
+    const knownButEmpty = promptAnnotation('Supervisor', [stats({ rollouts: 0, meanReward: null, ci: null, rewards: [] })], [], null, cur.version, NOW);
+    assert.equal(knownButEmpty.title, 'new version: no rollouts yet');
+    assert.equal(knownButEmpty.openVersion, null);
+  });
+
+  it('hovers with an escaped per-criterion table and the sparkline', () => {
+    const md = versionHoverMarkdown(stats({ criteria: { 'a|b': 0.25, '*bold*': null } }), 'abcdef123456', 'Super_visor');
+    assert.match(md, /\*\*Super\\_visor\*\* prompt version `abcdef1`/);
+    assert.match(md, /\| Criterion \| Mean score \|/);
+    assert.match(md, /\| a\\\|b \| 0\.25 \|/);
+    assert.match(md, /\| \\\*bold\\\* \| n\/a \|/);
+    assert.match(md, /`▁▃▅▇`/);
+    assert.match(versionHoverMarkdown(stats({ criteria: {} }), 'abcdef123456', 'S'), /No judge scores/);
+  });
+});
