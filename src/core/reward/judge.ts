@@ -4,7 +4,7 @@ import type { Callbacks } from '@langchain/core/callbacks/manager';
 import { JUDGE_MARKER, judgeKeysLine, judgeOutputSchema } from '../graph/researchLab/outputs';
 import { parseStructured } from '../llm/structuredOutput';
 import { repairRequest } from '../graph/researchLab/agentTurn';
-import { contentText } from '../trace/messages';
+import { contentText } from '../llm/messageConversion';
 import { errorMessage } from '../errors';
 import { clamp01 } from './weighted';
 

@@ -4,7 +4,7 @@ import type { BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
 import { Attr, type Attributes } from './span';
-import { contentText, toMessageRecord } from './messages';
+import { traceText, toMessageRecord } from './messages';
 import type { OpenSpan, RolloutTracer } from './tracer';
 
 export interface AgentVersions {
@@ -160,7 +160,7 @@ export class LangChainTracer extends BaseCallbackHandler {
     >;
     const usage = (msg as { usage_metadata?: { input_tokens?: number; output_tokens?: number } } | undefined)?.usage_metadata;
     const llmUsage = (output.llmOutput?.tokenUsage ?? {}) as { promptTokens?: number; completionTokens?: number };
-    a[Attr.outputMessages] = JSON.stringify(msg ? [toMessageRecord(msg)] : [{ role: 'assistant', content: contentText(gen?.text ?? '') }]);
+    a[Attr.outputMessages] = JSON.stringify(msg ? [toMessageRecord(msg)] : [{ role: 'assistant', content: traceText(gen?.text ?? '') }]);
     a[Attr.inputTokens] = usage?.input_tokens ?? llmUsage.promptTokens ?? null;
     a[Attr.outputTokens] = usage?.output_tokens ?? llmUsage.completionTokens ?? null;
     if (typeof meta.model_name === 'string') a[Attr.responseModel] = meta.model_name;
@@ -218,7 +218,7 @@ export class LangChainTracer extends BaseCallbackHandler {
     const run = this.takeRun(runId);
     if (!run?.span) return;
     const msg = output as { content?: unknown; status?: string; tool_call_id?: string } | string;
-    const text = typeof msg === 'string' ? msg : contentText(msg?.content ?? output);
+    const text = typeof msg === 'string' ? msg : traceText(msg?.content ?? output);
     run.span.attributes[Attr.toolResult] = text;
     const failed = typeof msg === 'object' && msg?.status === 'error';
     this.tracer.end(run.span, failed ? 'error' : 'ok', failed ? text.slice(0, 500) : undefined);

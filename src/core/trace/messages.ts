@@ -11,7 +11,8 @@ export interface ChatMessageRecord {
 
 const ROLE: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', generic: 'user', developer: 'system' };
 
-export function contentText(content: unknown): string {
+/** Message content as text for a trace: non-text parts are kept as JSON rather than dropped. */
+export function traceText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
@@ -23,7 +24,7 @@ export function contentText(content: unknown): string {
 
 export function toMessageRecord(msg: BaseMessage): ChatMessageRecord {
   const type = msg.getType();
-  const rec: ChatMessageRecord = { role: ROLE[type] ?? type, content: contentText(msg.content) };
+  const rec: ChatMessageRecord = { role: ROLE[type] ?? type, content: traceText(msg.content) };
   if (msg.name) rec.name = msg.name;
   const calls = (msg as { tool_calls?: Array<{ id?: string; name: string; args: unknown }> }).tool_calls;
   if (calls?.length) {
