@@ -32,6 +32,9 @@ const webview = {
     traceExplorer: 'webview/traceExplorer/main.ts',
     graphView: 'webview/graphView/main.ts',
     rewardCurve: 'webview/rewardCurve/main.ts',
+    rewardWeights: 'webview/rewardWeights/main.ts',
+    evalReport: 'webview/evalReport/main.ts',
+    comparison: 'webview/comparison/main.ts',
   },
   outdir: 'dist/webview',
 };

@@ -1,7 +1,11 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LabError, UsageError, errorMessage } from '../core/errors';
+import { COMMON, err, intOption, out, parse, splitOption, type Values } from './args';
+import { rescoreCommand } from './commands/rescore';
+import { reportCommand } from './commands/report';
+import { compareCommand } from './commands/compare';
 import { initWorkspace } from '../core/config/init';
 import { startSimServer } from '../core/sim/simServer';
 import { Lab } from '../core/rollout/lab';
@@ -21,18 +25,14 @@ Usage:
   rollout-lab traces [--workspace DIR] [--rollout ID] [--run RUN_ID] [--limit N] [--json]
   rollout-lab sim    [--port P] [--latency-ms MS]
   rollout-lab compact [--workspace DIR] [--json]
+  rollout-lab rescore [--workspace DIR] [--run RUN_ID] [--split train|val] [--dry-run] [--json]
+  rollout-lab report  [--workspace DIR] [--run RUN_ID] [--format md|html|json] [--out FILE]
+  rollout-lab compare [--workspace DIR] --a SPEC --b SPEC [--dataset FILE] [--split val] [--limit N] [--samples G] [--json]
+  rollout-lab compare [--workspace DIR] --runs RUN_A,RUN_B [--json]
   rollout-lab demo   [--workspace DIR] [--limit N]
 
 Common options: --base-url URL and --model NAME override every model (a quick start against one server).
 Exit codes: 0 success, 1 runtime failure, 2 usage or config error.`;
-
-const COMMON = {
-  workspace: { type: 'string' },
-  'base-url': { type: 'string' },
-  model: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
 
 const RUN_OPTIONS = {
   ...COMMON,
@@ -44,33 +44,6 @@ const RUN_OPTIONS = {
   seed: { type: 'string' },
   resume: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
-
-type Values = Record<string, string | boolean | undefined>;
-
-function parse(command: string, argv: string[], options: ParseArgsConfig['options']): Values {
-  try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Values;
-  } catch (err) {
-    throw new UsageError(`${command}: ${errorMessage(err).replace(/\.$/, '')} — run \`rollout-lab ${command} --help\` for the options`);
-  }
-}
-
-function intOption(v: Values, name: string, min: number): number | undefined {
-  const raw = v[name];
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${String(raw)}"`);
-  return n;
-}
-
-function splitOption(v: Values, fallback: 'train' | 'val' | 'all'): 'train' | 'val' | 'all' {
-  const s = (v.split as string | undefined) ?? fallback;
-  if (s !== 'train' && s !== 'val' && s !== 'all') throw new UsageError(`--split must be train, val or all, got "${s}"`);
-  return s;
-}
-
-const out = (s: string): void => void process.stdout.write(s + '\n');
-const err = (s: string): void => void process.stderr.write(s + '\n');
 
 function progressLine(p: RunProgress, simulated: boolean): string {
   const r = p.last;
@@ -316,8 +289,14 @@ export async function main(argv: string[]): Promise<number> {
       if (v.help) return out(USAGE), 0;
       return demo(v);
     }
+    case 'rescore':
+      return rescoreCommand(rest, USAGE);
+    case 'report':
+      return reportCommand(rest, USAGE);
+    case 'compare':
+      return compareCommand(rest, USAGE);
     default:
-      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo (rollout-lab --help)`);
+      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo, rescore, report, compare (rollout-lab --help)`);
   }
 }
 

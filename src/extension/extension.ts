@@ -11,6 +11,14 @@ import { Panels } from './panels';
 import { PROMPT_SELECTOR, PromptCodeLensProvider } from './promptCodeLens';
 import { DEFAULT_PAGE_SIZE, RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
 import { webviewCommandHandlers } from './webviewCommands';
+import type { FeatureContext } from './featureContext';
+import { registerRewardWeightsCommands } from './rewardWeights/commands';
+import { rewardWeightsCommandHandlers, rewardWeightsRequestHandlers } from './rewardWeights/requests';
+import { registerEvalReportCommands } from './evalReport/commands';
+import { evalReportCommandHandlers, evalReportRequestHandlers } from './evalReport/requests';
+import { registerComparisonCommands } from './comparison/commands';
+import { comparisonCommandHandlers, comparisonRequestHandlers } from './comparison/requests';
+import { registerPromptHistoryCommands } from './promptHistory/commands';
 import type { PanelHost } from './webviews/panelHost';
 
 /** What activate() returns: the extension-host tests drive the extension through it. */
@@ -43,7 +51,19 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   service = lab;
   let panels: Panels | undefined;
   const panelsRef = (): Panels => panels!;
-  panels = new Panels(context.extensionUri, labRequestHandlers(lab), webviewCommandHandlers(lab, panelsRef), log);
+  const requests = {
+    ...labRequestHandlers(lab),
+    ...rewardWeightsRequestHandlers(lab),
+    ...evalReportRequestHandlers(lab),
+    ...comparisonRequestHandlers(lab),
+  };
+  const webviewCommands = {
+    ...webviewCommandHandlers(lab, panelsRef),
+    ...rewardWeightsCommandHandlers(lab, panelsRef),
+    ...evalReportCommandHandlers(lab, panelsRef),
+    ...comparisonCommandHandlers(lab, panelsRef),
+  };
+  panels = new Panels(context.extensionUri, requests, webviewCommands, log);
   const tree = new RolloutsTree(lab, () => Math.max(1, settings().get<number>('rolloutsPerPage', DEFAULT_PAGE_SIZE)));
   const view = vscode.window.createTreeView<RolloutsTreeNode>('rolloutLab.rollouts', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
@@ -98,6 +118,12 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     vscode.languages.registerCodeLensProvider(PROMPT_SELECTOR, promptLenses),
     vscode.languages.registerHoverProvider(PROMPT_SELECTOR, promptLenses),
   );
+
+  const feature: FeatureContext = { extension: context, lab, panels: panelsRef, output, log, register };
+  registerRewardWeightsCommands(feature);
+  registerEvalReportCommands(feature);
+  registerComparisonCommands(feature);
+  registerPromptHistoryCommands(feature);
 
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;

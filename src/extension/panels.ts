@@ -7,6 +7,9 @@ export const PANEL_VIEW_TYPES: Record<PanelKind, string> = {
   traceExplorer: 'rolloutLab.traceExplorer',
   graphView: 'rolloutLab.graphView',
   rewardCurve: 'rolloutLab.rewardCurve',
+  rewardWeights: 'rolloutLab.rewardWeights',
+  evalReport: 'rolloutLab.evalReport',
+  comparison: 'rolloutLab.comparison',
 };
 
 

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import type { SpanRecord } from '../core/trace/span';
 import type { AgentAggregate, RolloutRecord, RunRecord } from '../core/store/types';
+import { WeightsCommandArgs, WeightsRequestParams, type WeightsNotifications, type WeightsRequestResults } from './weightsProtocol';
+import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type ReportRequestResults } from './reportProtocol';
+import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifications, type ComparisonRequestResults } from './comparisonProtocol';
 
 /**
  * The one message catalogue between the extension host and its webviews.
@@ -11,7 +14,7 @@ import type { AgentAggregate, RolloutRecord, RunRecord } from '../core/store/typ
  * and its result type.
  */
 
-export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve']);
+export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison']);
 export type PanelKind = z.infer<typeof PanelKind>;
 
 const RolloutQueryParams = z.strictObject({
@@ -38,6 +41,9 @@ export const RequestParams = {
     /** base64 for png, text for csv */
     data: z.string().max(64 * 1024 * 1024),
   }),
+  ...WeightsRequestParams,
+  ...ReportRequestParams,
+  ...ComparisonRequestParams,
 } as const;
 export type RequestMethod = keyof typeof RequestParams;
 export type RequestParamsOf<M extends RequestMethod> = z.infer<(typeof RequestParams)[M]>;
@@ -79,7 +85,7 @@ export interface RewardPoint {
   simulated: boolean;
 }
 
-export interface RequestResults {
+export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults {
   'trace/get': { rollout: RolloutRecord; spans: SpanRecord[] };
   'rollouts/list': { rollouts: RolloutRecord[]; total: number };
   'runs/list': { runs: RunRecord[] };
@@ -97,11 +103,14 @@ export const CommandArgs = {
   'trace/open': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/), node: z.string().optional() }),
   /** Filter the trace explorer to a graph node (the latest rollout that visited it). */
   'trace/filterNode': z.strictObject({ node: z.string().min(1) }),
+  ...WeightsCommandArgs,
+  ...ReportCommandArgs,
+  ...ComparisonCommandArgs,
 } as const;
 export type CommandName = keyof typeof CommandArgs;
 export type CommandArgsOf<C extends CommandName> = z.infer<(typeof CommandArgs)[C]>;
 
-export interface Notifications {
+export interface Notifications extends WeightsNotifications, ReportNotifications, ComparisonNotifications {
   /** The store changed (a rollout finished here or in another process). */
   'store/changed': { rollouts: number };
   /** Show this rollout (the host opened the panel for it). */

@@ -28,6 +28,9 @@ const TITLES: Record<PanelKind, string> = {
   traceExplorer: 'Trace Explorer',
   graphView: 'Graph View',
   rewardCurve: 'Reward Curve',
+  rewardWeights: 'Reward Weights',
+  evalReport: 'Evaluation Report',
+  comparison: 'Comparison',
 };
 
 /**

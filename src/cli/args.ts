@@ -1,0 +1,39 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError, errorMessage } from '../core/errors';
+
+/** Option parsing and output shared by the CLI's commands. */
+
+export const COMMON = {
+  workspace: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+export type Values = Record<string, string | boolean | undefined>;
+
+export function parse(command: string, argv: string[], options: ParseArgsConfig['options']): Values {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Values;
+  } catch (err) {
+    throw new UsageError(`${command}: ${errorMessage(err).replace(/\.$/, '')} — run \`rollout-lab ${command} --help\` for the options`);
+  }
+}
+
+export function intOption(v: Values, name: string, min: number): number | undefined {
+  const raw = v[name];
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got "${String(raw)}"`);
+  return n;
+}
+
+export function splitOption(v: Values, fallback: 'train' | 'val' | 'all'): 'train' | 'val' | 'all' {
+  const s = (v.split as string | undefined) ?? fallback;
+  if (s !== 'train' && s !== 'val' && s !== 'all') throw new UsageError(`--split must be train, val or all, got "${s}"`);
+  return s;
+}
+
+export const out = (s: string): void => void process.stdout.write(s + '\n');
+export const err = (s: string): void => void process.stderr.write(s + '\n');

@@ -1,0 +1,14 @@
+import type * as vscode from 'vscode';
+import type { LabService } from './labService';
+import type { Panels } from './panels';
+
+/** What a feature of the extension gets to register its commands and reach the lab and the panels. */
+export interface FeatureContext {
+  extension: vscode.ExtensionContext;
+  lab: LabService;
+  panels(): Panels;
+  output: vscode.OutputChannel;
+  log(line: string): void;
+  /** Registers a command whose errors reach the user as one clear message. */
+  register(id: string, fn: (...args: unknown[]) => unknown): void;
+}

@@ -1,0 +1,4 @@
+import { HostClient } from '../shared/hostClient';
+
+const host = new HostClient('comparison');
+host.ready();

@@ -1,0 +1,4 @@
+import { HostClient } from '../shared/hostClient';
+
+const host = new HostClient('rewardWeights');
+host.ready();
