@@ -33,6 +33,9 @@ const TITLES: Record<PanelKind, string> = {
   comparison: 'Comparison',
 };
 
+/** Panels with a stylesheet of their own (media/<panel>.css) beside the shared one. */
+const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalReport', 'comparison']);
+
 /**
  * The page of a panel: a strict CSP with a per-load nonce, no inline script,
  * nothing remote; scripts and styles only from the extension's dist and media.
@@ -54,7 +57,7 @@ export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri, pan
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${asset('dist', 'webview', 'codicon.css')}" id="vscode-codicon-stylesheet">
-<link rel="stylesheet" href="${asset('media', 'webview.css')}">
+<link rel="stylesheet" href="${asset('media', 'webview.css')}">${PANEL_STYLES.has(panel) ? `\n<link rel="stylesheet" href="${asset('media', `${panel}.css`)}">` : ''}
 <title>${TITLES[panel]}</title>
 </head>
 <body data-panel="${panel}">
