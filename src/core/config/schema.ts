@@ -148,7 +148,13 @@ export const RewardSchema = z.strictObject({
     .min(0)
     .max(1)
     .default(0)
-    .describe('Final reward of a rollout whose custom reward threw or returned something that is not a number in 0..1; the rollout is kept.'),
+    .describe('Final reward of a rollout whose custom reward threw, returned something that is not a number in 0..1, or ran out of time; the rollout is kept.'),
+  customTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(30_000)
+    .describe('Time limit in milliseconds for one call of the custom reward (judge call included); past it the call counts as failed and the rollout gets customFailurePenalty.'),
 });
 
 export const GraphSchema = z.strictObject({

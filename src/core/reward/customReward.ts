@@ -35,11 +35,22 @@ export type CustomRewardResult =
 export interface CustomReward {
   /** Absolute path of the user's module. */
   file: string;
-  /** Calls the function; never throws: a throw or a bad value comes back as `{ ok: false, error }` naming the file and line. */
+  /** The time limit of one call, in ms. */
+  timeoutMs: number;
+  /**
+   * Calls the function; never throws: a throw, a bad value or a call still
+   * running after `timeoutMs` comes back as `{ ok: false, error }` naming the file.
+   */
   evaluate(input: CustomRewardInput): Promise<CustomRewardResult>;
 }
 
+export interface CustomRewardOptions {
+  /** Time limit of one call in ms (config `reward.customTimeoutMs`). Default 30 000. */
+  timeoutMs?: number;
+}
+
 const WHAT = 'custom reward module';
+export const DEFAULT_CUSTOM_TIMEOUT_MS = 30_000;
 
 /**
  * Loads a custom reward (config `reward.module`): a TS or JS module whose
@@ -48,7 +59,11 @@ const WHAT = 'custom reward module';
  * load time; a missing file, a compile error (file:line:col) or a module with
  * no function is a ConfigError that says how to fix it.
  */
-export async function loadCustomReward(file: string): Promise<CustomReward> {
+export async function loadCustomReward(file: string, opts: CustomRewardOptions = {}): Promise<CustomReward> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_CUSTOM_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
+    throw new ConfigError(`"reward.customTimeoutMs" is ${timeoutMs}; give a whole number of milliseconds, 1 or more (default ${DEFAULT_CUSTOM_TIMEOUT_MS})`, file);
+  }
   if (!existsSync(file)) {
     throw new ConfigError(`${WHAT} ${file} does not exist; create it or fix "reward.module" in .rollout-lab/lab.json (a path relative to the workspace)`, file);
   }
@@ -66,10 +81,18 @@ export async function loadCustomReward(file: string): Promise<CustomReward> {
   const locate = sourceLocator(file, code);
   return {
     file,
+    timeoutMs,
     async evaluate(input) {
       let value: unknown;
       try {
-        value = await fn(input);
+        const call = withTimeout(Promise.resolve().then(() => fn(input)), timeoutMs);
+        value = await call;
+        if (value === TIMED_OUT) {
+          return {
+            ok: false,
+            error: `custom reward in ${file} did not return within ${timeoutMs} ms; make it return sooner, or raise "reward.customTimeoutMs" in .rollout-lab/lab.json`,
+          };
+        }
       } catch (err) {
         const where = await locate(err);
         return { ok: false, error: `custom reward threw: ${errorMessage(err)} (${where})` };
@@ -77,6 +100,25 @@ export async function loadCustomReward(file: string): Promise<CustomReward> {
       return checkValue(value, file);
     },
   };
+}
+
+const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/**
+ * The call's outcome, or TIMED_OUT once `ms` have passed. A call that never
+ * settles is abandoned, not cancelled (JavaScript cannot stop it), but the
+ * rollout goes on; the timer is cleared so it never keeps the process alive.
+ */
+async function withTimeout<T>(call: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  try {
+    return await Promise.race([call, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function checkValue(value: unknown, file: string): CustomRewardResult {

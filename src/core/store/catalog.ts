@@ -4,6 +4,9 @@ import { appendLoc, decodeLocs, encodeLocs } from './spanLocations';
 import type {
   AgentAggregate,
   PromptVersionRecord,
+  RescoreRecord,
+  RescoreSummary,
+  RewardRevision,
   RolloutAgentRecord,
   RolloutQuery,
   RolloutRecord,
@@ -36,7 +39,7 @@ type Row = Record<string, SqlValue>;
 
 const ROLLOUT_COLUMN_LIST = [
   'id', 'run_id', 'task_id', 'split', 'sample', 'status', 'final_reward', 'criteria', 'judge_failed', 'decision',
-  'expected_decision', 'turns', 'error', 'simulated', 'start_time', 'end_time', 'span_count', 'writer', 'duration',
+  'expected_decision', 'turns', 'error', 'simulated', 'start_time', 'end_time', 'span_count', 'writer', 'duration', 'original_reward',
 ];
 const ROLLOUT_COLUMNS = ROLLOUT_COLUMN_LIST.join(', ');
 const ROLLOUT_UPDATES = ROLLOUT_COLUMN_LIST.filter((c) => c !== 'id').map((c) => `${c} = excluded.${c}`).join(', ');
@@ -178,8 +181,11 @@ export class Catalog {
 
   applyRolloutStart(r: RolloutRecord, writer: string | null): void {
     this.transaction(() => {
-      this.run(`INSERT OR IGNORE INTO rollouts(${ROLLOUT_COLUMNS}) VALUES(${placeholders(19)})`, rolloutValues(r, writer));
-      if (this.db.getRowsModified() > 0) this.insertAgents(this.rid(r.id), r);
+      this.run(`INSERT OR IGNORE INTO rollouts(${ROLLOUT_COLUMNS}) VALUES(${placeholders(ROLLOUT_COLUMN_LIST.length)})`, rolloutValues(r, writer));
+      if (this.db.getRowsModified() > 0) {
+        this.insertAgents(this.rid(r.id), r);
+        this.applyLatestReward(r.id);
+      }
     });
     this.dirty = true;
   }
@@ -187,10 +193,11 @@ export class Catalog {
   applyRolloutEnd(r: RolloutRecord, writer: string | null): void {
     this.transaction(() => {
       // An upsert, not a replace: the row keeps its rid, which its agent rows point at.
-      this.run(`INSERT INTO rollouts(${ROLLOUT_COLUMNS}) VALUES(${placeholders(19)}) ON CONFLICT(id) DO UPDATE SET ${ROLLOUT_UPDATES}`, rolloutValues(r, writer));
+      this.run(`INSERT INTO rollouts(${ROLLOUT_COLUMNS}) VALUES(${placeholders(ROLLOUT_COLUMN_LIST.length)}) ON CONFLICT(id) DO UPDATE SET ${ROLLOUT_UPDATES}`, rolloutValues(r, writer));
       const rid = this.rid(r.id);
       this.run('DELETE FROM rollout_agents WHERE rid = ?', [rid]);
       this.insertAgents(rid, r);
+      this.applyLatestReward(r.id);
       this.flushPending(r.id);
     });
     this.dirty = true;
@@ -205,6 +212,81 @@ export class Catalog {
       [p.hash, p.agent, p.text, p.firstSeen],
     );
     this.dirty = true;
+  }
+
+  /**
+   * Records a re-score and puts each rollout's latest reward in force. Order
+   * independent: a re-score read before its rollout (journals and segments are
+   * read in name order, not time order) waits in reward_revisions and is
+   * applied when the rollout arrives; the latest re-score (by time, then id)
+   * wins whichever was read first. Applying one twice changes nothing.
+   */
+  applyRescore(r: RescoreRecord): void {
+    this.transaction(() => {
+      const criteria = JSON.stringify(r.criteria);
+      this.run('INSERT OR REPLACE INTO rescores(id, at, criteria, note, rollouts) VALUES(?, ?, ?, ?, ?)', [r.id, r.at, criteria, r.note ?? null, r.rewards.length]);
+      for (const w of r.rewards) {
+        this.run('INSERT OR REPLACE INTO reward_revisions(rollout_id, rescore_id, at, reward_before, reward_after) VALUES(?, ?, ?, ?, ?)', [
+          w.rolloutId,
+          r.id,
+          r.at,
+          w.before,
+          w.after,
+        ]);
+        this.applyLatestReward(w.rolloutId);
+      }
+    });
+    this.dirty = true;
+  }
+
+  rolloutStatus(id: string): RolloutStatus | null {
+    const r = this.get('SELECT status FROM rollouts WHERE id = ?', [id]);
+    return r ? (String(r['status']) as RolloutStatus) : null;
+  }
+
+  hasRescore(id: string): boolean {
+    return this.get('SELECT 1 AS x FROM rescores WHERE id = ?', [id]) !== null;
+  }
+
+  /** Newest first. */
+  listRescores(): RescoreSummary[] {
+    return this.all('SELECT id, at, criteria, note, rollouts FROM rescores ORDER BY at DESC, id DESC').map((r) => {
+      const out: RescoreSummary = {
+        id: String(r['id']),
+        at: Number(r['at']),
+        criteria: JSON.parse(String(r['criteria'])) as RescoreSummary['criteria'],
+        rollouts: Number(r['rollouts']),
+      };
+      if (r['note'] !== null) out.note = String(r['note']);
+      return out;
+    });
+  }
+
+  /** The reward the rollout ran with, then each re-score in order; empty for a rollout the catalog does not know. */
+  rewardHistory(rolloutId: string): RewardRevision[] {
+    const row = this.get('SELECT original_reward, start_time, end_time FROM rollouts WHERE id = ?', [rolloutId]);
+    if (!row) return [];
+    const original: RewardRevision = {
+      rolloutId,
+      rescoreId: null,
+      at: Number(row['end_time'] ?? row['start_time']),
+      reward: row['original_reward'] === null ? null : Number(row['original_reward']),
+      criteria: null,
+    };
+    const revisions = this.all(
+      `SELECT v.rescore_id, v.at, v.reward_after, s.criteria FROM reward_revisions v LEFT JOIN rescores s ON s.id = v.rescore_id
+       WHERE v.rollout_id = ? ORDER BY v.at, v.rescore_id`,
+      [rolloutId],
+    ).map(
+      (v): RewardRevision => ({
+        rolloutId,
+        rescoreId: String(v['rescore_id']),
+        at: Number(v['at']),
+        reward: Number(v['reward_after']),
+        criteria: v['criteria'] === null ? null : (JSON.parse(String(v['criteria'])) as Record<string, { weight: number }>),
+      }),
+    );
+    return [original, ...revisions];
   }
 
   addSpanLoc(traceId: string, fileId: number, offset: number, length: number, spans = 1): void {
@@ -405,12 +487,14 @@ export class Catalog {
     return this.all(`SELECT * FROM runs WHERE writer IN (${placeholders(writerIds.length)})`, writerIds).map((r) => ({ run: toRun(r), at: Number(r['updated_at']) }));
   }
 
-  /** Rollouts written by one of these writers. */
+  /** Rollouts written by one of these writers, with the reward they ran with (re-scores travel in their own frames). */
   rolloutsByWriters(writerIds: readonly string[]): RolloutRecord[] {
     if (!writerIds.length) return [];
-    return this.withAgents(
-      this.all(`SELECT r.*, t.spans AS observed FROM rollouts r LEFT JOIN trace_locs t ON t.trace_id = r.id WHERE r.writer IN (${placeholders(writerIds.length)})`, writerIds),
+    const rows = this.all(
+      `SELECT r.*, t.spans AS observed FROM rollouts r LEFT JOIN trace_locs t ON t.trace_id = r.id WHERE r.writer IN (${placeholders(writerIds.length)})`,
+      writerIds,
     );
+    return this.withAgents(rows.map((r) => ({ ...r, final_reward: r['original_reward'] ?? null })));
   }
 
   counts(): { rollouts: number; spans: number } {
@@ -455,6 +539,12 @@ export class Catalog {
 
   private rid(id: string): number {
     return Number(this.get('SELECT rid FROM rollouts WHERE id = ?', [id])!['rid']);
+  }
+
+  /** The latest re-score's reward, if the rollout has one, replaces the reward it ran with. */
+  private applyLatestReward(rolloutId: string): void {
+    const latest = this.get('SELECT reward_after FROM reward_revisions WHERE rollout_id = ? ORDER BY at DESC, rescore_id DESC LIMIT 1', [rolloutId]);
+    if (latest) this.run('UPDATE rollouts SET final_reward = ? WHERE id = ?', [Number(latest['reward_after']), rolloutId]);
   }
 
   private insertAgents(rid: number, r: RolloutRecord): void {
@@ -552,6 +642,7 @@ function rolloutValues(r: RolloutRecord, writer: string | null): SqlValue[] {
     r.spanCount,
     writer,
     r.endTime === null ? null : r.endTime - r.startTime,
+    r.finalReward,
   ];
 }
 

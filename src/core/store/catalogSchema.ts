@@ -71,6 +71,27 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX rollouts_duration ON rollouts(duration);
       `),
   },
+  {
+    version: 3,
+    description: 're-scores: the reward each rollout ran with, and every later reward under new weights',
+    // Adds only what is missing: a catalog whose recorded version is behind its tables (restored, or edited by hand) still migrates.
+    up: (db) => {
+      const hasColumn = db.exec(`SELECT 1 FROM pragma_table_info('rollouts') WHERE name = 'original_reward'`).length > 0;
+      if (!hasColumn) {
+        // final_reward is the reward in force (the latest re-score's); original_reward the one the rollout ran with
+        db.run(`ALTER TABLE rollouts ADD COLUMN original_reward REAL; UPDATE rollouts SET original_reward = final_reward;`);
+      }
+      db.run(`
+        CREATE TABLE IF NOT EXISTS rescores(id TEXT PRIMARY KEY, at REAL NOT NULL, criteria TEXT NOT NULL, note TEXT, rollouts INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS rescores_at ON rescores(at, id);
+        -- keyed by rollout id, not rid: a re-score may be read before the rollout it scores (journals are read in any order)
+        CREATE TABLE IF NOT EXISTS reward_revisions(
+          rollout_id TEXT NOT NULL, rescore_id TEXT NOT NULL, at REAL NOT NULL, reward_before REAL, reward_after REAL NOT NULL,
+          PRIMARY KEY(rollout_id, rescore_id)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -259,6 +259,7 @@ async function compactBatch(ctx: CompactionContext, batch: SourceFile[], result:
             return;
           }
           default:
+            // run, rollout start, prompt and re-score frames move as they are
             out.write(Buffer.from(bytes));
         }
       });

@@ -11,6 +11,7 @@ import {
   type FileHeader,
   type PromptFrame,
   type RawFrame,
+  type RescoreFrame,
   type RolloutFrame,
   type RunFrame,
 } from './journalFrame';
@@ -217,6 +218,9 @@ function applyFrame(cat: Catalog, f: FileState, frame: RawFrame): void {
       return;
     case FrameType.close:
       if (f.writer) cat.closeWriter(f.writer);
+      return;
+    case FrameType.rescore:
+      cat.applyRescore(frameJson<RescoreFrame>(frame).rescore);
       return;
     default:
       // header, or a record type from a later minor version: nothing to index

@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import type { SpanRecord } from '../trace/span';
-import type { PromptVersionRecord, RolloutRecord, RunRecord } from './types';
+import type { PromptVersionRecord, RescoreRecord, RolloutRecord, RunRecord } from './types';
 
 /**
  * The on-disk record format shared by journals and segments:
@@ -26,6 +26,8 @@ export const FrameType = {
   close: 6,
   /** Segments only: the gzipped span frames of one trace. */
   spanBlock: 7,
+  /** New final rewards for stored rollouts under new weights; the earlier rewards stay as revisions. */
+  rescore: 8,
 } as const;
 export type FrameTypeCode = (typeof FrameType)[keyof typeof FrameType];
 
@@ -60,6 +62,9 @@ export interface PromptFrame {
 }
 export interface CloseFrame {
   at: number;
+}
+export interface RescoreFrame {
+  rescore: RescoreRecord;
 }
 
 /** One frame found in a byte range: where it is and its (unparsed) payload. */

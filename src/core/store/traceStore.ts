@@ -11,7 +11,7 @@
  *   process (`journal/<startTime>-<pid>-<rand>-<seq>.log`, rotated at a size
  *   limit), of CRC-checked frames (see journalFrame.ts): run, rollout start,
  *   one span frame per span as it ends (so live viewers see it), rollout end,
- *   prompt version, close. A frame is one write() on an O_APPEND descriptor,
+ *   prompt version, re-score, close. A frame is one write() on an O_APPEND descriptor,
  *   with no fsync: written data is in the page cache and survives SIGKILL; a
  *   torn or corrupt tail is ignored. No two processes ever write one file, so
  *   concurrent writers lose nothing and need no locks.
@@ -40,13 +40,32 @@ import { fsyncPath, writeFileAtomic } from './atomicFile';
 import { Catalog, type CatalogOrigin } from './catalog';
 import { compactStore, type CompactionContext, type CompactionResult } from './compaction';
 import { catchUp, filePath } from './journalCatchUp';
-import { FrameType, encodeJsonFrame, encodeSpanFrame, type CloseFrame, type PromptFrame, type RolloutFrame, type RunFrame } from './journalFrame';
+import {
+  FrameType,
+  encodeJsonFrame,
+  encodeSpanFrame,
+  type CloseFrame,
+  type PromptFrame,
+  type RescoreFrame,
+  type RolloutFrame,
+  type RunFrame,
+} from './journalFrame';
 import { JournalWriter } from './journalWriter';
 import { HOST, isProcessAlive } from './processLiveness';
 import { DamagedFrameError, SpanFileReader } from './spanFileReader';
 import { loadSqlJs } from './sqlJsLoader';
 import { newWriterId, storePaths, tempFilePid, type StorePaths } from './storePaths';
-import type { AgentAggregate, PromptVersionRecord, RolloutQuery, RolloutRecord, RunRecord, SpanSink } from './types';
+import type {
+  AgentAggregate,
+  PromptVersionRecord,
+  RescoreRecord,
+  RescoreSummary,
+  RewardRevision,
+  RolloutQuery,
+  RolloutRecord,
+  RunRecord,
+  SpanSink,
+} from './types';
 
 export interface TraceStoreOptions {
   /** Never writes anything (no journal, no catalog checkpoint); for viewers. */
@@ -157,6 +176,50 @@ export class TraceStore implements SpanSink {
     if (this.catalog.getPromptVersion(p.hash)) return;
     this.append(encodeJsonFrame(FrameType.prompt, { prompt: p } satisfies PromptFrame));
     this.catalog.applyPrompt(p);
+  }
+
+  /**
+   * Gives stored rollouts new final rewards (`after`), keeping every earlier
+   * reward as a revision (see rewardHistory). All or nothing: a rollout that is
+   * not in the store (or still running), a reused id or a reward that is not a
+   * number writes nothing. Re-scores from several processes are all kept; the
+   * latest by `at` (then id) is in force.
+   */
+  applyRescore(r: RescoreRecord): void {
+    this.assertWritable();
+    const problem = rescoreProblem(r);
+    if (problem) throw new RuntimeFailure(`re-score ${String(r.id)} cannot be stored: ${problem}`);
+    // Rollouts another process finished since the last look count as stored.
+    this.catchUpOrReload();
+    if (this.catalog.hasRescore(r.id)) throw new RuntimeFailure(`re-score ${r.id} is already in the trace store; give each re-score a new id`);
+    for (const w of r.rewards) {
+      const status = this.catalog.rolloutStatus(w.rolloutId);
+      if (!status) {
+        throw new RuntimeFailure(`re-score ${r.id} names rollout ${w.rolloutId}, which is not in the trace store in ${this.dir}; re-score only rollouts listed by listRollouts`);
+      }
+      if (status === 'running') throw new RuntimeFailure(`re-score ${r.id} names rollout ${w.rolloutId}, which is still running; re-score it once it has finished`);
+    }
+    this.append(encodeJsonFrame(FrameType.rescore, { rescore: r } satisfies RescoreFrame));
+    this.catalog.applyRescore(r);
+    // An explicit, rare action: make it durable now, and leave a stored catalog that already knows it.
+    this.writer?.sync();
+    try {
+      this.checkpoint();
+    } catch {
+      // the journal frame is the truth; the next checkpoint (or open) indexes it again
+    }
+  }
+
+  /** Every re-score, newest first, with how many rollouts each gave a new reward. */
+  listRescores(): RescoreSummary[] {
+    this.assertOpen();
+    return this.catalog.listRescores();
+  }
+
+  /** The reward the rollout ran with (rescoreId null), then each re-score in order; empty for an unknown rollout. */
+  rewardHistory(rolloutId: string): RewardRevision[] {
+    this.assertOpen();
+    return this.catalog.rewardHistory(rolloutId);
   }
 
   // ---- reading --------------------------------------------------------------
@@ -379,6 +442,25 @@ export class TraceStore implements SpanSink {
     this.assertOpen();
     if (this.opts.readOnly) throw new RuntimeFailure(`the trace store in ${this.dir} was opened read-only; open it without readOnly to write`);
   }
+}
+
+/** What is wrong with a re-score record's shape, or null. */
+function rescoreProblem(r: RescoreRecord): string | null {
+  if (typeof r.id !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(r.id)) return 'its id must be 1-64 letters, digits, "_", "-" or "." (e.g. rs_ and 12 hex digits)';
+  if (!Number.isFinite(r.at)) return '"at" must be a time in ms';
+  if (typeof r.criteria !== 'object' || r.criteria === null) return '"criteria" must map each criterion to { weight }';
+  for (const [name, c] of Object.entries(r.criteria)) {
+    if (!c || !Number.isFinite(c.weight)) return `criterion "${name}" has no finite weight`;
+  }
+  if (!Array.isArray(r.rewards) || r.rewards.length === 0) return 'it gives no rollout a reward; leave it out instead';
+  const seen = new Set<string>();
+  for (const w of r.rewards) {
+    if (seen.has(w.rolloutId)) return `rollout ${w.rolloutId} appears twice; give each rollout one reward`;
+    seen.add(w.rolloutId);
+    if (typeof w.after !== 'number' || !Number.isFinite(w.after)) return `the new reward of rollout ${w.rolloutId} is ${String(w.after)}, not a finite number`;
+    if (w.before !== null && (typeof w.before !== 'number' || !Number.isFinite(w.before))) return `the earlier reward of rollout ${w.rolloutId} must be a number or null`;
+  }
+  return null;
 }
 
 function readIfPresent(path: string): Uint8Array | null {

@@ -102,3 +102,34 @@ export interface SpanSink {
   /** Called once per span when it ends (any order; children usually before parents). */
   writeSpan(span: SpanRecord): void;
 }
+
+/**
+ * An explicit re-score: stored rollouts given a new final reward under new
+ * criterion weights. The rollouts' earlier rewards are never overwritten: each
+ * re-score is kept as a revision, and the latest one is the reward the store
+ * reports.
+ */
+export interface RescoreRecord {
+  /** 'rs_' + 12 hex characters. */
+  id: string;
+  /** When it was made, ms since the epoch; later re-scores win (ties by id). */
+  at: number;
+  /** The weights used. */
+  criteria: Record<string, { weight: number }>;
+  note?: string;
+  rewards: Array<{ rolloutId: string; before: number | null; after: number }>;
+}
+
+/** One reward a rollout has had: the one it ran with, then one per re-score. */
+export interface RewardRevision {
+  rolloutId: string;
+  /** null: the reward the rollout was scored with when it ran. */
+  rescoreId: string | null;
+  at: number;
+  reward: number | null;
+  /** The weights of the re-score; null for the original. */
+  criteria: Record<string, { weight: number }> | null;
+}
+
+/** A re-score as listed: its rewards replaced by how many rollouts it touched. */
+export type RescoreSummary = Omit<RescoreRecord, 'rewards'> & { rollouts: number };
