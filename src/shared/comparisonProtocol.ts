@@ -1,17 +1,35 @@
 import { z } from 'zod';
+import type { ComparisonResult, ComparisonSummary, ComparisonTaskDetail } from '../core/rollout/comparison';
 
 /**
  * The comparison panel's part of the message catalogue (src/shared/protocol.ts
  * merges it): request parameter schemas, result types, webview commands,
- * notifications.
+ * notifications. Opening a rollout of either side goes through the shared
+ * `trace/open` command.
  */
-export const ComparisonRequestParams = {} as const satisfies Record<string, z.ZodType>;
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface ComparisonRequestResults {}
+const RunId = z.string().min(1).max(200).regex(/^[\w.:-]+$/, 'a run id');
+const TaskId = z.string().min(1).max(1000);
+
+export const ComparisonRequestParams = {
+  /** Comparisons found in the store (runs made by Compare Configurations). */
+  'comparison/list': z.strictObject({}),
+  /** Two stored runs compared task by task, with the aggregate and its tests. */
+  'comparison/get': z.strictObject({ runA: RunId, runB: RunId }),
+  /** One task's protocols on both sides, with judge scores and rationale. */
+  'comparison/task': z.strictObject({ runA: RunId, runB: RunId, taskId: TaskId }),
+} as const satisfies Record<string, z.ZodType>;
+
+export interface ComparisonRequestResults {
+  'comparison/list': { comparisons: ComparisonSummary[] };
+  'comparison/get': ComparisonResult;
+  'comparison/task': ComparisonTaskDetail;
+}
 
 /** Webview → host commands (fire and forget). */
 export const ComparisonCommandArgs = {} as const satisfies Record<string, z.ZodType>;
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface ComparisonNotifications {}
+export interface ComparisonNotifications {
+  /** Show the comparison of these two runs (the host opened the panel for it). */
+  'comparison/show': { runA: string; runB: string };
+}

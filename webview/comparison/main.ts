@@ -1,4 +1,8 @@
 import { HostClient } from '../shared/hostClient';
+import { ComparisonApp } from './comparisonApp';
 
-const host = new HostClient('comparison');
-host.ready();
+const client = new HostClient('comparison');
+const app = new ComparisonApp(document.getElementById('app')!, client);
+app.listen();
+client.ready();
+void app.start();

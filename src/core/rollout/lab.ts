@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { loadConfig, readAgentPrompt, promptHash, type LoadedConfig } from '../config/loader';
+import { loadConfig, type LoadedConfig } from '../config/loader';
 import { ConfigError, UsageError } from '../errors';
 import { loadDataset, selectTasks, type Task } from '../data/dataset';
 import { datasetSearchProvider } from '../graph/tools/search';
@@ -19,6 +19,7 @@ import { startSimServer } from '../sim/simServer';
 import type { AgentVersions } from '../trace/langchainTracer';
 import { TraceStore } from '../store/traceStore';
 import type { RolloutEnvironment, PlannedTask } from './runner';
+import { resolveVariant, variantPrompt, type ResolvedVariant, type Variant } from './variant';
 
 export interface LabOptions {
   workspace: string;
@@ -99,24 +100,26 @@ export class Lab {
    * Everything a batch of rollouts needs: prompts read and versioned now (a
    * rollout records the version it ran), the search index over the dataset,
    * and the graph (the research lab, or the user's module).
+   * A `variant` (a configuration being compared) moves chosen agents to
+   * another logical model or prompt; it is checked before anything runs.
    */
-  async environment(allTasks: readonly Task[]): Promise<RolloutEnvironment> {
+  async environment(allTasks: readonly Task[], variant?: Variant): Promise<RolloutEnvironment> {
     const { config, labDir, workspaceDir } = this.loaded;
+    const resolvedVariant: ResolvedVariant | null = variant ? await resolveVariant(this.loaded, this.store, variant) : null;
     const agents = Object.keys(config.agents);
     const prompts = new Map<string, { text: string; hash: string }>();
     for (const agent of agents) {
-      const { text } = await readAgentPrompt(this.loaded, agent);
-      const hash = promptHash(text);
+      const { text, hash } = await variantPrompt(this.loaded, resolvedVariant, agent);
       prompts.set(agent, { text, hash });
       this.store.putPromptVersion({ hash, agent, text, firstSeen: Date.now() });
     }
+    const logicalModel = (agent: string): string | null => resolvedVariant?.models.get(agent) ?? config.agents[agent]?.model ?? null;
     const versions: AgentVersions = {
       promptVersion: (agent) => prompts.get(agent)?.hash ?? null,
       model: (agent) => {
-        const a = config.agents[agent];
-        if (!a) return null;
-        const m = config.models[a.model];
-        return { logical: a.model, version: m?.version ?? null };
+        const logical = logicalModel(agent);
+        if (logical === null) return null;
+        return { logical, version: config.models[logical]?.version ?? null };
       },
     };
     const prompt = (agent: string): string => {
@@ -127,7 +130,7 @@ export class Lab {
     const search = config.tools.searchProvider
       ? await loadSearchProvider(resolve(workspaceDir, config.tools.searchProvider))
       : datasetSearchProvider([...allTasks]);
-    const customReward = config.reward.module ? await loadCustomReward(resolve(workspaceDir, config.reward.module)) : null;
+    const customReward = config.reward.module ? await loadCustomReward(resolve(workspaceDir, config.reward.module), { timeoutMs: config.reward.customTimeoutMs }) : null;
     const proteins = await loadLookupTable(resolve(labDir, config.tools.proteinTable));
     const geneOntology = await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable));
     const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> =>
@@ -136,7 +139,13 @@ export class Lab {
     const model = (agent: string): BaseChatModel => {
       let m = models.get(agent);
       if (!m) {
-        const resolved = config.agents[agent] ? this.router.forAgent(agent) : this.router.resolve(agent);
+        const moved = resolvedVariant?.models.get(agent);
+        const temperature = config.agents[agent]?.temperature;
+        const resolved = moved
+          ? { ...this.router.resolve(moved), ...(temperature === undefined ? {} : { temperature }) }
+          : config.agents[agent]
+            ? this.router.forAgent(agent)
+            : this.router.resolve(agent);
         m = new RoutedChatModel({ resolved, agent });
         models.set(agent, m);
       }

@@ -198,6 +198,8 @@ export async function runOneRollout(
     const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal, seed });
     record.decision = outcome.decision;
     record.turns = outcome.turns;
+    // Kept on the root so views (the comparison) can show what was scored without digging into the judge's messages.
+    root.attributes[Attr.finalOutput] = outcome.finalOutput;
     await scoreRollout(env, tracer, root, task, outcome, record, signal, tracing);
     record.status = 'succeeded';
   } catch (err) {

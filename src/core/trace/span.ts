@@ -72,5 +72,7 @@ export const Attr = {
   decision: 'rollout_lab.decision',
   expectedDecision: 'rollout_lab.expected_decision',
   output: 'rollout_lab.output',
+  /** On the rollout's root span: the text the judge scored (the final protocol). */
+  finalOutput: 'rollout_lab.output.final',
   parseError: 'rollout_lab.parse_error',
 } as const;

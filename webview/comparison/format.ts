@@ -1,0 +1,43 @@
+/** Number formatting of the comparison panel (rewards and scores are 0..1). */
+
+export function num(x: number | null | undefined, digits = 3): string {
+  return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
+}
+
+export function signed(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
+  const s = x.toFixed(digits);
+  if (/^-0\.?0*$/.test(s)) return s.slice(1);
+  return x > 0 ? `+${s}` : s;
+}
+
+export function interval(ci: [number, number] | null | undefined): string {
+  return ci ? `${num(ci[0])} to ${num(ci[1])}` : 'n/a';
+}
+
+/** Mean ± half-width of its interval. */
+export function meanPm(m: number | null, ci: [number, number] | null): string {
+  if (m === null) return 'n/a';
+  return ci ? `${num(m)} ± ${num((ci[1] - ci[0]) / 2)}` : num(m);
+}
+
+export function pValue(p: number | null | undefined): string {
+  if (p === null || p === undefined) return 'n/a';
+  return p < 0.001 ? '< 0.001' : p.toFixed(3);
+}
+
+export function percent(x: number | null): string {
+  return x === null ? 'n/a' : `${x.toFixed(1)} %`;
+}
+
+/** Whether a protocol is JSON (shown in a monospace block) rather than prose. */
+export function isJsonText(text: string): boolean {
+  const t = text.trim();
+  if (!(t.startsWith('{') || t.startsWith('['))) return false;
+  try {
+    JSON.parse(t);
+    return true;
+  } catch {
+    return false;
+  }
+}
