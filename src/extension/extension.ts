@@ -8,7 +8,6 @@ import { SimEndpoint } from './commands/simEndpoint';
 import { labRequestHandlers } from './labRequests';
 import { LabService } from './labService';
 import { Panels } from './panels';
-import { PROMPT_SELECTOR, PromptCodeLensProvider } from './promptCodeLens';
 import { DEFAULT_PAGE_SIZE, RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
 import { webviewCommandHandlers } from './webviewCommands';
 import type { FeatureContext } from './featureContext';
@@ -18,7 +17,7 @@ import { registerEvalReportCommands } from './evalReport/commands';
 import { evalReportCommandHandlers, evalReportRequestHandlers } from './evalReport/requests';
 import { registerComparisonCommands } from './comparison/commands';
 import { comparisonCommandHandlers, comparisonRequestHandlers } from './comparison/requests';
-import { registerPromptHistoryCommands } from './promptHistory/commands';
+import { registerPromptHistoryCommands, type PromptHistoryApi } from './promptHistory/commands';
 import type { PanelHost } from './webviews/panelHost';
 
 /** What activate() returns: the extension-host tests drive the extension through it. */
@@ -28,6 +27,8 @@ export interface RolloutLabApi {
   service: LabService;
   panels: { get(kind: PanelKind): PanelHost | undefined };
   rolloutsTree: vscode.TreeDataProvider<unknown>;
+  /** What the prompt annotations mark (the lines that differ from the best version). */
+  prompts: PromptHistoryApi;
 }
 
 let service: LabService | undefined;
@@ -111,24 +112,17 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     if (typeof n?.folder === 'string' && typeof n.runId === 'string') tree.loadMore(n.folder, n.runId);
   });
 
-  // Reward annotations on prompt files: the lab is opened only once a prompt file is shown.
-  const promptLenses = new PromptCodeLensProvider(lab, log);
-  context.subscriptions.push(
-    promptLenses,
-    vscode.languages.registerCodeLensProvider(PROMPT_SELECTOR, promptLenses),
-    vscode.languages.registerHoverProvider(PROMPT_SELECTOR, promptLenses),
-  );
-
   const feature: FeatureContext = { extension: context, lab, panels: panelsRef, output, log, register };
   registerRewardWeightsCommands(feature);
   registerEvalReportCommands(feature);
   registerComparisonCommands(feature);
-  registerPromptHistoryCommands(feature);
+  // Reward annotations on prompts (lenses, hovers, markers) and the prompt history: the lab is opened only once a prompt is shown.
+  const prompts = registerPromptHistoryCommands(feature);
 
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;
   log(`Rollout Lab activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, service: lab, panels, rolloutsTree: tree };
+  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts };
 }
 
 /** Closes the labs so each store writes its catalog checkpoint. */

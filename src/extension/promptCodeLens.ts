@@ -1,54 +1,50 @@
 import * as vscode from 'vscode';
-import * as path from 'node:path';
-import type { PromptVersionStats, VersionComparison } from '../core/rollout/promptStats';
 import { errorMessage } from '../core/errors';
-import type { LabService } from './labService';
+import type { AgentStats, PromptIndex, PromptTarget } from './promptHistory/promptIndex';
+import { differsFromBestMarkdown, isChangedLine, versionLinksMarkdown, type PromptVersionRef } from './view/promptDiff';
 import { promptAnnotation, type PromptAnnotation } from './view/promptLens';
 
-/** Prompt files under .rollout-lab/prompts/, and any Markdown file that some agent names as its prompt. */
+/** Prompt files under .rollout-lab/prompts/, any Markdown file that some agent names as its prompt, and lab.json for inline prompts. */
 export const PROMPT_SELECTOR: vscode.DocumentSelector = [
   { scheme: 'file', pattern: '**/.rollout-lab/prompts/*.md' },
   { scheme: 'file', language: 'markdown' },
+  { scheme: 'file', pattern: '**/.rollout-lab/lab.json' },
 ];
 
-interface AgentStats {
-  stats: PromptVersionStats[];
-  comparisons: VersionComparison[];
-  best: PromptVersionStats | null;
-}
+/** The commands the hovers' links may run (the Markdown is trusted for these only). */
+const HOVER_COMMANDS = ['rolloutLab.showPromptVersionRollouts', 'rolloutLab.comparePromptWithVersion'];
 
-interface PromptFile {
-  folder: string;
-  agent: string;
+/** Whether a change to `doc` can change what the lenses show. */
+export function mayHoldPrompt(doc: vscode.TextDocument): boolean {
+  if (doc.uri.scheme !== 'file') return false;
+  const p = doc.uri.fsPath;
+  return doc.languageId === 'markdown' || p.endsWith('.md') || p.endsWith('lab.json');
 }
 
 /**
- * Reward annotations on agent prompt files: a CodeLens at the top with the
- * statistics of the version the editor's text is (its hash, saved or not), a
- * marker lens when a better-scoring version exists, and a hover on the first
- * line with the per-criterion breakdown. The lab is opened only once a prompt
- * file is shown; the statistics are cached per agent until the store changes.
+ * Reward annotations on agent prompts: above a prompt file's first line, and
+ * above each inline `"promptText"` in lab.json, a CodeLens with the
+ * statistics of the version the editor's text is (its hash, saved or not)
+ * that opens that version's rollouts, a marker lens when a better-scoring
+ * version exists, and "Compare with Version…". The hover on that line has
+ * the per-criterion breakdown; the hover on lines that differ from the best
+ * version says so and links to the diff.
  */
 export class PromptCodeLensProvider implements vscode.CodeLensProvider, vscode.HoverProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changed.event;
-  private readonly cache = new Map<string, Promise<AgentStats>>();
   private readonly disposables: vscode.Disposable[] = [this.changed];
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly lab: LabService,
+    private readonly index: PromptIndex,
     private readonly log: (line: string) => void,
     private readonly debounceMs = 300,
   ) {
     this.disposables.push(
-      lab.onDidChange((change) => {
-        for (const key of [...this.cache.keys()]) if (key.startsWith(`${path.resolve(change.folder)}\0`)) this.cache.delete(key);
-        this.changed.fire();
-      }),
+      index.onDidChange(() => this.changed.fire()),
       vscode.workspace.onDidChangeTextDocument((e) => {
-        if (e.contentChanges.length === 0 || (e.document.languageId !== 'markdown' && !e.document.uri.fsPath.endsWith('.md'))) return;
-        this.scheduleRefresh();
+        if (e.contentChanges.length > 0 && mayHoldPrompt(e.document)) this.scheduleRefresh();
       }),
     );
   }
@@ -62,86 +58,78 @@ export class PromptCodeLensProvider implements vscode.CodeLensProvider, vscode.H
   }
 
   async provideCodeLenses(doc: vscode.TextDocument): Promise<vscode.CodeLens[]> {
-    const a = await this.annotate(doc);
-    if (!a) return [];
-    const top = new vscode.Range(0, 0, 0, 0);
-    const lenses = [new vscode.CodeLens(top, await this.openCommand(a.file, a.annotation.title, a.annotation.openVersion))];
-    if (a.annotation.best) lenses.push(new vscode.CodeLens(top, await this.openCommand(a.file, a.annotation.best.title, a.annotation.best.version)));
+    const lenses: vscode.CodeLens[] = [];
+    for (const { target, annotation, stats } of await this.annotate(doc)) {
+      const at = new vscode.Range(target.line, 0, target.line, 0);
+      const agentRef = { folder: target.folder, agent: target.agent };
+      lenses.push(new vscode.CodeLens(at, showRollouts(annotation.title, agentRef, annotation.openVersion)));
+      if (annotation.best) lenses.push(new vscode.CodeLens(at, showRollouts(annotation.best.title, agentRef, annotation.best.version)));
+      if (stats.stats.some((s) => s.version !== target.version)) {
+        lenses.push(
+          new vscode.CodeLens(at, {
+            title: 'Compare with Version…',
+            command: 'rolloutLab.comparePromptWithVersion',
+            arguments: [agentRef],
+            tooltip: `Open the diff between a stored version of ${target.agent}'s prompt and this text`,
+          }),
+        );
+      }
+    }
     return lenses;
   }
 
   async provideHover(doc: vscode.TextDocument, position: vscode.Position): Promise<vscode.Hover | undefined> {
-    if (position.line !== 0) return undefined;
-    const a = await this.annotate(doc);
-    if (!a) return undefined;
-    return new vscode.Hover(new vscode.MarkdownString(a.annotation.hover), doc.lineAt(0).range);
-  }
-
-  /** A click opens the latest rollout of the version in the trace explorer (the whole version's list is for later). */
-  private async openCommand(file: PromptFile, title: string, version: string | null): Promise<vscode.Command> {
-    if (!version) return { title, command: '' };
-    try {
-      const store = await this.lab.store(file.folder);
-      const latest = store.listRollouts({ agent: file.agent, promptVersion: version, status: 'succeeded', sort: 'startTime', order: 'desc', limit: 1 }).rollouts[0];
-      if (latest) return { title, command: 'rolloutLab.openTraceExplorer', arguments: [latest.id], tooltip: 'Open the latest rollout of this prompt version in the Trace Explorer' };
-    } catch (err) {
-      this.log(`prompt annotations: ${errorMessage(err)}`);
-    }
-    return { title, command: '' };
-  }
-
-  private async annotate(doc: vscode.TextDocument): Promise<{ file: PromptFile; annotation: PromptAnnotation } | undefined> {
-    try {
-      const file = await this.promptFile(doc);
-      if (!file) return undefined;
-      const [{ promptHash }, s] = await Promise.all([import('../core/config/loader'), this.agentStats(file)]);
-      return { file, annotation: promptAnnotation(file.agent, s.stats, s.comparisons, s.best, promptHash(doc.getText()), Date.now()) };
-    } catch (err) {
-      this.log(`prompt annotations for ${doc.uri.fsPath}: ${errorMessage(err)}`);
-      return undefined;
-    }
-  }
-
-  /**
-   * The lab folder and agent whose prompt `doc` is, resolved as readAgentPrompt
-   * does. A lab not yet open is opened only for a file inside its .rollout-lab/.
-   */
-  private async promptFile(doc: vscode.TextDocument): Promise<PromptFile | undefined> {
-    if (doc.uri.scheme !== 'file') return undefined;
-    const file = path.resolve(doc.uri.fsPath);
-    for (const folder of this.lab.labFolders()) {
-      const inLabDir = file.startsWith(path.join(folder, '.rollout-lab') + path.sep);
-      if (!inLabDir && !this.lab.openedStore(folder)) continue;
-      const lab = await this.lab.lab(folder);
-      const { defaultPromptPath } = await import('../core/config/loader');
-      for (const [agent, cfg] of Object.entries(lab.loaded.config.agents)) {
-        if (cfg.promptText !== undefined) continue;
-        if (path.resolve(lab.loaded.labDir, cfg.prompt ?? defaultPromptPath(agent)) === file) return { folder: path.resolve(folder), agent };
+    const parts: string[] = [];
+    let range: vscode.Range | undefined;
+    for (const { target, annotation, stats } of await this.annotate(doc)) {
+      const inText = position.line >= target.firstLine && position.line <= target.lastLine;
+      if (position.line !== target.line && !inText) continue;
+      const ref: PromptVersionRef | null = annotation.openVersion ? { folder: target.folder, agent: target.agent, version: annotation.openVersion } : null;
+      if (position.line === target.line) {
+        parts.push(annotation.hover, versionLinksMarkdown(ref, { folder: target.folder, agent: target.agent }));
+        range = doc.lineAt(target.line).range;
+      }
+      const diff = this.index.bestDifference(target, stats);
+      if (diff && isChangedLine(diff.changes, position.line)) {
+        parts.push(differsFromBestMarkdown(diff.best, { folder: target.folder, agent: target.agent, version: diff.best.version }));
+        range ??= doc.lineAt(position.line).range;
       }
     }
-    return undefined;
+    if (parts.length === 0) return undefined;
+    const md = new vscode.MarkdownString(parts.join('\n\n---\n\n'));
+    md.isTrusted = { enabledCommands: HOVER_COMMANDS };
+    return new vscode.Hover(md, range);
   }
 
-  private agentStats(file: PromptFile): Promise<AgentStats> {
-    const key = `${file.folder}\0${file.agent}`;
-    let p = this.cache.get(key);
-    if (!p) {
-      p = (async () => {
-        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([import('../core/rollout/promptStats'), this.lab.store(file.folder)]);
-        const stats = promptVersionStats(store, file.agent);
-        return { stats, comparisons: compareToPrevious(stats), best: bestVersion(stats) };
-      })();
-      const mine = p;
-      mine.catch(() => {
-        if (this.cache.get(key) === mine) this.cache.delete(key);
-      });
-      this.cache.set(key, mine);
+  private async annotate(doc: vscode.TextDocument): Promise<Array<{ target: PromptTarget; annotation: PromptAnnotation; stats: AgentStats }>> {
+    try {
+      const targets = await this.index.targetsOf(doc);
+      const now = Date.now();
+      return await Promise.all(
+        targets.map(async (target) => {
+          const stats = await this.index.agentStats(target.folder, target.agent);
+          return { target, stats, annotation: promptAnnotation(target.agent, stats.stats, stats.comparisons, stats.best, target.version, now) };
+        }),
+      );
+    } catch (err) {
+      this.log(`prompt annotations for ${doc.uri.fsPath}: ${errorMessage(err)}`);
+      return [];
     }
-    return p;
   }
 
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
     for (const d of this.disposables.splice(0)) d.dispose();
   }
+}
+
+/** A lens's command: the version's rollouts in a picker, or nothing when no version has run yet. */
+function showRollouts(title: string, agent: { folder: string; agent: string }, version: string | null): vscode.Command {
+  if (!version) return { title, command: '' };
+  return {
+    title,
+    command: 'rolloutLab.showPromptVersionRollouts',
+    arguments: [{ ...agent, version }],
+    tooltip: 'Show the rollouts of this prompt version; pick one to open it in the Trace Explorer',
+  };
 }

@@ -124,3 +124,22 @@ export function promptAnnotation(
     hover,
   };
 }
+
+/**
+ * The reward statistics of one version as a Markdown page (opened from the
+ * rollouts picker): the hover's breakdown with the comparison to the
+ * previous version and when it was first seen and last ran.
+ */
+export function versionReportMarkdown(s: PromptVersionStats, comparison: VersionComparison | null, isBest: boolean, now: number): string {
+  const lines = [versionHoverMarkdown(s, s.version, s.agent), ''];
+  if (isBest) lines.push('- The best-scoring version of this agent');
+  if (s.decisionAlignment !== null) lines.push(`- Decision alignment: ${Math.round(s.decisionAlignment)}%`);
+  if (comparison?.previous && comparison.delta !== null) {
+    const test = comparison.pValue === null ? 'too few rewards to test' : `${formatP(comparison.pValue)}, ${comparison.significant ? 'significant' : 'not significant'}`;
+    lines.push(`- Against previous version \`${shortHash(comparison.previous)}\`: Δ ${formatDelta(comparison.delta)} (Welch's t-test, ${test})`);
+  }
+  lines.push(`- First seen: ${new Date(s.firstSeen).toISOString()} (${formatAgo(s.firstSeen, now)})`);
+  if (s.lastRun !== null) lines.push(`- Last run: ${new Date(s.lastRun).toISOString()} (${formatAgo(s.lastRun, now)})`);
+  lines.push(`- Version hash: \`${s.version}\``);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,12 +1,46 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { applyEdits, modify } from 'jsonc-parser';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
+import { promptHash } from '../../../src/core/config/loader';
+import { findInlinePrompts } from '../../../src/extension/promptHistory/inlinePrompt';
 import { api, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
 
-async function lensTitles(uri: vscode.Uri): Promise<string[]> {
+async function lensTitles(uri: vscode.Uri, line?: number): Promise<string[]> {
   const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri)) ?? [];
-  return lenses.map((l) => l.command?.title ?? '').filter((t) => t !== '');
+  return lenses
+    .filter((l) => line === undefined || l.range.start.line === line)
+    .map((l) => l.command?.title ?? '')
+    .filter((t) => t !== '');
+}
+
+async function hoverText(uri: vscode.Uri, position: vscode.Position): Promise<string> {
+  const hovers = (await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, position)) ?? [];
+  return hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+}
+
+async function replaceText(doc: vscode.TextDocument, text: string): Promise<void> {
+  const edit = new vscode.WorkspaceEdit();
+  edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), text);
+  assert.ok(await vscode.workspace.applyEdit(edit), `could not edit ${doc.uri.fsPath}`);
+}
+
+/** Makes an agent's prompt inline in lab.json (its "prompt" file setting removed) and saves, as a user would. */
+async function setInlinePrompt(labDoc: vscode.TextDocument, agent: string, prompt: string): Promise<void> {
+  const fmt = { formattingOptions: { insertSpaces: true, tabSize: 2 } };
+  let text = labDoc.getText();
+  text = applyEdits(text, modify(text, ['agents', agent, 'prompt'], undefined, fmt));
+  text = applyEdits(text, modify(text, ['agents', agent, 'promptText'], prompt, fmt));
+  await replaceText(labDoc, text);
+  assert.ok(await labDoc.save(), 'lab.json saved');
+}
+
+/** The line of an agent's `"promptText"` key in the editor's lab.json. */
+function promptTextLine(labDoc: vscode.TextDocument, agent: string): number {
+  const p = findInlinePrompts(labDoc.getText()).find((x) => x.agent === agent);
+  assert.ok(p, `agents.${agent}.promptText in lab.json`);
+  return labDoc.positionAt(p.keyOffset).line;
 }
 
 /** The rollout count the first lens shows (0 for "no rollouts yet"), or undefined while there is no lens. */
@@ -56,6 +90,48 @@ describe('prompt reward annotations', () => {
       await vscode.workspace.applyEdit(undo);
       await vscode.commands.executeCommand('workbench.action.files.revert');
       await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    }
+  });
+
+  it('an inline promptText in lab.json gets the same lens and hover above it, updated as it is typed', async () => {
+    await api();
+    const labUri = vscode.Uri.file(join(workspaceDir(), '.rollout-lab', 'lab.json'));
+    const labDoc = await vscode.workspace.openTextDocument(labUri);
+    await vscode.window.showTextDocument(labDoc);
+    const original = labDoc.getText();
+    const prompt = 'You are the Geneticist of a research lab (inline prompt of the lens test).\nAnswer with evidence from the abstracts.';
+    const version = promptHash(prompt);
+    try {
+      await setInlinePrompt(labDoc, 'Geneticist', prompt);
+      const r = await vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', { limit: 2 });
+      assert.equal(r.succeeded, 2, `the run failed: ${JSON.stringify(r)}`);
+
+      const line = promptTextLine(labDoc, 'Geneticist');
+      const titles = await waitFor('a lens saying "2 rollouts" above "promptText"', async () => {
+        const t = await lensTitles(labUri, line);
+        return countOf(t) === 2 ? t : undefined;
+      });
+      assert.match(titles.find((t) => t.startsWith('2 rollouts'))!, /^2 rollouts · reward (\d\.\d\d|n\/a).* · last run /);
+      const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', labUri)) ?? [];
+      const main = lenses.find((l) => l.range.start.line === line && l.command?.title.startsWith('2 rollouts'))!;
+      assert.equal(main.command?.command, 'rolloutLab.showPromptVersionRollouts');
+      assert.deepEqual(main.command?.arguments, [{ folder: workspaceDir(), agent: 'Geneticist', version }]);
+      assert.equal(lenses.filter((l) => l.range.start.line !== line).length, 0, 'no lens away from the inline prompt');
+
+      const hover = await hoverText(labUri, new vscode.Position(line, 6));
+      assert.match(hover, new RegExp(`\\*\\*Geneticist\\*\\* prompt version \`${version.slice(0, 7)}\` — 2 rollouts`));
+      assert.match(hover, /command:rolloutLab\.showPromptVersionRollouts\?/);
+
+      // Typing in the inline prompt (unsaved) makes it a new version at once.
+      const p = findInlinePrompts(labDoc.getText()).find((x) => x.agent === 'Geneticist')!;
+      const edit = new vscode.WorkspaceEdit();
+      edit.insert(labUri, labDoc.positionAt(p.valueOffset + 1), 'Be brief. ');
+      assert.ok(await vscode.workspace.applyEdit(edit));
+      await waitFor('the lens of the edited inline prompt', async () => (await lensTitles(labUri, line)).some((t) => t.startsWith('new version: no rollouts yet')));
+    } finally {
+      await replaceText(labDoc, original);
+      await labDoc.save();
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     }
   });
 });
