@@ -140,7 +140,7 @@ export async function openPanel(panel: PanelKind, handlers: ScriptedHandlers, op
       contentType: 'text/html',
       body: `<!DOCTYPE html><html lang="en" style="${vars}"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${origin} data: blob:; style-src ${origin}; font-src ${origin}; script-src 'nonce-${nonce}'">
-<link rel="stylesheet" href="${origin}/dist/webview/codicon.css"><link rel="stylesheet" href="${origin}/media/webview.css">${existsSync(join(REPO, 'media', `${panel}.css`)) ? `<link rel="stylesheet" href="${origin}/media/${panel}.css">` : ''}</head>
+<link rel="stylesheet" href="${origin}/dist/webview/codicon.css" id="vscode-codicon-stylesheet"><link rel="stylesheet" href="${origin}/media/webview.css">${existsSync(join(REPO, 'media', `${panel}.css`)) ? `<link rel="stylesheet" href="${origin}/media/${panel}.css">` : ''}</head>
 <body class="vscode-${opts.theme ?? 'dark'}" data-panel="${panel}"><div id="app"></div>
 <script nonce="${nonce}">
 let state = ${initialState};

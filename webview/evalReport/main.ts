@@ -1,4 +1,10 @@
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import { HostClient } from '../shared/hostClient';
+import { ReportApp } from './reportApp';
 
-const host = new HostClient('evalReport');
-host.ready();
+const client = new HostClient('evalReport');
+const app = new ReportApp(document.getElementById('app')!, client);
+app.listen();
+client.ready();
+void app.start();

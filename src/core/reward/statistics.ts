@@ -391,3 +391,40 @@ export function sparkline(values: readonly number[], opts: { width?: number; min
     })
     .join('');
 }
+
+/** Quantile of the standard normal: the z with Φ(z) = p. Bisection on the CDF to 1e-12. */
+export function normalQuantile(p: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`normalQuantile needs 0 < p < 1 (got p=${p})`);
+  if (p === 0.5) return 0;
+  if (p < 0.5) return -normalQuantile(1 - p);
+  let lo = 0;
+  let hi = 1;
+  while (normalCdf(hi) < p) {
+    lo = hi;
+    hi *= 2;
+  }
+  for (let i = 0; i < 200 && hi - lo > 1e-12; i++) {
+    const mid = (lo + hi) / 2;
+    if (normalCdf(mid) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
+ * Wilson score interval for a proportion `successes` / `n`, as fractions
+ * (0..1). Unlike the normal (Wald) interval it stays inside [0, 1] and is not
+ * degenerate at 0 or n successes, which is what small evaluation runs give.
+ * Null when n is 0.
+ */
+export function wilsonInterval(successes: number, n: number, level = 0.95): [number, number] | null {
+  if (!(n > 0)) return null;
+  if (successes < 0 || successes > n) throw new RangeError(`wilsonInterval needs 0 ≤ successes ≤ n (got ${successes} of ${n})`);
+  const z = normalQuantile(1 - (1 - level) / 2);
+  const p = successes / n;
+  const z2n = (z * z) / n;
+  const centre = (p + z2n / 2) / (1 + z2n);
+  const half = (z / (1 + z2n)) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+  // Exact ends where the data sit at a bound (rounding would otherwise leave 0.9999999999999999).
+  return [successes === 0 ? 0 : Math.max(0, centre - half), successes === n ? 1 : Math.min(1, centre + half)];
+}

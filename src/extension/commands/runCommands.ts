@@ -206,6 +206,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
     const { metricsTable } = await import('../../cli/format');
     output.appendLine(metricsTable(metrics, lab.simulated));
     output.show(true);
+    await openReport(ctx, folder, result.runId);
     if (!allFailed) {
       const align = metrics.decisionAlignment === null ? 'n/a' : `${metrics.decisionAlignment.toFixed(1)} %`;
       void vscode.window.showInformationMessage(
@@ -226,4 +227,17 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
       });
   }
   return { runId: result.runId, rollouts: metrics.rollouts, succeeded: metrics.succeeded, failed: metrics.failed, simulated: lab.simulated, cancelled: result.cancelled };
+}
+
+/**
+ * The evaluation report of the run that just finished, beside the Output
+ * table: the breakdowns and failure categories explain the numbers there. A
+ * panel that cannot open does not fail the evaluation that already ran.
+ */
+async function openReport(ctx: RunCommandContext, folder: string, runId: string): Promise<void> {
+  try {
+    await vscode.commands.executeCommand('rolloutLab.openEvaluationReport', { runId, folder });
+  } catch (err) {
+    ctx.output.appendLine(`could not open the evaluation report of ${runId}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

@@ -1,16 +1,92 @@
+import * as vscode from 'vscode';
+import { readFile } from 'node:fs/promises';
+import type { LoadedConfig } from '../../core/config/loader';
+import type { AirRuleIssue } from '../../core/reward/airRules';
+import type { RequestResults } from '../../shared/protocol';
+import { findRollout } from '../labRequests';
 import type { LabService } from '../labService';
-import type { CommandHandlers, RequestHandlers } from '../webviews/panelHost';
 import type { Panels } from '../panels';
+import type { CommandHandlers, RequestHandlers } from '../webviews/panelHost';
+import { rescoreStored } from './rescoreAction';
 
-/** The host's answers to the rewardWeights panel's requests. */
+/**
+ * The host's answers to the reward-weight editor. lab.json is read from disk
+ * on each request (the form edits it, and so may the user), the store is the
+ * lab's; core modules load on first use, as everywhere in the extension.
+ */
 export function rewardWeightsRequestHandlers(service: LabService): RequestHandlers {
-  void service;
-  return {};
+  return {
+    'weights/get': async () => {
+      const { weightsConfig } = await import('./weightsData');
+      return weightsConfig(await currentConfig(service), await service.store());
+    },
+    'weights/whatIf': async (p) => {
+      const { whatIf } = await import('./weightsData');
+      return whatIf(await service.store(), p);
+    },
+    'weights/save': async ({ criteria, air }): Promise<RequestResults['weights/save']> => {
+      const folder = service.resolveFolder();
+      const loaded = await currentConfig(service);
+      const { writeLabJsonChanges } = await import('../../core/config/labJsonEdit');
+      const { criteriaList } = await import('./weightsData');
+      let rules: unknown[] | undefined;
+      if (air !== undefined) {
+        const { knownAirTargets, validateAirRules } = await import('../../core/reward/airRules');
+        const checked = validateAirRules(air, knownAirTargets(loaded.config));
+        const errors = checked.issues.filter((i) => i.severity === 'error');
+        if (!checked.rules || errors.length) throw new Error(`not saved: the AIR rules have ${errors.length || 'some'} error(s): ${describeIssues(errors)}`);
+        rules = checked.rules;
+      }
+      const { config, changed } = await writeLabJsonChanges(loaded.file, { criteria, ...(rules ? { air: rules } : {}) });
+      // New rollouts must score with what was just saved, without waiting for the file watcher.
+      if (changed) service.invalidate(folder);
+      return { file: loaded.file, criteria: criteriaList(config), air: config.air };
+    },
+    'weights/rescore': async ({ runId, split, expect, note }) => rescoreStored(service, { runId, split, expect, note }),
+    'air/validate': async ({ rules }) => {
+      const { validateAir } = await import('./weightsData');
+      return validateAir((await currentConfig(service)).config, rules);
+    },
+    'air/preview': async ({ rules, rolloutId }) => {
+      const { airPreview } = await import('./weightsData');
+      const { config } = await currentConfig(service);
+      const { store, rollout } = await findRollout(service, rolloutId);
+      return airPreview(config, store, rollout, rules);
+    },
+  };
 }
 
-/** What the rewardWeights panel may ask the editor to do. */
+/** What the reward-weight editor may ask the editor to do (showing a rollout goes through 'trace/open'). */
 export function rewardWeightsCommandHandlers(service: LabService, panels: () => Panels): CommandHandlers {
-  void service;
   void panels;
-  return {};
+  return {
+    'weights/openConfig': async ({ at }) => {
+      const file = (await currentConfig(service)).file;
+      await revealInLabJson(file, at === 'air' ? ['air'] : at === 'criteria' ? ['reward', 'criteria'] : []);
+    },
+  };
+}
+
+async function currentConfig(service: LabService): Promise<LoadedConfig> {
+  const { loadConfig } = await import('../../core/config/loader');
+  return loadConfig(service.resolveFolder());
+}
+
+function describeIssues(issues: readonly AirRuleIssue[]): string {
+  const shown = issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`);
+  return shown.join('; ') + (issues.length > 3 ? `; and ${issues.length - 3} more` : '');
+}
+
+/** Opens lab.json beside the panel with the value at `at` selected (the file's start when there is none). */
+async function revealInLabJson(file: string, at: string[]): Promise<void> {
+  const { findNodeAtLocation, parseTree } = await import('jsonc-parser');
+  const root = parseTree(await readFile(file, 'utf8'));
+  const node = root && at.length ? findNodeAtLocation(root, at) : undefined;
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+  const editor = await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  if (!node) return;
+  const start = node.parent?.type === 'property' ? node.parent.offset : node.offset;
+  const range = new vscode.Range(doc.positionAt(start), doc.positionAt(node.offset + node.length));
+  editor.selection = new vscode.Selection(range.start, range.end);
+  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }

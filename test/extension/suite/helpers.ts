@@ -7,7 +7,7 @@ export const EXTENSION_ID = 'rollout-lab.rollout-lab';
 export const REPO = resolve(__dirname, '../../..');
 export const CLI = join(REPO, 'dist', 'cli.js');
 
-export type PanelKind = 'traceExplorer' | 'graphView' | 'rewardCurve';
+export type PanelKind = 'traceExplorer' | 'graphView' | 'rewardCurve' | 'rewardWeights' | 'evalReport' | 'comparison';
 
 /**
  * The part of the extension's API (what activate() returns) these tests use,
