@@ -4,7 +4,7 @@ import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, RunRecord } from '../store/types';
 import { Attr, type SpanRecord } from '../trace/span';
 import { computeMetrics, type EvalMetrics } from './metrics';
-import { mean, sampleStd, studentTQuantile, wilsonInterval } from './statistics';
+import { mean, meanConfidenceInterval, sampleStd, wilsonInterval } from './statistics';
 
 /*
  * The evaluation report of one run: the evaluation table of the reference
@@ -18,6 +18,8 @@ import { mean, sampleStd, studentTQuantile, wilsonInterval } from './statistics'
  */
 
 export const REPORT_CONFIDENCE = 0.95;
+/** Judge scores and final rewards lie in 0..1, and so do their intervals. */
+const UNIT: [number, number] = [0, 1];
 
 /** A mean with its Student-t interval. */
 export interface MeanStat {
@@ -306,27 +308,15 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
 
 // ---- statistics helpers --------------------------------------------------
 
-// A report asks for the same few t quantiles dozens of times (one per sample size); each costs a bisection.
-const T_QUANTILES = new Map<number, number>();
-
-/** Student-t interval of the mean, as meanConfidenceInterval gives it, with the quantile cached per df. */
-function tInterval(xs: readonly number[], m: number | null, s: number | null): [number, number] | null {
-  if (xs.length < 2 || m === null || s === null) return null;
-  if (s === 0) return [m, m];
-  const df = xs.length - 1;
-  let q = T_QUANTILES.get(df);
-  if (q === undefined) T_QUANTILES.set(df, (q = studentTQuantile(1 - (1 - REPORT_CONFIDENCE) / 2, df)));
-  const half = (q * s) / Math.sqrt(xs.length);
-  return [m - half, m + half];
-}
-
-export function meanStat(xs: readonly number[]): MeanStat {
+/** Mean with its Student-t interval; `bounds` clips the interval to the range the values can take (scores and rewards are 0..1). */
+export function meanStat(xs: readonly number[], bounds?: [number, number]): MeanStat {
   const m = mean(xs);
   const std = sampleStd(xs);
+  const ci = meanConfidenceInterval(xs, REPORT_CONFIDENCE);
   return {
     n: xs.length,
     mean: m,
-    ci: tInterval(xs, m, std),
+    ci: ci && bounds ? [Math.max(bounds[0], ci[0]), Math.min(bounds[1], ci[1])] : ci,
     std,
     min: xs.length ? Math.min(...xs) : null,
     max: xs.length ? Math.max(...xs) : null,
@@ -351,12 +341,12 @@ function evaluationTable(finished: readonly RolloutRecord[], criteria: readonly 
   return {
     metrics,
     executionSuccess: rateStat(ok.length, done.length),
-    finalReward: meanStat(numbers(ok.map((r) => r.finalReward))),
+    finalReward: meanStat(numbers(ok.map((r) => r.finalReward)), UNIT),
     decisionAlignment: rateStat(metrics.alignedCount, metrics.alignmentDenominator),
     maybe: metrics.maybe,
     turns: meanStat(numbers(ok.map((r) => r.turns))),
     judgeFailures: rateStat(metrics.judgeFailures, ok.length),
-    judge: criteria.map((c) => ({ criterion: c, stat: meanStat(numbers(scored.map((r) => r.criteria![c]))) })),
+    judge: criteria.map((c) => ({ criterion: c, stat: meanStat(numbers(scored.map((r) => r.criteria![c])), UNIT) })),
   };
 }
 
@@ -370,7 +360,7 @@ function criterionReports(
   const rows = names.map((name) => {
     const weight = Math.max(0, config[name]?.weight ?? 0);
     const normalisedWeight = totalWeight > 0 ? weight / totalWeight : 0;
-    const stat = meanStat(numbers(scored.map((r) => r.criteria![name])));
+    const stat = meanStat(numbers(scored.map((r) => r.criteria![name])), UNIT);
     return {
       name,
       description: config[name]?.description ?? null,

@@ -53,3 +53,13 @@ test('report statistics: rates in percent with Wilson, means with Student t (nul
   assert.deepEqual(meanStat([0.5, 0.5]).ci, [0.5, 0.5]);
   assert.deepEqual(meanStat([]), { n: 0, mean: null, ci: null, std: null, min: null, max: null });
 });
+
+test('meanStat clips the interval of a bounded score to its range, and leaves an unbounded one alone', () => {
+  const scores = [1, 1, 0.9];
+  const open = meanStat(scores);
+  assert.ok(open.ci && open.ci[1] > 1, `the plain t interval of ${scores.join(', ')} reaches past 1: ${open.ci}`);
+  const clipped = meanStat(scores, [0, 1]);
+  assert.equal(clipped.ci![1], 1);
+  assert.equal(clipped.ci![0], open.ci![0]);
+  assert.equal(clipped.mean, open.mean);
+});
