@@ -3,12 +3,12 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LabError, UsageError, errorMessage } from '../core/errors';
 import { COMMON, err, intOption, out, parse, splitOption, type Values } from './args';
+import { withRunningLab } from './labSession';
 import { rescoreCommand } from './commands/rescore';
 import { reportCommand } from './commands/report';
 import { compareCommand } from './commands/compare';
 import { initWorkspace } from '../core/config/init';
 import { startSimServer } from '../core/sim/simServer';
-import { Lab } from '../core/rollout/lab';
 import { runRollouts, type RunProgress } from '../core/rollout/runner';
 import { computeMetrics, type EvalMetrics } from '../core/reward/metrics';
 import type { RolloutRecord } from '../core/store/types';
@@ -66,18 +66,7 @@ interface BatchOutput {
 
 async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
   const json = Boolean(v.json);
-  const lab = await Lab.open({ workspace: (v.workspace as string) ?? '.', baseUrl: v['base-url'] as string, model: v.model as string });
-  const controller = new AbortController();
-  const onSignal = (): void => {
-    if (controller.signal.aborted) process.exit(130);
-    err('cancelling: finishing the rollouts in flight (press Ctrl+C again to stop at once)');
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    const notice = lab.simulationNotice();
-    if (notice) err(notice);
+  return withRunningLab(v, async (lab, signal) => {
     const cfg = lab.loaded.config;
     let params: Record<string, unknown>;
     if (v.resume) {
@@ -113,7 +102,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       params,
       seed: params.seed as number,
       resumeRunId: v.resume as string | undefined,
-      signal: controller.signal,
+      signal,
       onStart: ({ runId, total, skipped }) => err(`run ${runId}: ${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`),
       onProgress: (p) => err(progressLine(p, lab.simulated)),
     });
@@ -146,11 +135,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       return 1;
     }
     return 0;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await lab.close();
-  }
+  });
 }
 
 function rolloutSummary(r: RolloutRecord): Record<string, unknown> {

@@ -52,12 +52,12 @@ export async function openPrompt(service: LabService, agentOrNode: string): Prom
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
 }
 
-/** Opens a JSON(C) file with the property at `at` selected (or the file's start when it is not found). */
-async function revealJsonPath(file: string, at: string[]): Promise<void> {
+/** Opens a JSON(C) file beside the active editor with the property at `at` selected (or its parent, or the file's start, when it is not found). */
+export async function revealJsonPath(file: string, at: string[]): Promise<void> {
   const { findNodeAtLocation, parseTree } = await import('jsonc-parser');
   const text = await readFile(file, 'utf8');
   const root = parseTree(text);
-  const node = root ? (findNodeAtLocation(root, at) ?? findNodeAtLocation(root, at.slice(0, -1))) : undefined;
+  const node = root && at.length ? (findNodeAtLocation(root, at) ?? findNodeAtLocation(root, at.slice(0, -1))) : undefined;
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
   const editor = await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
   if (!node) return;

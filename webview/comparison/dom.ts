@@ -3,24 +3,14 @@
  * textContent: labels, task ids, protocols and rationales are user or model
  * text and must show literally, never parse as markup.
  */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+import { el, tableHead } from '../shared/dom';
+
+export { el };
 
 /** A table with a header row; cells are text (or nodes), each row gets `rowClass` when given. */
 export function table(header: string[], rows: Array<Array<string | Node>>, className: string): HTMLTableElement {
   const t = el('table', className);
-  const head = el('tr');
-  for (const h of header) {
-    const th = el('th', undefined, h);
-    th.scope = 'col';
-    head.append(th);
-  }
-  t.append(el('thead'), el('tbody'));
-  t.tHead!.append(head);
+  t.append(tableHead(header), el('tbody'));
   for (const r of rows) {
     const tr = el('tr');
     r.forEach((c, i) => {

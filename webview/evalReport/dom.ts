@@ -1,10 +1,6 @@
-/** Builds an element with a class and text; text always goes in as text, never as markup. */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+import { el } from '../shared/dom';
+
+export { el };
 
 /**
  * Arrow keys move between the focusable items of a group (links of a table,

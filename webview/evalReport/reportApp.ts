@@ -3,6 +3,8 @@ import type { EvaluationReport } from '../../src/core/reward/evaluationReport';
 import { SIMULATED_NOTICE, reportTables, utc, type ReportCell, type ReportTableView } from '../../src/core/reward/reportFormat';
 import type { ReportRunSummary } from '../../src/shared/reportProtocol';
 import type { HostClient } from '../shared/hostClient';
+import { coalescingLoad } from '../shared/coalescingLoad';
+import { tableHead } from '../shared/dom';
 import { criteriaChart } from './criteriaChart';
 import { arrowNavigation, el } from './dom';
 
@@ -17,8 +19,6 @@ import { arrowNavigation, el } from './dom';
 export class ReportApp {
   private runId: string | null;
   private report: EvaluationReport | null = null;
-  private loading = false;
-  private reloadAgain = false;
   private readonly runPicker: VscodeSingleSelect;
   private readonly exportMd: HTMLElement;
   private readonly exportHtml: HTMLElement;
@@ -75,21 +75,7 @@ export class ReportApp {
   }
 
   /** Loads runs and the report; a change that arrives during a load triggers one more load after it. */
-  private async reload(): Promise<void> {
-    if (this.loading) {
-      this.reloadAgain = true;
-      return;
-    }
-    this.loading = true;
-    try {
-      do {
-        this.reloadAgain = false;
-        await this.loadOnce();
-      } while (this.reloadAgain);
-    } finally {
-      this.loading = false;
-    }
-  }
+  private readonly reload = coalescingLoad(() => this.loadOnce());
 
   private async loadOnce(): Promise<void> {
     let runs: ReportRunSummary[] = [];
@@ -186,14 +172,7 @@ export class ReportApp {
     }
     const wrap = el('div', 'er-table-wrap');
     const table = el('table', 'er-table');
-    const head = el('tr');
-    t.header.forEach((text, i) => {
-      const th = el('th', t.numeric[i] ? 'er-num' : undefined, text);
-      th.scope = 'col';
-      head.append(th);
-    });
-    const thead = el('thead');
-    thead.append(head);
+    const thead = tableHead(t.header, (i) => (t.numeric[i] ? 'er-num' : undefined));
     const body = el('tbody');
     for (const row of t.rows) {
       const tr = el('tr');

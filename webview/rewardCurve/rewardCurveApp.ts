@@ -3,6 +3,7 @@ import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-s
 import type { VscodeTextfield } from '@vscode-elements/elements/dist/vscode-textfield/vscode-textfield.js';
 import type { RequestResults, RewardPoint } from '../../src/shared/protocol';
 import type { HostClient } from '../shared/hostClient';
+import { coalescingLoad } from '../shared/coalescingLoad';
 import { PALETTE_SIZE, RewardChart, shortVersion } from './chart';
 import { svgToPngBase64, type LegendEntry } from './pngExport';
 import { DEFAULT_WINDOW, agentsOf, parseSplit, rollingMean, seriesCsv, splitKey, versionGroups, versionOf, type SplitBy } from './series';
@@ -30,8 +31,6 @@ export class RewardCurveApp {
   private shown = new Set<string>();
   private runId: string | null = null;
   private table = false;
-  private loading = false;
-  private reloadAgain = false;
   private readonly chart: RewardChart;
   private readonly windowInput: VscodeTextfield;
   private readonly splitPicker: VscodeSingleSelect;
@@ -157,28 +156,16 @@ export class RewardCurveApp {
   }
 
   /** Loads the series; a change that arrives during a load triggers one more load after it. */
-  private async load(): Promise<void> {
-    if (this.loading) {
-      this.reloadAgain = true;
-      return;
-    }
-    this.loading = true;
+  private readonly load = coalescingLoad(async () => {
     try {
-      do {
-        this.reloadAgain = false;
-        try {
-          this.series = await this.client.request('rewards/series', this.runId ? { runId: this.runId } : {});
-          this.status.textContent = '';
-        } catch (err) {
-          this.status.textContent = `Cannot load rewards: ${(err as Error).message}`;
-        }
-        this.fillControls();
-        this.redraw();
-      } while (this.reloadAgain);
-    } finally {
-      this.loading = false;
+      this.series = await this.client.request('rewards/series', this.runId ? { runId: this.runId } : {});
+      this.status.textContent = '';
+    } catch (err) {
+      this.status.textContent = `Cannot load rewards: ${(err as Error).message}`;
     }
-  }
+    this.fillControls();
+    this.redraw();
+  });
 
   private async loadRuns(): Promise<void> {
     await fillRunPicker(this.client, this.runPicker, this.runId);

@@ -4,6 +4,7 @@ import type { AirRuleIssue } from '../../src/core/reward/airRules';
 import type { RolloutRecord } from '../../src/core/store/types';
 import type { RequestResults } from '../../src/shared/protocol';
 import { activatable, button, el, num } from './dom';
+import { tableHead } from '../shared/dom';
 import { AIR_EVENTS, newKey, ruleIndexOf, type DraftRule } from './draft';
 
 /*
@@ -148,14 +149,7 @@ export class AirSection {
     this.previewStatus.textContent = `${p.rewards.length} intermediate rewards on ${p.spansChecked} spans of task ${r.rollout.taskId}; total ${signed(p.total)}.`;
     const table = el('table', 'rw-table rw-preview-table');
     table.append(el('caption', 'rw-sr-only', 'Intermediate rewards per span; Enter opens the rollout in the trace explorer'));
-    const head = el('tr');
-    for (const c of ['Span', 'Agent', 'Tool', 'Rule', 'Reward']) {
-      const th = el('th', undefined, c);
-      th.scope = 'col';
-      head.append(th);
-    }
-    const thead = el('thead');
-    thead.append(head);
+    const thead = tableHead(['Span', 'Agent', 'Tool', 'Rule', 'Reward']);
     const body = el('tbody');
     for (const w of p.rewards) {
       const tr = el('tr', w.reward < 0 ? 'rw-negative' : 'rw-positive');

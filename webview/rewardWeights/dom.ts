@@ -6,12 +6,9 @@ import type { VscodeButton } from '@vscode-elements/elements/dist/vscode-button/
  * user text and must show literally.
  */
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+import { el } from '../shared/dom';
+
+export { el };
 
 export function button(text: string, className: string, onClick: () => void, opts: { secondary?: boolean; icon?: string; label?: string } = {}): VscodeButton {
   const b = document.createElement('vscode-button');

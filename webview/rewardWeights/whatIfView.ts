@@ -1,5 +1,6 @@
 import type { RankedRollout, WhatIfAnswer } from '../../src/shared/weightsProtocol';
 import { activatable, el, num } from './dom';
+import { tableHead } from '../shared/dom';
 import { RewardHistogram } from './histogram';
 
 /*
@@ -125,14 +126,7 @@ export class WhatIfView {
     }
     const table = el('table', 'rw-table rw-movers-table');
     table.append(el('caption', 'rw-sr-only', 'Rollouts whose rank changes most; Enter opens one in the trace explorer'));
-    const head = el('tr');
-    for (const c of ['Task', 'Rollout', 'Reward before → after', 'Rank before → after', 'Moved']) {
-      const th = el('th', undefined, c);
-      th.scope = 'col';
-      head.append(th);
-    }
-    const thead = el('thead');
-    thead.append(head);
+    const thead = tableHead(['Task', 'Rollout', 'Reward before → after', 'Rank before → after', 'Moved']);
     const body = el('tbody');
     for (const m of a.movers) {
       const tr = el('tr', m.moved > 0 ? 'rw-up' : 'rw-down');

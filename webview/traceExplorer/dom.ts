@@ -3,12 +3,9 @@
  * textContent: every string from a span is model or user text and must show
  * literally, never parse as markup.
  */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+import { el } from '../shared/dom';
+
+export { el };
 
 export function codicon(name: string, className = ''): HTMLSpanElement {
   const e = el('span', `codicon codicon-${name}${className ? ' ' + className : ''}`);

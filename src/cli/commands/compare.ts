@@ -4,6 +4,7 @@ import { UsageError } from '../../core/errors';
 import type { ComparisonResult } from '../../core/rollout/comparison';
 import { COMMON, err, intOption, out, parse, splitOption } from '../args';
 import { num, table } from '../format';
+import { withRunningLab } from '../labSession';
 
 const OPTIONS = {
   ...COMMON,
@@ -52,20 +53,8 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
   const b = parseVariantSpec(String(v.b));
   if (a.label === b.label) b.label = `${b.label} (B)`;
 
-  const { Lab } = await import('../../core/rollout/lab');
   const { runComparison, compareRuns } = await import('../../core/rollout/comparison');
-  const lab = await Lab.open({ workspace: (v.workspace as string) ?? '.', baseUrl: v['base-url'] as string, model: v.model as string });
-  const controller = new AbortController();
-  const onSignal = (): void => {
-    if (controller.signal.aborted) process.exit(130);
-    err('cancelling: finishing the rollouts in flight (press Ctrl+C again to stop at once)');
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    const notice = lab.simulationNotice();
-    if (notice) err(notice);
+  return withRunningLab(v, async (lab, signal) => {
     const cfg = lab.loaded.config;
     const split = splitOption(v, 'val');
     const limit = intOption(v, 'limit', 1);
@@ -84,7 +73,7 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
       concurrency,
       seed,
       params: { dataset: (v.dataset as string | undefined) ?? null, split, limit: limit ?? null },
-      signal: controller.signal,
+      signal,
       onStart: (side, { runId, total }) => err(`side ${side.toUpperCase()}: run ${runId}, ${total} rollouts`),
       onProgress: (side, p) => {
         const r = p.last;
@@ -102,11 +91,7 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
       return 1;
     }
     return 0;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await lab.close();
-  }
+  });
 }
 
 function ci(x: [number, number] | null): string {

@@ -1,11 +1,10 @@
-import * as vscode from 'vscode';
-import { readFile } from 'node:fs/promises';
 import type { LoadedConfig } from '../../core/config/loader';
 import type { AirRuleIssue } from '../../core/reward/airRules';
 import type { RequestResults } from '../../shared/protocol';
 import { findRollout } from '../labRequests';
 import type { LabService } from '../labService';
 import type { Panels } from '../panels';
+import { revealJsonPath } from '../webviewCommands';
 import type { CommandHandlers, RequestHandlers } from '../webviews/panelHost';
 import { rescoreStored } from './rescoreAction';
 
@@ -62,7 +61,7 @@ export function rewardWeightsCommandHandlers(service: LabService, panels: () => 
   return {
     'weights/openConfig': async ({ at }) => {
       const file = (await currentConfig(service)).file;
-      await revealInLabJson(file, at === 'air' ? ['air'] : at === 'criteria' ? ['reward', 'criteria'] : []);
+      await revealJsonPath(file, at === 'air' ? ['air'] : at === 'criteria' ? ['reward', 'criteria'] : []);
     },
   };
 }
@@ -75,18 +74,4 @@ async function currentConfig(service: LabService): Promise<LoadedConfig> {
 function describeIssues(issues: readonly AirRuleIssue[]): string {
   const shown = issues.slice(0, 3).map((i) => `${i.path}: ${i.message}`);
   return shown.join('; ') + (issues.length > 3 ? `; and ${issues.length - 3} more` : '');
-}
-
-/** Opens lab.json beside the panel with the value at `at` selected (the file's start when there is none). */
-async function revealInLabJson(file: string, at: string[]): Promise<void> {
-  const { findNodeAtLocation, parseTree } = await import('jsonc-parser');
-  const root = parseTree(await readFile(file, 'utf8'));
-  const node = root && at.length ? findNodeAtLocation(root, at) : undefined;
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-  const editor = await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
-  if (!node) return;
-  const start = node.parent?.type === 'property' ? node.parent.offset : node.offset;
-  const range = new vscode.Range(doc.positionAt(start), doc.positionAt(node.offset + node.length));
-  editor.selection = new vscode.Selection(range.start, range.end);
-  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }

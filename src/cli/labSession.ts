@@ -1,0 +1,29 @@
+import { Lab } from '../core/rollout/lab';
+import { err, type Values } from './args';
+
+/**
+ * Opens the workspace's lab for a command that runs rollouts: says so when an
+ * endpoint is simulated, turns the first Ctrl+C into a cancellation (the
+ * rollouts in flight finish and are stored; a second Ctrl+C stops at once),
+ * and closes the lab afterwards so its catalog is checkpointed.
+ */
+export async function withRunningLab(v: Values, work: (lab: Lab, signal: AbortSignal) => Promise<number>): Promise<number> {
+  const lab = await Lab.open({ workspace: (v.workspace as string) ?? '.', baseUrl: v['base-url'] as string, model: v.model as string });
+  const controller = new AbortController();
+  const onSignal = (): void => {
+    if (controller.signal.aborted) process.exit(130);
+    err('cancelling: finishing the rollouts in flight (press Ctrl+C again to stop at once)');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const notice = lab.simulationNotice();
+    if (notice) err(notice);
+    return await work(lab, controller.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await lab.close();
+  }
+}
