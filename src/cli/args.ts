@@ -11,6 +11,16 @@ export const COMMON = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
+/** What a command that runs rollouts on a dataset takes. */
+export const BATCH_OPTIONS = {
+  dataset: { type: 'string' },
+  split: { type: 'string' },
+  limit: { type: 'string' },
+  samples: { type: 'string' },
+  concurrency: { type: 'string' },
+  seed: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
 export type Values = Record<string, string | boolean | undefined>;
 
 export function parse(command: string, argv: string[], options: ParseArgsConfig['options']): Values {

@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LabError, UsageError, errorMessage } from '../core/errors';
-import { COMMON, err, intOption, out, parse, splitOption, type Values } from './args';
+import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption, type Values } from './args';
 import { withRunningLab } from './labSession';
 import { rescoreCommand } from './commands/rescore';
 import { reportCommand } from './commands/report';
@@ -36,12 +36,7 @@ Exit codes: 0 success, 1 runtime failure, 2 usage or config error.`;
 
 const RUN_OPTIONS = {
   ...COMMON,
-  dataset: { type: 'string' },
-  split: { type: 'string' },
-  limit: { type: 'string' },
-  samples: { type: 'string' },
-  concurrency: { type: 'string' },
-  seed: { type: 'string' },
+  ...BATCH_OPTIONS,
   resume: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 

@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
 import type { ComparisonResult } from '../../core/rollout/comparison';
-import { COMMON, err, intOption, out, parse, splitOption } from '../args';
+import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption } from '../args';
 import { num, table } from '../format';
 import { withRunningLab } from '../labSession';
 
@@ -11,12 +11,7 @@ const OPTIONS = {
   a: { type: 'string' },
   b: { type: 'string' },
   runs: { type: 'string' },
-  dataset: { type: 'string' },
-  split: { type: 'string' },
-  limit: { type: 'string' },
-  samples: { type: 'string' },
-  concurrency: { type: 'string' },
-  seed: { type: 'string' },
+  ...BATCH_OPTIONS,
 } as const satisfies ParseArgsConfig['options'];
 
 const SPEC_HELP = 'a SPEC is "base" or comma-separated model:AGENT=MODEL, prompt:AGENT=HASH_PREFIX, prompt:AGENT=@FILE, label:TEXT';
