@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -20,11 +20,33 @@ import {
   type CodeServer,
   type ScratchDirs,
 } from '../extension/codeServer';
+import { loadConfig } from '../../src/core/config/loader';
 import { cli, PUBMEDQA, QUIET_SETTINGS } from '../extension/runExtensionTests';
-import { answerPrompts, clearNotifications, openViewContainer, runCommand, screenshot, sideBarTreeRows, visibleWebview, waitForNotification, waitForWorkbench, type QuickInputState } from './workbench';
+import {
+  answerPrompts,
+  clearNotifications,
+  codeLenses,
+  openViewContainer,
+  quickOpen,
+  runCommand,
+  screenshot,
+  sideBarTreeRows,
+  textEditor,
+  visibleHover,
+  visibleWebview,
+  waitForNotification,
+  waitForWorkbench,
+  type QuickInputState,
+} from './workbench';
 
 const OUT = join(REPO, 'test-results', 'ui');
 const THEMES = { dark: 'Default Dark Modern', light: 'Default Light Modern' } as const;
+/**
+ * code-server, like VS Code in the browser, saves files after a delay by
+ * default; the prompt-file step edits a prompt and takes the edit back, which
+ * must not race a background save.
+ */
+const SETTINGS = { ...QUIET_SETTINGS, 'files.autoSave': 'off' };
 
 const missing = missingPrerequisite();
 if (missing && !process.env.CI) {
@@ -55,6 +77,39 @@ function installExtension(scratch: ScratchDirs): string {
   return `installed ${vsix} (${Math.round(statSync(join(REPO, vsix)).size / 1024)} KiB) with code-server --install-extension`;
 }
 
+/** The agent whose prompt file the annotation steps open: it runs once in every rollout. */
+const PROMPT_AGENT = 'Supervisor';
+
+/**
+ * How many lines of a code editor carry the "differs from the best version"
+ * marker: the prompt decorations draw a 3px bar at the left of each changed
+ * line (src/extension/promptHistory/decorations.ts); the editor renders it as
+ * a whole-line overlay with a generated ced-* class.
+ */
+async function differsMarkers(page: Page, pathSuffix: string): Promise<number> {
+  return page.evaluate((suffix) => {
+    const editor = Array.from(document.querySelectorAll<HTMLElement>('.part.editor .monaco-editor')).find((e) => e.dataset.uri?.endsWith(suffix) && e.offsetParent !== null);
+    if (!editor) return 0;
+    return Array.from(editor.querySelectorAll('.view-overlays [class*="ced-"]')).filter((e) => getComputedStyle(e).borderLeftWidth === '3px').length;
+  }, pathSuffix);
+}
+
+/** Waits until `read` gives something other than `before`, and returns it (the what-if answers after a debounce). */
+async function changedFrom(page: Page, before: string, read: () => Promise<string>, what: string): Promise<string> {
+  let now = before;
+  await until(page, `${what} to change from "${before}"`, async () => (now = await read()) !== before);
+  return now;
+}
+
+/** Polls `check` until it holds (30 s at most). */
+async function until(page: Page, what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 150; i++) {
+    if (await check()) return;
+    await page.waitForTimeout(200);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
 /** How the test answers Run Rollouts' prompts: three tasks, the proposed value for everything else. */
 function runAnswer(q: QuickInputState): string | null {
   const text = `${q.title} ${q.placeholder} ${q.message}`;
@@ -80,7 +135,7 @@ if (missing && !process.env.CI) {
     mkdirSync(workspace);
     cli(['init', '--workspace', workspace, '--dataset', PUBMEDQA]);
     console.log(installExtension(scratch));
-    writeUserSettings(scratch, { ...QUIET_SETTINGS, 'workbench.colorTheme': THEMES.dark });
+    writeUserSettings(scratch, { ...SETTINGS, 'workbench.colorTheme': THEMES.dark });
     cs = await startCodeServer({ scratch });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     // Pictures from an earlier run (a failure-*.png above all) would be mistaken for this one's.
@@ -109,7 +164,7 @@ if (missing && !process.env.CI) {
       };
 
       before(async () => {
-        writeUserSettings(scratch, { ...QUIET_SETTINGS, 'workbench.colorTheme': THEMES[theme] });
+        writeUserSettings(scratch, { ...SETTINGS, 'workbench.colorTheme': THEMES[theme] });
         context = await browser!.newContext({ viewport: { width: 1400, height: 900 } });
         page = await context.newPage();
         page.on('pageerror', (e) => pageErrors.push(String(e)));
@@ -220,6 +275,138 @@ if (missing && !process.env.CI) {
           await web.locator('[role="tree"] [role="treeitem"]').nth(3).waitFor({ timeout: 60_000 });
           assert.ok(openedRollout, 'the trace explorer step recorded which rollout it opened');
           await web.getByText(openedRollout, { exact: true }).first().waitFor({ timeout: 15_000 });
+        } catch (err) {
+          await explain(err);
+        }
+      });
+
+      it('annotates a prompt file: CodeLens with the version statistics, hover with the criteria, markers after an edit', async () => {
+        const suffix = `/.rollout-lab/prompts/${PROMPT_AGENT}.md`;
+        const file = join(workspace, suffix);
+        const onDisk = readFileSync(file, 'utf8');
+        let edited = false;
+        try {
+          await clearNotifications(page);
+          await quickOpen(page, `${PROMPT_AGENT}.md`);
+          const editor = textEditor(page, suffix);
+          await editor.waitFor({ timeout: 30_000 });
+          const lens = codeLenses(editor).first();
+          // The lens is the statistics of the version on disk: the one every rollout so far ran.
+          await lens.filter({ hasText: /\d+ rollouts? · reward/ }).waitFor({ timeout: 60_000 });
+          const lensText = await lens.innerText();
+          assert.match(lensText, /^\d+ rollouts? · reward \d\.\d\d ± \d\.\d\d \(95% CI\)/, `the lens reads "${lensText}"`);
+          assert.doesNotMatch(lensText, /new version|best version/, 'the only version that ran is the best one');
+          assert.equal(await differsMarkers(page, suffix), 0, 'the text on disk is the best version: no line is marked');
+
+          // The hover on the first line: the per-criterion breakdown.
+          const line = editor.locator('.view-lines .view-line').filter({ hasText: onDisk.split('\n')[0]!.slice(0, 30) }).first();
+          await line.hover({ position: { x: 40, y: 6 } });
+          const hover = visibleHover(page);
+          await hover.filter({ hasText: 'Criterion' }).waitFor({ timeout: 30_000 });
+          const hoverText = await hover.innerText();
+          assert.match(hoverText, new RegExp(`${PROMPT_AGENT}\\s+prompt version [0-9a-f]{7}`));
+          assert.match(hoverText, /Mean score/);
+          const criteria = Object.keys((await loadConfig(workspace)).config.reward.criteria);
+          // One table row per criterion under the header, each with its mean score.
+          const rows = (await hover.locator('table tr').allInnerTexts()).slice(1);
+          assert.equal(rows.length, criteria.length, `the hover's table: ${JSON.stringify(rows)}`);
+          for (const c of criteria) assert.ok(rows.some((r) => new RegExp(`^${c}\\s+\\d\\.\\d\\d$`).test(r.trim())), `the hover has a row for ${c}: ${JSON.stringify(rows)}`);
+          await shot('prompt-annotations');
+
+          // An edit, not saved, makes a new version: the lenses follow the editor's text, saved or not. No rollouts
+          // yet, and the added line is marked against the best version.
+          await page.mouse.move(5, 5);
+          await page.keyboard.press('Escape');
+          await hover.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+          await line.click({ position: { x: 40, y: 6 } });
+          await page.keyboard.press('Control+End');
+          // The file ends with a newline, so the caret is on an empty last line: the typed text is one added line.
+          if (!onDisk.endsWith('\n')) await page.keyboard.press('Enter');
+          edited = true;
+          await page.keyboard.type('Prefer the hypothesis whose mechanism can be tested within one month.');
+          await lens.filter({ hasText: /new version: no rollouts yet/ }).waitFor({ timeout: 30_000 });
+          assert.match(await lens.innerText(), /best so far [0-9a-f]{7} \d\.\d\d/);
+          await until(page, 'the added line to be marked as differing from the best version', async () => (await differsMarkers(page, suffix)) > 0);
+          assert.equal(await differsMarkers(page, suffix), 1, 'one added line is marked');
+          await shot('prompt-edited');
+
+          // Reverted: the text is the stored version again, so the lens shows its statistics and the marker goes.
+          await runCommand(page, 'File: Revert File');
+          await lens.filter({ hasText: /\d+ rollouts? · reward/ }).waitFor({ timeout: 30_000 });
+          await until(page, 'the marker to go after the revert', async () => (await differsMarkers(page, suffix)) === 0);
+          edited = false;
+          assert.equal(readFileSync(file, 'utf8'), onDisk, 'the edit was never saved');
+        } catch (err) {
+          await explain(err);
+        } finally {
+          // A failure half-way must not leave the edit behind for the next steps (or the other theme's run).
+          if (edited || readFileSync(file, 'utf8') !== onDisk) {
+            writeFileSync(file, onDisk);
+            await runCommand(page, 'File: Revert File').catch(() => undefined);
+          }
+        }
+      });
+
+      it('the reward-weight editor shows the criteria and histogram, and a typed weight changes the what-if', async () => {
+        try {
+          await runCommand(page, 'Rollout Lab: Edit Reward Weights…');
+          const web = visibleWebview(page);
+          await web.locator('body[data-ready="true"] .rw-criterion').first().waitFor({ timeout: 60_000 });
+          const criteria = (await loadConfig(workspace)).config.reward.criteria;
+          const names = Object.keys(criteria);
+          assert.equal(await web.locator('.rw-criterion').count(), names.length, 'one row per criterion of lab.json');
+          for (const name of names) {
+            const row = web.locator(`.rw-criterion[data-name="${name}"]`);
+            assert.equal(await row.locator('.rw-weight input').inputValue(), String(criteria[name]!.weight), `the weight of ${name}`);
+          }
+          // The histogram has bars: the stored rewards fall in some bins.
+          await web.locator('rect.rw-bar-before:not([data-count="0"])').first().waitFor({ timeout: 30_000 });
+          assert.ok((await web.locator('rect.rw-bar-after:not([data-count="0"])').count()) > 0, 'the after series has bars');
+          const whatIf = async (): Promise<string> => `${await web.locator('.rw-stat-mean').innerText()} | ${await web.locator('.rw-stat-rho').innerText()}`;
+          await web.locator('.rw-stat-mean').waitFor({ timeout: 30_000 });
+          const before = await whatIf();
+          // Unchanged weights: the after mean is the stored one.
+          const [meanBefore, meanAfter] = (await web.locator('.rw-stat-mean').innerText()).split('→').map((s) => s.trim());
+          assert.equal(meanAfter, meanBefore, `unchanged weights keep the mean: ${before}`);
+
+          // The heaviest criterion down to almost nothing, typed in its field.
+          const heaviest = names.reduce((a, b) => (criteria[b]!.weight > criteria[a]!.weight ? b : a));
+          const field = web.locator(`.rw-criterion[data-name="${heaviest}"] .rw-weight input`);
+          // A click, as a user does: it also gives the panel's frame the keyboard focus. The text is then selected
+          // in the page: Ctrl+A would also reach the workbench, whose own Select All comes back to the webview a
+          // moment later and can land in the middle of the typing.
+          await field.click();
+          await field.selectText();
+          await page.keyboard.type('0.01');
+          assert.equal(await field.inputValue(), '0.01');
+          const after = await changedFrom(page, before, whatIf, 'the what-if (after mean | rank correlation)');
+          console.log(`what-if with ${heaviest} 0.01: ${before} ⇒ ${after}`);
+          assert.notEqual(after.split('|')[0]!.split('→')[1]!.trim(), meanBefore, 'the after mean moved');
+          await web.locator('body[data-dirty="true"]').waitFor();
+          await shot('reward-weights');
+          // The rest of the what-if: the top 10 before and after, and the rank movers.
+          await web.locator('.rw-movers').scrollIntoViewIfNeeded();
+          await shot('reward-weights-ranking');
+
+          // Not saved: Reset takes the form back to lab.json.
+          await web.locator('vscode-button.rw-reset').click();
+          await changedFrom(page, after, whatIf, 'the what-if after Reset');
+          assert.equal(await field.inputValue(), String(criteria[heaviest]!.weight));
+          assert.equal((await loadConfig(workspace)).config.reward.criteria[heaviest]!.weight, criteria[heaviest]!.weight, 'lab.json is unchanged');
+        } catch (err) {
+          await explain(err);
+        }
+      });
+
+      it('opens the evaluation report of the newest run', async () => {
+        try {
+          await runCommand(page, 'Rollout Lab: Open Evaluation Report');
+          const web = visibleWebview(page);
+          await web.locator('.er-title').waitFor({ timeout: 60_000 });
+          assert.match(await web.locator('.er-title').innerText(), /Evaluation report: /);
+          await web.locator('.er-table tbody tr').first().waitFor({ timeout: 30_000 });
+          await page.waitForTimeout(500);
+          await shot('eval-report');
         } catch (err) {
           await explain(err);
         }

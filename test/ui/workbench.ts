@@ -170,3 +170,42 @@ export async function screenshot(page: Page, file: string): Promise<void> {
   mkdirSync(dirname(file), { recursive: true });
   await page.screenshot({ path: file });
 }
+
+/**
+ * Ctrl+P, a file's name, Enter: opens a workspace file through Quick Open as a
+ * user does. Waits for the file to be listed first (the file search runs in
+ * the background as the name is typed).
+ */
+export async function quickOpen(page: Page, fileName: string): Promise<void> {
+  const widget = page.locator(QUICK_INPUT);
+  for (let attempt = 1; ; attempt++) {
+    // A key pressed in a webview reaches the workbench through the webview host, so an early one can be lost
+    // while focus moves (a palette closing); it is pressed again then.
+    await page.keyboard.press('Control+P');
+    try {
+      await widget.waitFor({ state: 'visible', timeout: 5_000 });
+      break;
+    } catch (err) {
+      if (attempt === 4) throw new Error(`Ctrl+P opened no Quick Open: ${(err as Error).message}`);
+    }
+  }
+  await page.keyboard.type(fileName);
+  await widget.locator('.quick-input-list .monaco-list-row').first().filter({ hasText: fileName }).waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  await widget.waitFor({ state: 'hidden' });
+}
+
+/** The visible code editor showing the file whose path ends with `pathSuffix` (e.g. "/prompts/Supervisor.md"). */
+export function textEditor(page: Page, pathSuffix: string): Locator {
+  return page.locator(`.part.editor .monaco-editor[data-uri$="${pathSuffix}"]`).filter({ visible: true }).first();
+}
+
+/** The CodeLens rows of a code editor (each row's lenses, joined by " | " as the editor draws them). */
+export function codeLenses(editor: Locator): Locator {
+  return editor.locator('.contentWidgets .codelens-decoration');
+}
+
+/** The editor hover that is showing now (the workbench draws it outside the editor's element). */
+export function visibleHover(page: Page): Locator {
+  return page.locator('.monaco-hover').filter({ visible: true }).first();
+}

@@ -139,7 +139,9 @@ export class CriteriaForm {
     weight.className = 'rw-weight';
     weight.type = 'number';
     weight.min = 0;
-    weight.step = 0.05;
+    // The slider's step: weights with two decimals are what the slider makes and what the defaults use; a
+    // coarser step made the field's native validity (and its error colours) reject valid weights such as 0.01.
+    weight.step = 0.01;
     weight.value = r.weight;
     weight.setAttribute('aria-label', `Weight of ${r.name || 'the new criterion'}`);
     const slider = el('input', 'rw-slider');

@@ -100,7 +100,10 @@ export class WeightsApp {
     const openConfig = button('Open lab.json', 'rw-open-config', () => this.client.command('weights/openConfig', { at: 'criteria' }), { secondary: true, icon: 'go-to-file' });
     const scope = el('span', 'rw-scope');
     scope.append(el('span', 'muted', 'What-if over'), this.runPicker, this.splitPicker);
-    toolbar.append(scope, el('span', 'rw-spacer'), this.saveButton, this.rescoreButton, this.resetButton, openConfig);
+    // The buttons stay together: on a narrow panel they wrap as one group instead of leaving Save alone on the right.
+    const actions = el('span', 'rw-actions');
+    actions.append(this.saveButton, this.rescoreButton, this.resetButton, openConfig);
+    toolbar.append(scope, el('span', 'rw-spacer'), actions);
 
     this.status = el('div', 'rw-status');
     this.status.setAttribute('role', 'status');

@@ -98,7 +98,8 @@ export class WhatIfView {
         li.dataset.rollout = r.rolloutId;
         const mark = side === 'after' && entered.has(r.rolloutId) ? 'entered' : side === 'before' && left.has(r.rolloutId) ? 'left' : '';
         if (mark) li.classList.add(`rw-${mark}`);
-        li.append(el('span', 'rw-rank', `#${r.rank}`), el('span', 'rw-task', r.taskId), el('span', 'rw-reward', num(r.reward)));
+        // The rollout's short id beside its task: samples of one task (or reruns) would otherwise read as the same row.
+        li.append(el('span', 'rw-rank', `#${r.rank}`), el('span', 'rw-task', r.taskId), el('span', 'rw-id', r.rolloutId.slice(0, 8)), el('span', 'rw-reward', num(r.reward)));
         if (mark) li.append(el('span', `rw-badge rw-badge-${mark}`, mark === 'entered' ? 'new in top' : 'drops out'));
         li.title = `Rollout ${r.rolloutId} — Enter opens it in the trace explorer`;
         activatable(li, () => this.open(r.rolloutId));

@@ -344,7 +344,7 @@ function evaluationTable(finished: readonly RolloutRecord[], criteria: readonly 
     finalReward: meanStat(numbers(ok.map((r) => r.finalReward)), UNIT),
     decisionAlignment: rateStat(metrics.alignedCount, metrics.alignmentDenominator),
     maybe: metrics.maybe,
-    turns: meanStat(numbers(ok.map((r) => r.turns))),
+    turns: meanStat(numbers(ok.map((r) => r.turns)), [0, Infinity]),
     judgeFailures: rateStat(metrics.judgeFailures, ok.length),
     judge: criteria.map((c) => ({ criterion: c, stat: meanStat(numbers(scored.map((r) => r.criteria![c])), UNIT) })),
   };
