@@ -7,6 +7,11 @@ import { withRunningLab } from './labSession';
 import { rescoreCommand } from './commands/rescore';
 import { reportCommand } from './commands/report';
 import { compareCommand } from './commands/compare';
+import { exportCommand } from './commands/export';
+import { preflightCommand } from './commands/preflight';
+import { banditCommand } from './commands/bandit';
+import { optimizeCommand } from './commands/optimize';
+import { pipelineCommand } from './commands/pipeline';
 import { initWorkspace } from '../core/config/init';
 import { startSimServer } from '../core/sim/simServer';
 import { runRollouts, type RunProgress } from '../core/rollout/runner';
@@ -29,6 +34,13 @@ Usage:
   rollout-lab report  [--workspace DIR] [--run RUN_ID] [--format md|html|json] [--out FILE]
   rollout-lab compare [--workspace DIR] --a SPEC --b SPEC [--dataset FILE] [--split val] [--limit N] [--samples G] [--json]
   rollout-lab compare [--workspace DIR] --runs RUN_A,RUN_B [--json]
+  rollout-lab export    [--workspace DIR] --format sft|rl|bandit --out FILE [--agents A,B] [--min-reward X] [--split S]
+                        [--credit equal|last|discounted] [--gamma G] [--prompt-version HASH] [--model-version V]
+                        [--run RUN_ID] [--json]
+  rollout-lab preflight [--workspace DIR] --phase sft|grpo|bandit|apo [--agents A,B] [--min-reward X] [--split train|val] [--json]
+  rollout-lab bandit    [--workspace DIR] train|show [--json]
+  rollout-lab optimize  [--workspace DIR] --agent NAME [--rounds R] [--beam B] [--candidates N] [--tasks N] [--apply] [--json]
+  rollout-lab pipeline  [--workspace DIR] status|run PHASE [--limit N] [--samples G]|rollback MODEL|register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--json]
   rollout-lab demo   [--workspace DIR] [--limit N]
 
 Common options: --base-url URL and --model NAME override every model (a quick start against one server).
@@ -275,8 +287,18 @@ export async function main(argv: string[]): Promise<number> {
       return reportCommand(rest, USAGE);
     case 'compare':
       return compareCommand(rest, USAGE);
+    case 'export':
+      return exportCommand(rest, USAGE);
+    case 'preflight':
+      return preflightCommand(rest, USAGE);
+    case 'bandit':
+      return banditCommand(rest, USAGE);
+    case 'optimize':
+      return optimizeCommand(rest, USAGE);
+    case 'pipeline':
+      return pipelineCommand(rest, USAGE);
     default:
-      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo, rescore, report, compare (rollout-lab --help)`);
+      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo, rescore, report, compare, export, preflight, bandit, optimize, pipeline (rollout-lab --help)`);
   }
 }
 

@@ -18,6 +18,11 @@ import { evalReportCommandHandlers, evalReportRequestHandlers } from './evalRepo
 import { registerComparisonCommands } from './comparison/commands';
 import { comparisonCommandHandlers, comparisonRequestHandlers } from './comparison/requests';
 import { registerPromptHistoryCommands, type PromptHistoryApi } from './promptHistory/commands';
+import { registerExportDataCommands } from './training/exportDataCommands';
+import { registerPreflightCommands } from './training/preflightCommands';
+import { registerBanditCommands } from './training/banditCommands';
+import { registerOptimizeCommands } from './training/optimizeCommands';
+import { registerPipelineCommands } from './training/pipelineCommands';
 import type { PanelHost } from './webviews/panelHost';
 
 /** What activate() returns: the extension-host tests drive the extension through it. */
@@ -29,6 +34,8 @@ export interface RolloutLabApi {
   rolloutsTree: vscode.TreeDataProvider<unknown>;
   /** What the prompt annotations mark (the lines that differ from the best version). */
   prompts: PromptHistoryApi;
+  /** The Training view's tree (phases and model versions). */
+  trainingTree: vscode.TreeDataProvider<unknown>;
 }
 
 let service: LabService | undefined;
@@ -118,11 +125,16 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   registerComparisonCommands(feature);
   // Reward annotations on prompts (lenses, hovers, markers) and the prompt history: the lab is opened only once a prompt is shown.
   const prompts = registerPromptHistoryCommands(feature);
+  registerExportDataCommands(feature);
+  registerPreflightCommands(feature);
+  registerBanditCommands(feature);
+  registerOptimizeCommands(feature);
+  const { trainingTree } = registerPipelineCommands(feature);
 
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;
   log(`Rollout Lab activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts };
+  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree };
 }
 
 /** Closes the labs so each store writes its catalog checkpoint. */

@@ -131,7 +131,13 @@ export class LabService implements vscode.Disposable {
       return await fn(await e.opening, e.folder);
     } finally {
       e.leases--;
-      if (e.stale && e.leases === 0) this.retire(e);
+      if (e.stale) {
+        // lab.json changed while this work ran on the lab opened before it: the lab opened since must read what the work wrote
+        // before anyone asks it (it would otherwise wait for the journal watcher).
+        const current = this.entries.get(e.folder);
+        if (current && current !== e) await current.refresher.flush();
+        if (e.leases === 0) this.retire(e);
+      }
     }
   }
 

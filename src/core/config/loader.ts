@@ -7,10 +7,16 @@ import { ConfigValidationError, describeZodIssue, formatConfigPath, type ConfigI
 import { labConfigJsonSchema } from './jsonSchema';
 import { parseJsonDocument } from './jsonText';
 import { labPaths } from './labPaths';
+import { overlayActiveVersions, readRegistry, type ModelOverlay } from './modelRegistry';
 import { LabConfigSchema, type LabConfig } from './schema';
 
 export interface LoadedConfig {
+  /** lab.json, with each logical model's active registered version laid over it (see modelRegistry). */
   config: LabConfig;
+  /** lab.json's own models, before the registry's versions were laid over them. */
+  baseModels: LabConfig['models'];
+  /** Logical models that run a registered version instead of lab.json's settings. */
+  overlaid: Record<string, ModelOverlay>;
   /** Absolute path of lab.json. */
   file: string;
   /** Absolute path of the .rollout-lab folder; prompt and table paths are relative to it. */
@@ -18,7 +24,12 @@ export interface LoadedConfig {
   workspaceDir: string;
 }
 
-/** Reads and validates `<workspace>/.rollout-lab/lab.json`. */
+/**
+ * Reads and validates `<workspace>/.rollout-lab/lab.json`, then lays the
+ * model registry's active versions over its models so the next rollouts use
+ * them (a corrupt registry is an error naming it, never silently ignored:
+ * rollouts would run on the wrong model).
+ */
 export async function loadConfig(workspaceDir: string): Promise<LoadedConfig> {
   const paths = labPaths(workspaceDir);
   let text: string;
@@ -31,8 +42,9 @@ export async function loadConfig(workspaceDir: string): Promise<LoadedConfig> {
     throw new ConfigError(`cannot read ${paths.file}: ${(err as Error).message} — check its permissions`, paths.file);
   }
   const label = path.relative(paths.workspaceDir, paths.file).split(path.sep).join('/');
-  const config = parseLabConfigText(text, paths.file, label);
-  return { config, file: paths.file, labDir: paths.labDir, workspaceDir: paths.workspaceDir };
+  const own = parseLabConfigText(text, paths.file, label);
+  const { config, overlaid } = overlayActiveVersions(own, readRegistry(paths.labDir));
+  return { config, baseModels: own.models, overlaid, file: paths.file, labDir: paths.labDir, workspaceDir: paths.workspaceDir };
 }
 
 /**

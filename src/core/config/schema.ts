@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BanditSchema, OptimizeSchema, TrainingSchema } from './trainingSchema';
 
 /** Reference criteria and weights of the research-lab judge. */
 export const DEFAULT_CRITERIA = {
@@ -206,6 +207,9 @@ export const LabConfigSchema = z
     reward: RewardSchema.prefault({}).describe('How a finished rollout is scored.'),
     air: z.array(AirRuleSchema).default([]).describe('Automatic intermediate reward rules, applied during a rollout.'),
     runner: RunnerSchema.prefault({}).describe('Defaults of the rollout runner.'),
+    bandit: BanditSchema.prefault({}).describe("The contextual bandit that learns the Supervisor's choice among hypotheses."),
+    optimize: OptimizeSchema.prefault({}).describe('Prompt optimisation (critique, rewrite, score; no GPU).'),
+    training: TrainingSchema.prefault({}).describe('Pre-flight limits and the phased training pipeline.'),
   })
   .describe('Rollout Lab configuration (.rollout-lab/lab.json).')
   .superRefine((cfg, ctx) => {
@@ -246,6 +250,19 @@ export const LabConfigSchema = z
     if (cfg.graph.kind === 'module' && !cfg.graph.module) {
       ctx.addIssue({ code: 'custom', path: ['graph', 'module'], message: 'graph kind "module" needs "module": the path of a TS or JS file' });
     }
+    for (const key of ['criticModel', 'editorModel'] as const) {
+      const m = cfg.optimize[key];
+      if (m && !cfg.models[m]) ctx.addIssue({ code: 'custom', path: ['optimize', key], message: `model "${m}" is not defined under "models"` });
+    }
+    const phaseNames = new Set<string>();
+    cfg.training.phases.forEach((p, i) => {
+      if (phaseNames.has(p.name)) ctx.addIssue({ code: 'custom', path: ['training', 'phases', i, 'name'], message: `phase name "${p.name}" is used twice; give each phase its own name` });
+      phaseNames.add(p.name);
+      if (p.model && !cfg.models[p.model]) ctx.addIssue({ code: 'custom', path: ['training', 'phases', i, 'model'], message: `model "${p.model}" is not defined under "models"` });
+      for (const [j, a] of (p.agents ?? []).entries()) {
+        if (!cfg.agents[a]) ctx.addIssue({ code: 'custom', path: ['training', 'phases', i, 'agents', j], message: `agent "${a}" is not defined under "agents"` });
+      }
+    });
     if (cfg.runner.dataset && !cfg.datasets[cfg.runner.dataset]) {
       ctx.addIssue({ code: 'custom', path: ['runner', 'dataset'], message: `dataset "${cfg.runner.dataset}" is not defined under "datasets"` });
     }

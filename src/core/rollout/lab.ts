@@ -18,6 +18,9 @@ import { withRequestSeed } from '../llm/requestSeed';
 import { startSimServer } from '../sim/simServer';
 import type { AgentVersions } from '../trace/langchainTracer';
 import { TraceStore } from '../store/traceStore';
+// The one upward import: reading a saved policy needs only config, the
+// learners and the policy files (no store, no adapters), so no cycle forms.
+import { loadSupervisorPolicy } from '../train/bandit/supervisorPolicy';
 import type { RolloutEnvironment, PlannedTask } from './runner';
 import { resolveVariant, variantPrompt, type ResolvedVariant, type Variant } from './variant';
 
@@ -152,6 +155,13 @@ export class Lab {
       return m;
     };
     const recursionLimit = config.runner.maxTurns * 6 + 50;
+    if (config.bandit.mode !== 'off' && config.graph.kind === 'module') {
+      throw new ConfigError(
+        `bandit.mode "${config.bandit.mode}" needs the built-in research-lab graph's Supervisor; set bandit.mode to "off" in .rollout-lab/lab.json for graph kind "module"`,
+      );
+    }
+    // Read once per batch: every rollout of it uses the same policy version.
+    const supervisorPolicy = loadSupervisorPolicy(labDir, config);
 
     let runGraph: RolloutEnvironment['runGraph'];
     if (config.graph.kind === 'module') {
@@ -175,6 +185,7 @@ export class Lab {
           prompt,
           maxTurns: config.runner.maxTurns,
           agents: [...RESEARCH_LAB_AGENTS],
+          supervisorPolicy,
         });
         const input = { task: { id: task.id, goal: task.goal, context: task.context } };
         const state = await withRequestSeed(seed, () => graph.invoke(input, { callbacks, signal, recursionLimit, runName: 'rollout' }));

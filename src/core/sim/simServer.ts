@@ -6,6 +6,7 @@ import type { SimFault, SimFaultHook } from './simFaults';
 import { SimChatRequestSchema, type SimChatRequest } from './simRequest';
 import { respond } from './simResponder';
 import { readConversation } from './simConversation';
+import { promptOptimizerAnswer } from './promptOptimizerAnswer';
 
 export interface SimServerOptions {
   /** 0 (default) picks a free port. */
@@ -21,6 +22,8 @@ export interface SimServerOptions {
   jsonNoise?: boolean;
   /** Largest request body accepted, in bytes; default 20 MiB. */
   maxBodyBytes?: number;
+  /** The prompt editor's first rewrite leaves out a placeholder, as a careless model might; default false. */
+  editorDropsPlaceholder?: boolean;
 }
 
 /** One chat completion request as the server saw it, for tests that check timing and retries. */
@@ -148,7 +151,9 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
   }
 
   function answer(res: ServerResponse, body: SimChatRequest, damage: 'truncate' | 'prose' | null): void {
-    const a = respond(body, { seed, jsonNoise: opts.jsonNoise ?? true, truncateJson: damage === 'truncate' });
+    const a =
+      promptOptimizerAnswer(body, { seed, dropPlaceholder: opts.editorDropsPlaceholder }) ??
+      respond(body, { seed, jsonNoise: opts.jsonNoise ?? true, truncateJson: damage === 'truncate' });
     if (damage === 'prose') {
       a.content = 'Overall this looks reasonable to me, though a few points deserve more thought before going further.';
       a.toolCalls = [];

@@ -99,9 +99,13 @@ export class LangChainTracer extends BaseCallbackHandler {
   override handleChainEnd(outputs: ChainValues, runId: string): void {
     const run = this.takeRun(runId);
     if (!run?.span) return;
-    const last = (outputs as { lastOutput?: { ok?: boolean; repaired?: boolean; error?: string; value?: unknown; turn?: number } } | undefined)
-      ?.lastOutput;
+    const last = (
+      outputs as
+        | { lastOutput?: { ok?: boolean; repaired?: boolean; error?: string; value?: unknown; turn?: number; attributes?: Attributes } }
+        | undefined
+    )?.lastOutput;
     if (last && typeof last === 'object') {
+      if (last.attributes && typeof last.attributes === 'object') Object.assign(run.span.attributes, last.attributes);
       run.span.attributes['rollout_lab.output.ok'] = last.ok !== false;
       run.span.attributes['rollout_lab.output.repaired'] = Boolean(last.repaired);
       if (last.value !== undefined) run.span.attributes[Attr.output] = JSON.stringify(last.value);

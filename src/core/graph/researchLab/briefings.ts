@@ -51,8 +51,10 @@ export function juniorBriefing(s: ResearchLabStateType): string {
   return `${taskBlock(s)}\n\nPropose your hypothesis.`;
 }
 
-export function supervisorBriefing(s: ResearchLabStateType, hypotheses: AgentHypothesis[]): string {
-  return `Research question: ${s.task.goal}\n\nHypotheses:\n${hypothesisLines(hypotheses)}\n\nSelect the most promising hypothesis.`;
+/** `advice`: a learnt policy's ranking (lab.json bandit mode "advise"); one line that does not start with `[`. */
+export function supervisorBriefing(s: ResearchLabStateType, hypotheses: AgentHypothesis[], advice: string | null = null): string {
+  const adviceBlock = advice ? `\n\n${advice}` : '';
+  return `Research question: ${s.task.goal}\n\nHypotheses:\n${hypothesisLines(hypotheses)}${adviceBlock}\n\nSelect the most promising hypothesis.`;
 }
 
 export function refinerBriefing(s: ResearchLabStateType): string {

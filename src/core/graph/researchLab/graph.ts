@@ -5,6 +5,8 @@ import type { BaseMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { z } from 'zod';
 import { ConfigError } from '../../errors';
+import { seededRandom } from '../../data/seededRandom';
+import { currentRequestSeed } from '../../llm/requestSeed';
 import { runAgentTurn, type AgentTurnResult } from './agentTurn';
 import {
   designerBriefing,
@@ -28,6 +30,7 @@ import {
   type Review,
 } from './outputs';
 import { REVIEW_ROUTE, TOOL_ROUTE, routeAfterAgent, routeAfterReview, toolNodeName } from './routing';
+import { BANDIT_ATTR, policyAdviceLine, type SupervisorPolicy } from './supervisorPolicy';
 import {
   ResearchLabState,
   type AgentOutputReport,
@@ -69,6 +72,8 @@ export interface ResearchLabDeps {
   maxTurns: number;
   /** The configured agents; must include all nine research-lab agents. */
   agents?: string[];
+  /** A learnt selection policy the Supervisor consults (lab.json "bandit"); none when the mode is "off". */
+  supervisorPolicy?: SupervisorPolicy | null;
 }
 
 type Spec = typeof ResearchLabState.spec;
@@ -134,26 +139,56 @@ export function buildResearchLabGraph(deps: ResearchLabDeps): ResearchLabGraph {
       a.ok ? { hypotheses: [{ agent, hypothesis: a.value.hypothesis, supporting_papers: a.value.supporting_papers }] } : {},
     );
 
-  const supervisorAnswer = agentNode(
-    'Supervisor',
-    (s) => {
-      const n = s.hypotheses.length;
-      return SupervisorOutput.refine((v) => v.selected_hypothesis_index < n, {
-        message: `selected_hypothesis_index must be one of the listed indices 0..${n - 1}`,
-        path: ['selected_hypothesis_index'],
-      });
-    },
-    (s) => supervisorBriefing(s, orderedHypotheses(s.hypotheses)),
-    (a) =>
-      a.ok
-        ? { selectedIndex: a.value.selected_hypothesis_index, selectionJustification: a.value.justification }
-        : { selectedIndex: 0, selectionJustification: null },
-  );
+  /** The Supervisor's own model call; `advice` is the policy's ranking, added to its briefing. */
+  const supervisorAnswer = (advice: string | null): NodeFn =>
+    agentNode(
+      'Supervisor',
+      (s) => {
+        const n = s.hypotheses.length;
+        return SupervisorOutput.refine((v) => v.selected_hypothesis_index < n, {
+          message: `selected_hypothesis_index must be one of the listed indices 0..${n - 1}`,
+          path: ['selected_hypothesis_index'],
+        });
+      },
+      (s) => supervisorBriefing(s, orderedHypotheses(s.hypotheses), advice),
+      (a) =>
+        a.ok
+          ? { selectedIndex: a.value.selected_hypothesis_index, selectionJustification: a.value.justification }
+          : { selectedIndex: 0, selectionJustification: null },
+    );
+  const unadvised = supervisorAnswer(null);
+  const policy = deps.supervisorPolicy ?? null;
   const supervisor: NodeFn = async (state, config) => {
-    if (state.hypotheses.length > 0) return supervisorAnswer(state, config);
-    // Every junior failed: nothing to choose from; the refiner starts from the question.
-    const report: AgentOutputReport = { agent: 'Supervisor', ok: false, repaired: false, error: 'no hypotheses to choose from', turn: state.turns + 1 };
-    return { turns: 1, sender: 'Supervisor', selectedIndex: null, lastOutput: report };
+    if (state.hypotheses.length === 0) {
+      // Every junior failed: nothing to choose from; the refiner starts from the question.
+      const report: AgentOutputReport = { agent: 'Supervisor', ok: false, repaired: false, error: 'no hypotheses to choose from', turn: state.turns + 1 };
+      return { turns: 1, sender: 'Supervisor', selectedIndex: null, lastOutput: report };
+    }
+    if (!policy) return unadvised(state, config);
+    const candidates = orderedHypotheses(state.hypotheses).map((h) => ({ agent: h.agent, text: h.hypothesis }));
+    if (policy.mode === 'advise') {
+      const estimates = policy.estimates(candidates);
+      const update = await supervisorAnswer(policyAdviceLine(policy.version, estimates))(state, config);
+      if (!update.lastOutput) return update; // a step that only asked for tools
+      const chosen = typeof update.selectedIndex === 'number' ? update.selectedIndex : null;
+      const attributes = banditAttributes(policy, chosen, false, estimates);
+      return { ...update, lastOutput: { ...update.lastOutput, attributes } };
+    }
+    // decide: the policy picks, seeded per rollout so a rollout replays with the same pick.
+    // The Supervisor's model is not called: its answer would be thrown away.
+    const rng = seededRandom(((currentRequestSeed() ?? 0) ^ 0x2545f491) >>> 0);
+    const choice = policy.choose(candidates, rng);
+    const how = choice.explored ? 'an exploratory random pick' : `the highest score, ${choice.scores[choice.index]!.toFixed(2)}`;
+    const value = { selected_hypothesis_index: choice.index, justification: `Chosen by bandit policy ${policy.version} (${how}).` };
+    const report: AgentOutputReport = {
+      agent: 'Supervisor',
+      ok: true,
+      repaired: false,
+      value,
+      turn: state.turns + 1,
+      attributes: banditAttributes(policy, choice.index, choice.explored, choice.scores),
+    };
+    return { turns: 1, sender: 'Supervisor', selectedIndex: choice.index, selectionJustification: value.justification, lastOutput: report };
   };
 
   const refiner = agentNode('HypothesisRefiner', () => RefinerOutput, refinerBriefing, (a, s) => {
@@ -250,6 +285,16 @@ export function buildResearchLabGraph(deps: ResearchLabDeps): ResearchLabGraph {
   // Worst case: every agent step plus a tool step each, and the agents that
   // still run after the limit; the caller's own recursionLimit overrides this.
   return g.compile().withConfig({ recursionLimit: 2 * deps.maxTurns + 4 * RESEARCH_LAB_AGENTS.length + 10 }) as ResearchLabGraph;
+}
+
+function banditAttributes(policy: SupervisorPolicy, chosen: number | null, explored: boolean, scores: number[]): NonNullable<AgentOutputReport['attributes']> {
+  return {
+    [BANDIT_ATTR.mode]: policy.mode,
+    [BANDIT_ATTR.policyVersion]: policy.version,
+    [BANDIT_ATTR.chosen]: chosen ?? -1,
+    [BANDIT_ATTR.explored]: explored,
+    [BANDIT_ATTR.scores]: scores.map((x) => Math.round(x * 1e6) / 1e6),
+  };
 }
 
 function reviewRoute(s: ResearchLabStateType, maxTurns: number): string {

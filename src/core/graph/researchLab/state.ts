@@ -43,6 +43,8 @@ export interface AgentOutputReport {
   value?: unknown;
   /** The turn counter after this step. */
   turn: number;
+  /** Extra attributes for the node's span (the Supervisor's bandit decision). */
+  attributes?: Record<string, string | number | boolean | number[]>;
 }
 
 // Parallel juniors write these in the same superstep, so each needs a reducer:

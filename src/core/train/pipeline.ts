@@ -1,0 +1,361 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { LoadedConfig } from '../config/loader';
+import { readRegistry, registerModelVersion, type ModelRegistryEntry, type ModelVersion, type ModelVersionSpec } from '../config/modelRegistry';
+import type { LabConfig } from '../config/schema';
+import type { PhaseConfig } from '../config/trainingSchema';
+import { errorMessage, UsageError } from '../errors';
+import { JUNIOR_AGENTS, SENIOR_AGENTS } from '../graph/researchLab/outputs';
+import type { Lab } from '../rollout/lab';
+import { runRollouts } from '../rollout/runner';
+import {
+  emptyPhaseRecord,
+  finishedRecord,
+  PIPELINE_FILE_NAME,
+  readPipelineState,
+  runningRecord,
+  setRunningHere,
+  writePhaseRecord,
+  type PhaseRecord,
+} from './pipelineState';
+
+/**
+ * The phased training pipeline of the lab config: gather rollouts with the
+ * baseline models, SFT the juniors on successes, GRPO the seniors, train the
+ * Supervisor's bandit (and optimise prompts where a phase asks). Each phase
+ * runs on its own; its state lives in pipeline.json. The GPU phases stop at
+ * exported, checked data here: the trained model comes back through
+ * registerTrainedModel, which makes it the model the next rollouts use.
+ */
+
+export interface RunPhaseOptions {
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+  /** A gather phase: run fewer tasks or samples than the phase declares (a quick try). */
+  limit?: number;
+  samples?: number;
+  /** Called after each change of the phase's record (the Training view updates live). */
+  onUpdate?: (rec: PhaseRecord) => void;
+}
+
+export interface PhaseStatus {
+  phase: PhaseConfig;
+  record: PhaseRecord;
+}
+
+export interface ModelStatus {
+  name: string;
+  /** lab.json's own settings; null for a model the registry knows but lab.json no longer defines. */
+  base: { model: string; baseUrl: string | null; version: string | null } | null;
+  active: string | null;
+  history: string[];
+  versions: ModelVersion[];
+}
+
+export interface PipelineStatus {
+  /** The phases' folder, absolute. */
+  outputDir: string;
+  stateFile: string;
+  /** Whether the phases come from lab.json (false: the reference pipeline). */
+  declared: boolean;
+  phases: PhaseStatus[];
+  models: ModelStatus[];
+}
+
+/** The phases of the lab: the declared ones, or the reference pipeline when none is declared. */
+export function pipelinePhases(config: LabConfig): PhaseConfig[] {
+  if (config.training.phases.length > 0) return config.training.phases;
+  const present = (agents: readonly string[]): string[] => agents.filter((a) => config.agents[a]);
+  const sharedModel = (agents: string[]): string | undefined => {
+    const models = new Set(agents.map((a) => config.agents[a]!.model));
+    return models.size === 1 ? [...models][0] : undefined;
+  };
+  const juniors = present(JUNIOR_AGENTS);
+  const seniors = present(SENIOR_AGENTS);
+  const phase = (p: Partial<PhaseConfig> & Pick<PhaseConfig, 'name' | 'kind'>): PhaseConfig => ({ split: 'train', credit: 'equal', gamma: 0.9, hyperparameters: {}, ...p });
+  const withAgents = (agents: string[]): Partial<PhaseConfig> => (agents.length ? { agents, ...optional('model', sharedModel(agents)) } : {});
+  return [
+    phase({ name: 'gather', kind: 'gather', samples: config.training.groupSize }),
+    phase({ name: 'sft-juniors', kind: 'sft', minReward: 0.7, ...withAgents(juniors) }),
+    phase({ name: 'grpo-seniors', kind: 'grpo', credit: 'equal', ...withAgents(seniors) }),
+    phase({ name: 'bandit-supervisor', kind: 'bandit' }),
+  ];
+}
+
+export function pipelineDir(loaded: Pick<LoadedConfig, 'labDir' | 'config'>): string {
+  return path.resolve(loaded.labDir, loaded.config.training.outputDir);
+}
+
+export function pipelineStateFile(loaded: Pick<LoadedConfig, 'labDir' | 'config'>): string {
+  return path.join(pipelineDir(loaded), PIPELINE_FILE_NAME);
+}
+
+/** Each phase with its state, and each logical model with its registered versions (read from disk now). */
+export function pipelineStatus(lab: { loaded: LoadedConfig }): PipelineStatus {
+  const { loaded } = lab;
+  const stateFile = pipelineStateFile(loaded);
+  const state = readPipelineState(stateFile);
+  const phases = pipelinePhases(loaded.config).map((phase) => ({
+    phase,
+    record: state.phases[phase.name]?.kind === phase.kind ? state.phases[phase.name]! : emptyPhaseRecord(phase.name, phase.kind),
+  }));
+  const registry = readRegistry(loaded.labDir);
+  const names = [...new Set([...Object.keys(loaded.baseModels), ...Object.keys(registry.models)])];
+  const models = names.map((name): ModelStatus => {
+    const base = loaded.baseModels[name];
+    const entry: ModelRegistryEntry | undefined = registry.models[name];
+    return {
+      name,
+      base: base ? { model: base.model, baseUrl: base.baseUrl ?? null, version: base.version ?? null } : null,
+      active: entry?.active ?? null,
+      history: entry?.history ?? [],
+      versions: entry?.versions ?? [],
+    };
+  });
+  return { outputDir: pipelineDir(loaded), stateFile, declared: loaded.config.training.phases.length > 0, phases, models };
+}
+
+/** Finds a phase by name; a clear error lists the names there are. */
+export function findPhase(config: LabConfig, name: string): PhaseConfig {
+  const phases = pipelinePhases(config);
+  const phase = phases.find((p) => p.name === name);
+  if (!phase) throw new UsageError(`no pipeline phase "${name}" — the phases are ${phases.map((p) => p.name).join(', ')} (training.phases in .rollout-lab/lab.json)`);
+  return phase;
+}
+
+/**
+ * Runs one phase now and returns its final record. It never throws for a
+ * failure of the phase itself (the record says failed, with the error); it
+ * throws for an unknown phase or one already running in another process.
+ */
+export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {}): Promise<PhaseRecord> {
+  const phase = findPhase(lab.loaded.config, name);
+  const file = pipelineStateFile(lab.loaded);
+  const prev = readPipelineState(file).phases[name];
+  if (prev?.state === 'running') {
+    throw new UsageError(`phase "${name}" is already running (pid ${prev.pid ?? '?'}${prev.host ? ` on ${prev.host}` : ''}) — wait for it, or stop that process first`);
+  }
+  let rec = runningRecord(prev?.kind === phase.kind ? prev : emptyPhaseRecord(name, phase.kind));
+  const save = (next: PhaseRecord): void => {
+    rec = next;
+    writePhaseRecord(file, rec);
+    opts.onUpdate?.(rec);
+  };
+  setRunningHere(file, name, true);
+  const log = opts.log ?? ((): void => undefined);
+  try {
+    save(rec);
+    log(`phase ${name} (${phase.kind}): started`);
+    const result = await runKind(lab, phase, rec, opts, save);
+    if (opts.signal?.aborted) save(finishedRecord(rec, 'failed', { ...result, error: 'cancelled' }));
+    else save(finishedRecord(rec, result.error ? 'failed' : 'done', result));
+  } catch (err) {
+    save(finishedRecord(rec, 'failed', { error: opts.signal?.aborted ? 'cancelled' : errorMessage(err) }));
+  } finally {
+    setRunningHere(file, name, false);
+  }
+  log(`phase ${name}: ${rec.state}${rec.error ? ` — ${rec.error}` : ''}`);
+  return rec;
+}
+
+/**
+ * Registers a trained version of a logical model (it becomes active: the next
+ * rollouts use it) and, when a phase is named, records it as what the phase
+ * produced.
+ */
+export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string, spec: Omit<ModelVersionSpec, 'producedBy'> & { phase?: string; job?: string }): ModelRegistryEntry {
+  if (!loaded.baseModels[logicalModel]) {
+    throw new UsageError(`model "${logicalModel}" is not defined under "models" in ${loaded.file} — one of: ${Object.keys(loaded.baseModels).join(', ') || '(none)'}`);
+  }
+  const phase = spec.phase === undefined ? undefined : findPhase(loaded.config, spec.phase);
+  const file = pipelineStateFile(loaded);
+  const prev = phase ? readPipelineState(file).phases[phase.name] : undefined;
+  const job = spec.job ?? prev?.job ?? undefined;
+  const entry = registerModelVersion(loaded.labDir, logicalModel, {
+    version: spec.version,
+    baseUrl: spec.baseUrl,
+    model: spec.model,
+    adapter: spec.adapter,
+    ...(phase ? { producedBy: { phase: phase.name, at: Date.now(), ...(job ? { job } : {}) } } : {}),
+  });
+  if (phase) {
+    const base = prev?.kind === phase.kind ? prev : emptyPhaseRecord(phase.name, phase.kind);
+    writePhaseRecord(file, {
+      ...base,
+      state: base.state === 'running' ? base.state : 'done',
+      endedAt: base.state === 'running' ? base.endedAt : Date.now(),
+      job: job ?? null,
+      produced: { kind: 'model', id: spec.version },
+      note: `model "${logicalModel}" version ${spec.version} registered and active`,
+    });
+  }
+  return entry;
+}
+
+type PhaseResult = Partial<PhaseRecord> & { error?: string | null };
+
+async function runKind(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunPhaseOptions, save: (r: PhaseRecord) => void): Promise<PhaseResult> {
+  switch (phase.kind) {
+    case 'gather':
+      return gather(lab, phase, rec, opts, save);
+    case 'sft':
+    case 'grpo':
+      return exportPhase(lab, phase, opts);
+    case 'bandit':
+      return banditPhase(lab, opts);
+    case 'apo':
+      return apoPhase(lab, phase, opts);
+  }
+}
+
+async function gather(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunPhaseOptions, save: (r: PhaseRecord) => void): Promise<PhaseResult> {
+  const cfg = lab.loaded.config;
+  const samples = opts.samples ?? phase.samples ?? cfg.training.groupSize;
+  const limit = opts.limit ?? phase.limit;
+  const ds = await lab.loadDataset();
+  const tasks = lab.selectTasks(ds, { split: phase.split, limit, seed: cfg.runner.seed });
+  opts.log?.(`phase ${phase.name}: ${tasks.length} tasks × ${samples} samples (${phase.split} split)${lab.simulated ? ' — SIMULATED endpoint' : ''}`);
+  const env = await lab.environment(ds.tasks);
+  let runId: string | null = null;
+  const progress = (done: number, succeeded: number, failed: number, total: number): void =>
+    save({ ...rec, runId, counts: { rollouts: done, succeeded, failed, planned: total } });
+  const result = await runRollouts(env, {
+    tasks,
+    samples,
+    concurrency: cfg.runner.concurrency,
+    params: { command: 'pipeline', phase: phase.name, split: phase.split, limit: limit ?? null, samples, seed: cfg.runner.seed },
+    seed: cfg.runner.seed,
+    signal: opts.signal,
+    onStart: (info) => {
+      runId = info.runId;
+      progress(0, 0, 0, info.total);
+    },
+    onProgress: (p) => progress(p.done, p.succeeded, p.failed, p.total),
+  });
+  const succeeded = result.rollouts.filter((r) => r.status === 'succeeded').length;
+  const rewards = result.rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
+  const out: Record<string, number> = { rollouts: result.rollouts.length, succeeded, failed: result.rollouts.length - succeeded, tasks: tasks.length, samples };
+  if (rewards.length) out.meanReward = rewards.reduce((a, b) => a + b, 0) / rewards.length;
+  return {
+    runId: result.runId,
+    counts: out,
+    produced: { kind: 'data', id: result.runId },
+    ...(result.cancelled ? { error: 'cancelled' } : {}),
+  };
+}
+
+/** Splits of the store a phase's data comes from ('all': no filter). */
+function dataSplit(phase: PhaseConfig): 'train' | 'val' | undefined {
+  return phase.split === 'all' ? undefined : phase.split;
+}
+
+async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'bandit' | 'apo'): Promise<PhaseResult | null> {
+  const { runPreflight } = await import('./preflight');
+  await lab.store.refresh();
+  const report = runPreflight(lab.store, lab.loaded.config, {
+    phase: kind,
+    ...(phase.agents ? { agents: phase.agents } : {}),
+    ...(phase.minReward !== undefined || kind === 'sft' ? { minReward: phase.minReward ?? 0.7 } : {}),
+    ...(dataSplit(phase) ? { split: dataSplit(phase) } : {}),
+  });
+  const checks = report.checks.filter((c) => c.severity !== 'info');
+  if (report.ok) return { checks };
+  const failing = checks.filter((c) => c.severity === 'error');
+  // The report's full counts are in `rollout-lab preflight`; the phase keeps the ones that say how much data there was.
+  const counts = Object.fromEntries(['rollouts', 'usable', 'groups', 'decisions'].filter((k) => report.counts[k] !== undefined).map((k) => [k, report.counts[k]!]));
+  return {
+    checks,
+    counts,
+    error: `pre-flight failed: ${failing.map((c) => c.title).join('; ') || 'see the checks'} — fix these, then run the phase again`,
+  };
+}
+
+async function exportPhase(lab: Lab, phase: PhaseConfig, opts: RunPhaseOptions): Promise<PhaseResult> {
+  const kind = phase.kind as 'sft' | 'grpo';
+  const failed = await preflight(lab, phase, kind);
+  if (failed?.error) return failed;
+  if (opts.signal?.aborted) return { error: 'cancelled' };
+  const { exportTrainingData } = await import('./exportData');
+  const dir = path.join(pipelineDir(lab.loaded), phase.name);
+  const outFile = path.join(dir, kind === 'sft' ? 'sft.jsonl' : 'rl.jsonl');
+  mkdirSync(dir, { recursive: true });
+  const manifest = await exportTrainingData(
+    lab.store,
+    lab.loaded.config,
+    {
+      format: kind === 'sft' ? 'sft' : 'rl',
+      ...(phase.agents ? { agents: phase.agents } : {}),
+      ...(kind === 'sft' ? { minReward: phase.minReward ?? 0.7 } : phase.minReward !== undefined ? { minReward: phase.minReward } : {}),
+      ...(dataSplit(phase) ? { split: dataSplit(phase) } : {}),
+      ...(kind === 'grpo' ? { credit: phase.credit, gamma: phase.gamma } : {}),
+    },
+    outFile,
+  );
+  const skipped = Object.values(manifest.counts.skipped).reduce((a, b) => a + b, 0);
+  const counts: Record<string, number> = { rollouts: manifest.counts.rollouts, records: manifest.counts.records, skipped };
+  if (manifest.counts.groups !== undefined) counts.groups = manifest.counts.groups;
+  const rel = (f: string): string => path.relative(lab.loaded.labDir, f).split(path.sep).join('/');
+  const model = phase.model ? ` "${phase.model}"` : '';
+  return {
+    checks: failed?.checks ?? [],
+    counts,
+    files: [rel(outFile), rel(`${outFile}.manifest.json`)],
+    produced: { kind: 'data', id: manifest.sha256.slice(0, 12) },
+    note: `data exported and checked; once a trainer has trained on it, register the model${model} version: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name}`,
+  };
+}
+
+async function banditPhase(lab: Lab, opts: RunPhaseOptions): Promise<PhaseResult> {
+  const phase: PhaseConfig = { name: 'bandit', kind: 'bandit', split: 'all', credit: 'equal', gamma: 0.9, hyperparameters: {} };
+  const failed = await preflight(lab, phase, 'bandit');
+  if (failed?.error) return failed;
+  if (opts.signal?.aborted) return { error: 'cancelled' };
+  const { trainBanditPolicy } = await import('./bandit/policyStore');
+  const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir);
+  const counts: Record<string, number> = { records: info.records };
+  if (info.meanReward !== null) counts.meanReward = info.meanReward;
+  return {
+    checks: failed?.checks ?? [],
+    counts,
+    files: [path.relative(lab.loaded.labDir, path.resolve(lab.loaded.labDir, info.file)).split(path.sep).join('/')],
+    produced: { kind: 'policy', id: info.version },
+    note: `policy ${info.version} (${info.algorithm}) is active; the Supervisor uses it when bandit.mode is "advise" or "decide"`,
+  };
+}
+
+async function apoPhase(lab: Lab, phase: PhaseConfig, opts: RunPhaseOptions): Promise<PhaseResult> {
+  const agents = phase.agents ?? [];
+  if (agents.length === 0) return { error: `apo phase "${phase.name}" names no agents — add "agents": ["AgentName"] to it in training.phases` };
+  const failed = await preflight(lab, phase, 'apo');
+  if (failed?.error) return failed;
+  const { optimizePrompt } = await import('./apo/optimizePrompt');
+  const { applyPrompt } = await import('./apo/applyPrompt');
+  const versions: string[] = [];
+  const counts: Record<string, number> = {};
+  const files: string[] = [];
+  for (const agent of agents) {
+    if (opts.signal?.aborted) return { error: 'cancelled' };
+    const result = await optimizePrompt(lab, { agent, signal: opts.signal, onRound: (r) => opts.log?.(`phase ${phase.name}: ${agent} round ${r.round}`) });
+    if (opts.signal?.aborted) return { error: 'cancelled' };
+    counts[`${agent}.rounds`] = result.rounds.length;
+    if (result.best.score !== null) counts[`${agent}.score`] = result.best.score;
+    if (result.best.version !== result.baseline.version) {
+      const applied = await applyPrompt(lab, agent, result.best.text);
+      versions.push(applied.version);
+      files.push(path.relative(lab.loaded.labDir, applied.file).split(path.sep).join('/'));
+    } else {
+      versions.push(result.baseline.version);
+    }
+  }
+  return {
+    checks: failed?.checks ?? [],
+    counts,
+    files,
+    produced: { kind: 'prompt', id: versions.join(',') },
+    note: 'the best prompt of each agent is applied; the next rollouts record it as a new prompt version',
+  };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}

@@ -1,0 +1,126 @@
+import * as vscode from 'vscode';
+import { z } from 'zod';
+import type { PreflightCheck, PreflightPhase, PreflightReport } from '../../core/train/preflight';
+import type { TraceStore } from '../../core/store/traceStore';
+import type { FeatureContext } from '../featureContext';
+
+/**
+ * The argument of Run Pre-flight Checks that skips the pickers (tests, the
+ * pipeline, keybindings): the report is written to the Output channel and
+ * returned. `show: true` also opens the list of checks.
+ */
+export const PreflightArgsSchema = z.strictObject({
+  phase: z.enum(['sft', 'grpo', 'bandit', 'apo']),
+  agents: z.array(z.string().min(1)).min(1).optional(),
+  minReward: z.number().min(0).max(1).optional(),
+  split: z.enum(['train', 'val']).optional(),
+  /** Which workspace folder's lab, when several folders have one. */
+  workspace: z.string().min(1).optional(),
+  show: z.boolean().optional(),
+});
+export type PreflightArgs = z.infer<typeof PreflightArgsSchema>;
+
+const TITLE = 'Rollout Lab: Pre-flight Checks';
+
+const PHASE_ITEMS: Array<vscode.QuickPickItem & { phase: PreflightPhase }> = [
+  { label: 'SFT', description: 'supervised fine-tuning of the juniors on high-reward rollouts', phase: 'sft' },
+  { label: 'GRPO', description: 'group-relative RL of the seniors: groups, reward spread, logprobs', phase: 'grpo' },
+  { label: 'Bandit', description: 'the Supervisor\u2019s contextual bandit: its decisions', phase: 'bandit' },
+  { label: 'Prompt optimisation', description: 'low-reward rollouts for the critic, validation tasks', phase: 'apo' },
+];
+
+/** Registers Run Pre-flight Checks. */
+export function registerPreflightCommands(ctx: FeatureContext): void {
+  ctx.register('rolloutLab.runPreflight', (arg) => runPreflightCommand(ctx, arg));
+}
+
+/** The command's argument, or undefined when it came from the palette or a view (nothing, or a tree item). */
+function argObject(raw: unknown): unknown {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === 'object' && ('kind' in raw || 'contextValue' in raw)) return undefined;
+  return raw;
+}
+
+async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<PreflightReport | undefined> {
+  const given = argObject(raw);
+  let args: PreflightArgs;
+  if (given !== undefined) {
+    const parsed = PreflightArgsSchema.safeParse(given);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+      throw new Error(`invalid arguments for Run Pre-flight Checks: ${where}${issue?.message ?? ''} — expected { phase: "sft" | "grpo" | "bandit" | "apo", agents?, minReward?, split? }`);
+    }
+    args = parsed.data;
+  } else {
+    const picked = await vscode.window.showQuickPick(PHASE_ITEMS, { title: TITLE, placeHolder: 'Which training phase is about to run?' });
+    if (!picked) return undefined;
+    args = { phase: picked.phase, show: true };
+  }
+  const { configuredValTasks, preflightReportText, runPreflight } = await import('../../core/train/preflight');
+  const { report, store } = await ctx.lab.withLab(args.workspace, async (lab, dir) => {
+    // Rollouts another process (the CLI, a worker) finished since the last look count too.
+    await lab.store.refresh();
+    const valTasks = args.phase === 'apo' ? await configuredValTasks(dir, lab.loaded.config) : undefined;
+    const r = runPreflight(lab.store, lab.loaded.config, {
+      phase: args.phase,
+      ...(args.agents ? { agents: args.agents } : {}),
+      ...(args.minReward !== undefined ? { minReward: args.minReward } : {}),
+      ...(args.split ? { split: args.split } : {}),
+      ...(valTasks !== undefined ? { valTasks } : {}),
+    });
+    return { report: r, store: lab.store };
+  });
+  ctx.output.appendLine(preflightReportText(report));
+  ctx.output.appendLine('');
+  if (args.show) {
+    ctx.output.show(true);
+    await browseChecks(ctx, report, store);
+  }
+  return report;
+}
+
+const CODICON: Record<PreflightCheck['severity'], string> = { error: '$(error)', warning: '$(warning)', info: '$(info)' };
+
+/** The checks, worst first; a check leads to its rollouts, a rollout opens in the trace explorer. */
+async function browseChecks(ctx: FeatureContext, report: PreflightReport, store: TraceStore): Promise<void> {
+  const rank = { error: 0, warning: 1, info: 2 } as const;
+  const items = [...report.checks]
+    .sort((a, b) => rank[a.severity] - rank[b.severity])
+    .map((check) => ({
+      label: `${check.severity === 'info' && check.count === 0 ? '$(pass)' : CODICON[check.severity]} ${check.title}`,
+      description: check.count ? String(check.count) : '',
+      detail: check.severity === 'info' && check.count === 0 ? undefined : check.fix,
+      check,
+    }));
+  const errors = report.checks.filter((c) => c.severity === 'error').length;
+  for (;;) {
+    const picked = await vscode.window.showQuickPick(items, {
+      title: `${TITLE}: ${report.phase} — ${report.ok ? 'ready to run' : `${errors} error${errors === 1 ? '' : 's'}, the phase would fail`}`,
+      placeHolder: 'Pick a check to see its rollouts',
+      matchOnDetail: true,
+    });
+    if (!picked) return;
+    if (!picked.check.rollouts.length) {
+      void vscode.window.showInformationMessage(`${picked.check.title} — no rollouts to show.`);
+      continue;
+    }
+    const rolloutItems = picked.check.rollouts.map((id) => {
+      const r = store.getRollout(id);
+      return {
+        label: id,
+        description: r ? `task ${r.taskId} · sample ${r.sample} · ${r.status}` : '',
+        detail: r ? `reward ${r.finalReward === null ? 'none' : r.finalReward.toFixed(3)}${r.error ? ` · ${r.error}` : ''}` : undefined,
+        id,
+      };
+    });
+    const rollout = await vscode.window.showQuickPick(rolloutItems, {
+      title: `${TITLE}: ${picked.check.title}`,
+      placeHolder: `${picked.check.count} found${picked.check.count > picked.check.rollouts.length ? `, the first ${picked.check.rollouts.length} listed` : ''} — pick one to open its trace`,
+      matchOnDescription: true,
+    });
+    if (!rollout) continue;
+    ctx.panels().showTrace(rollout.id);
+    return;
+  }
+}

@@ -1,0 +1,278 @@
+import * as vscode from 'vscode';
+import * as path from 'node:path';
+import type { ModelVersion } from '../../core/config/modelRegistry';
+import { errorMessage } from '../../core/errors';
+import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline';
+import type { PhaseRecord } from '../../core/train/pipelineState';
+import { CoalescingTrigger } from '../coalescingTrigger';
+import type { LabService } from '../labService';
+import { escapeMarkdown as esc } from '../view/rolloutPresentation';
+
+/** An element of the Training view. */
+export type TrainingNode =
+  | { kind: 'section'; folder: string; section: 'pipeline' | 'models' }
+  | { kind: 'phase'; folder: string; labDir: string; status: PhaseStatus }
+  | { kind: 'file'; folder: string; labDir: string; file: string }
+  | { kind: 'run'; folder: string; runId: string }
+  | { kind: 'produced'; folder: string; produced: NonNullable<PhaseRecord['produced']> }
+  | { kind: 'model'; folder: string; model: ModelStatus }
+  | { kind: 'version'; folder: string; model: string; version: ModelVersion; active: boolean }
+  | { kind: 'base'; folder: string; model: ModelStatus }
+  | { kind: 'message'; folder: string | null; text: string; error?: boolean };
+
+/** A plain copy of what the view shows (labels, descriptions, icons, children), for tests and the refresh command. */
+export interface TrainingSnapshotItem {
+  label: string;
+  description?: string;
+  icon?: string;
+  contextValue?: string;
+  children?: TrainingSnapshotItem[];
+}
+
+const STATE_ICON: Record<PhaseRecord['state'], string> = {
+  pending: 'circle-outline',
+  running: 'sync~spin',
+  done: 'check',
+  failed: 'error',
+};
+
+/**
+ * The Training view: "Pipeline" with each phase of lab.json's training
+ * pipeline (state, data counts, run, data files, what it produced) and
+ * "Models" with each logical model's registered versions, the active one
+ * marked and lab.json's own settings as the base. Reads pipeline.json and
+ * registry.json from disk each time, so changes made by the CLI show too.
+ */
+export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TrainingNode | undefined>();
+  readonly onDidChangeTreeData: vscode.Event<TrainingNode | undefined> = this.changed.event;
+  private readonly refresher: CoalescingTrigger;
+  private readonly disposables: vscode.Disposable[] = [this.changed];
+
+  constructor(private readonly service: LabService) {
+    // Live progress writes pipeline.json once per rollout: redraw once per burst.
+    this.refresher = new CoalescingTrigger(async () => this.changed.fire(undefined), 150);
+    this.disposables.push(this.refresher, service.onDidChange(() => this.refresher.trigger()));
+  }
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  /** Redraws soon (coalesced with other requests). */
+  poke(): void {
+    this.refresher.trigger();
+  }
+
+  /** The status the view shows for a lab folder, read now. */
+  async status(folder: string): Promise<PipelineStatus> {
+    const { loadConfig } = await import('../../core/config/loader');
+    const { pipelineStatus } = await import('../../core/train/pipeline');
+    return pipelineStatus({ loaded: await loadConfig(folder) });
+  }
+
+  async getChildren(node?: TrainingNode): Promise<TrainingNode[]> {
+    if (!node) {
+      const folder = this.service.activeFolder();
+      // No lab: the view's welcome content says what to do.
+      if (!folder) return [];
+      return [
+        { kind: 'section', folder, section: 'pipeline' },
+        { kind: 'section', folder, section: 'models' },
+      ];
+    }
+    switch (node.kind) {
+      case 'section': {
+        let s: PipelineStatus;
+        try {
+          s = await this.status(node.folder);
+        } catch (err) {
+          return [{ kind: 'message', folder: node.folder, text: errorMessage(err), error: true }];
+        }
+        const labDir = path.join(node.folder, '.rollout-lab');
+        if (node.section === 'pipeline') return s.phases.map((status) => ({ kind: 'phase', folder: node.folder, labDir, status }));
+        return s.models.map((model) => ({ kind: 'model', folder: node.folder, model }));
+      }
+      case 'phase': {
+        const r = node.status.record;
+        const out: TrainingNode[] = [];
+        if (r.runId) out.push({ kind: 'run', folder: node.folder, runId: r.runId });
+        for (const file of r.files) out.push({ kind: 'file', folder: node.folder, labDir: node.labDir, file });
+        if (r.produced && r.produced.kind !== 'data') out.push({ kind: 'produced', folder: node.folder, produced: r.produced });
+        return out;
+      }
+      case 'model': {
+        const m = node.model;
+        // Newest registration first; lab.json's own settings last, as the base everything rolls back to.
+        const versions: TrainingNode[] = [...m.versions]
+          .reverse()
+          .map((version) => ({ kind: 'version', folder: node.folder, model: m.name, version, active: version.version === m.active }));
+        return m.base ? [...versions, { kind: 'base', folder: node.folder, model: m }] : versions;
+      }
+      default:
+        return [];
+    }
+  }
+
+  getTreeItem(node: TrainingNode): vscode.TreeItem {
+    switch (node.kind) {
+      case 'section': {
+        const item = new vscode.TreeItem(node.section === 'pipeline' ? 'Pipeline' : 'Models', vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `${node.folder}:${node.section}`;
+        item.iconPath = new vscode.ThemeIcon(node.section === 'pipeline' ? 'run-all' : 'versions');
+        item.contextValue = `rolloutLab.training.${node.section}`;
+        return item;
+      }
+      case 'phase':
+        return phaseItem(node);
+      case 'run': {
+        const item = new vscode.TreeItem(`run ${node.runId}`, vscode.TreeItemCollapsibleState.None);
+        item.iconPath = new vscode.ThemeIcon('graph-line');
+        item.tooltip = 'Open the reward curve of the rollouts (the run is in the Rollouts view)';
+        item.contextValue = 'rolloutLab.training.run';
+        item.command = { command: 'rolloutLab.openRewardCurve', title: 'Open Reward Curve' };
+        return item;
+      }
+      case 'file': {
+        const abs = path.resolve(node.labDir, node.file);
+        const item = new vscode.TreeItem(path.basename(node.file), vscode.TreeItemCollapsibleState.None);
+        item.description = path.dirname(node.file);
+        item.resourceUri = vscode.Uri.file(abs);
+        item.iconPath = vscode.ThemeIcon.File;
+        item.tooltip = abs;
+        item.contextValue = 'rolloutLab.training.file';
+        item.command = { command: 'vscode.open', title: 'Open', arguments: [vscode.Uri.file(abs)] };
+        return item;
+      }
+      case 'produced': {
+        const item = new vscode.TreeItem(`${node.produced.kind} ${node.produced.id}`, vscode.TreeItemCollapsibleState.None);
+        item.description = 'produced';
+        item.iconPath = new vscode.ThemeIcon(node.produced.kind === 'model' ? 'package' : node.produced.kind === 'policy' ? 'pulse' : 'note');
+        item.contextValue = `rolloutLab.training.produced.${node.produced.kind}`;
+        return item;
+      }
+      case 'model':
+        return modelItem(node);
+      case 'version': {
+        const v = node.version;
+        const item = new vscode.TreeItem(v.version, vscode.TreeItemCollapsibleState.None);
+        item.id = `${node.folder}:model:${node.model}:${v.version}`;
+        item.description = [node.active ? 'active' : '', v.model ?? '', v.producedBy ? `from ${v.producedBy.phase}` : ''].filter(Boolean).join(' · ');
+        item.iconPath = new vscode.ThemeIcon(node.active ? 'pass-filled' : 'circle-outline');
+        item.tooltip = versionTooltip(v, node.active);
+        item.contextValue = node.active ? 'rolloutLab.training.version.active' : 'rolloutLab.training.version';
+        return item;
+      }
+      case 'base': {
+        const b = node.model.base!;
+        const item = new vscode.TreeItem('lab.json', vscode.TreeItemCollapsibleState.None);
+        item.id = `${node.folder}:model:${node.model.name}:(lab.json)`;
+        item.description = [node.model.active === null ? 'active' : '', b.model, b.baseUrl ?? 'simulated endpoint'].filter(Boolean).join(' · ');
+        item.iconPath = new vscode.ThemeIcon(node.model.active === null ? 'pass-filled' : 'circle-outline');
+        item.tooltip = `lab.json's own settings for "${node.model.name}": the base a rollback ends on`;
+        item.contextValue = 'rolloutLab.training.base';
+        return item;
+      }
+      case 'message': {
+        const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+        item.iconPath = new vscode.ThemeIcon(node.error ? 'warning' : 'info');
+        item.tooltip = node.text;
+        return item;
+      }
+    }
+  }
+
+  /** What the view shows now, as plain data (the whole tree, expanded). */
+  async snapshot(node?: TrainingNode): Promise<TrainingSnapshotItem[]> {
+    const out: TrainingSnapshotItem[] = [];
+    for (const child of await this.getChildren(node)) {
+      const item = this.getTreeItem(child);
+      const label = typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
+      const entry: TrainingSnapshotItem = { label };
+      if (item.description !== undefined && item.description !== false) entry.description = String(item.description);
+      if (item.iconPath instanceof vscode.ThemeIcon) entry.icon = item.iconPath.id;
+      if (item.contextValue) entry.contextValue = item.contextValue;
+      const children = await this.snapshot(child);
+      if (children.length) entry.children = children;
+      out.push(entry);
+    }
+    return out;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+function phaseItem(node: Extract<TrainingNode, { kind: 'phase' }>): vscode.TreeItem {
+  const { phase, record: r } = node.status;
+  const hasChildren = Boolean(r.runId) || r.files.length > 0 || (r.produced !== null && r.produced.kind !== 'data');
+  const item = new vscode.TreeItem(phase.name, hasChildren ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+  item.id = `${node.folder}:phase:${phase.name}`;
+  item.iconPath = new vscode.ThemeIcon(STATE_ICON[r.state]);
+  item.description = phaseDescription(node.status);
+  item.tooltip = phaseTooltip(node.status, node.labDir);
+  item.contextValue = `rolloutLab.training.phase.${r.state}`;
+  return item;
+}
+
+/** "gather · done · rollouts 6, succeeded 6 · data run-…", or the error of a failed phase. */
+export function phaseDescription({ phase, record: r }: PhaseStatus): string {
+  const parts: string[] = [phase.kind, r.state];
+  if (r.state === 'failed' && r.error) {
+    parts.push(r.error);
+    return parts.join(' · ');
+  }
+  const counts = countsText(r.counts);
+  if (counts) parts.push(counts);
+  if (r.produced) parts.push(`${r.produced.kind} ${r.produced.id}`);
+  return parts.join(' · ');
+}
+
+function phaseTooltip({ phase, record: r }: PhaseStatus, labDir: string): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(undefined, true);
+  md.isTrusted = false;
+  md.appendMarkdown(`**${esc(phase.name)}** (${phase.kind}) — ${r.state}\n\n`);
+  if (phase.agents?.length) md.appendMarkdown(`Agents: ${esc(phase.agents.join(', '))}\n\n`);
+  if (phase.model) md.appendMarkdown(`Model: ${esc(phase.model)}\n\n`);
+  if (r.startedAt) md.appendMarkdown(`Started: ${new Date(r.startedAt).toLocaleString()}\n\n`);
+  if (r.endedAt) md.appendMarkdown(`Ended: ${new Date(r.endedAt).toLocaleString()}${r.startedAt ? ` (${Math.round((r.endedAt - r.startedAt) / 100) / 10} s)` : ''}\n\n`);
+  if (r.pid) md.appendMarkdown(`Process: ${r.pid}${r.host ? ` on ${esc(r.host)}` : ''}\n\n`);
+  const counts = countsText(r.counts);
+  if (counts) md.appendMarkdown(`Counts: ${esc(counts)}\n\n`);
+  if (r.runId) md.appendMarkdown(`Run: ${esc(r.runId)}\n\n`);
+  if (r.job) md.appendMarkdown(`Job: ${esc(r.job)}\n\n`);
+  if (r.files.length) md.appendMarkdown(`Data files:\n\n${r.files.map((f) => `- ${esc(path.resolve(labDir, f))}`).join('\n')}\n\n`);
+  if (r.produced) md.appendMarkdown(`Produced: ${r.produced.kind} ${esc(r.produced.id)}\n\n`);
+  if (r.error) md.appendMarkdown(`Error: ${esc(r.error)}\n\n`);
+  for (const c of r.checks) md.appendMarkdown(`- ${c.severity}: ${esc(c.title)} — ${esc(c.fix)}\n`);
+  if (r.note) md.appendMarkdown(`\n${esc(r.note)}\n`);
+  return md;
+}
+
+function modelItem(node: Extract<TrainingNode, { kind: 'model' }>): vscode.TreeItem {
+  const m = node.model;
+  const item = new vscode.TreeItem(m.name, vscode.TreeItemCollapsibleState.Expanded);
+  item.id = `${node.folder}:model:${m.name}`;
+  item.iconPath = new vscode.ThemeIcon('server-environment');
+  item.description = m.active ? `version ${m.active}` : m.base ? "lab.json's settings" : 'not in lab.json';
+  item.tooltip = m.history.length ? `Activations: ${m.history.join(' → ')}` : `"${m.name}" runs lab.json's own settings`;
+  // Only a model on a registered version can be rolled back.
+  item.contextValue = m.active ? 'rolloutLab.training.model.versioned' : 'rolloutLab.training.model';
+  return item;
+}
+
+function versionTooltip(v: ModelVersion, active: boolean): string {
+  const lines = [`${v.version}${active ? ' (active)' : ''}`, `registered ${new Date(v.registeredAt).toLocaleString()}`];
+  if (v.model) lines.push(`model id: ${v.model}`);
+  if (v.baseUrl) lines.push(`endpoint: ${v.baseUrl}`);
+  if (v.adapter) lines.push(`adapter: ${v.adapter}`);
+  if (v.producedBy) lines.push(`produced by phase ${v.producedBy.phase}${v.producedBy.job ? `, job ${v.producedBy.job}` : ''}`);
+  return lines.join('\n');
+}
+
+function countsText(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .map(([k, n]) => `${k} ${Number.isInteger(n) ? n : n.toFixed(3)}`)
+    .join(', ');
+}

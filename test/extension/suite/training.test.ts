@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import { api, CLI, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
+
+/** What `rolloutLab.refreshTraining` returns: the Training view as plain data. */
+interface SnapshotItem {
+  label: string;
+  description?: string;
+  icon?: string;
+  contextValue?: string;
+  children?: SnapshotItem[];
+}
+
+interface PhaseRecordLike {
+  name: string;
+  state: string;
+  runId: string | null;
+  counts: Record<string, number>;
+  error: string | null;
+}
+
+interface LabLike {
+  loaded: { config: { models: Record<string, { version?: string }> } };
+  store: { listRollouts(q: { runId: string }): { rollouts: Array<{ agents: Array<{ agent: string; modelVersion: string | null }> }> } };
+}
+
+async function snapshot(): Promise<SnapshotItem[]> {
+  const s = await vscode.commands.executeCommand<SnapshotItem[]>('rolloutLab.refreshTraining');
+  assert.ok(Array.isArray(s), 'rolloutLab.refreshTraining returns the view as data');
+  return s;
+}
+
+function child(items: SnapshotItem[] | undefined, label: string): SnapshotItem | undefined {
+  return items?.find((i) => i.label === label);
+}
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function lab(): Promise<LabLike> {
+  const service = (await api()).service as { lab(folder?: string): Promise<LabLike> };
+  return service.lab();
+}
+
+/** The model version the Geneticist (a junior) recorded in the rollouts of a run made now by Run Rollouts. */
+async function juniorVersionOfNextRun(): Promise<string | null> {
+  const run = await vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', { limit: 1 });
+  assert.equal(run.rollouts, 1);
+  const [r] = (await lab()).store.listRollouts({ runId: run.runId }).rollouts;
+  return r!.agents.find((a) => a.agent === 'Geneticist')!.modelVersion;
+}
+
+describe('training view', () => {
+  it('shows the reference pipeline and the models, runs the gather phase, follows a version registered by the CLI, and rolls it back', async function () {
+    this.timeout(120_000);
+    await api();
+    const before = await snapshot();
+    assert.deepEqual(before.map((s) => s.label), ['Pipeline', 'Models']);
+    const phases = child(before, 'Pipeline')!.children!;
+    assert.deepEqual(phases.map((p) => p.label), ['gather', 'sft-juniors', 'grpo-seniors', 'bandit-supervisor']);
+    assert.deepEqual(child(before, 'Models')!.children!.map((m) => m.label), ['junior', 'senior', 'strong']);
+
+    // Run the gather phase through the command: 1 task × 2 samples on the simulated endpoint.
+    const rec = await vscode.commands.executeCommand<PhaseRecordLike>('rolloutLab.runTrainingPhase', { phase: 'gather', limit: 1, samples: 2 });
+    assert.equal(rec.state, 'done', rec.error ?? '');
+    assert.equal(rec.counts.rollouts, 2);
+    assert.ok(rec.runId);
+    const after = await snapshot();
+    const gather = child(child(after, 'Pipeline')!.children, 'gather')!;
+    assert.equal(gather.icon, 'check');
+    assert.match(gather.description!, /^gather · done · rollouts 2, succeeded \d/);
+    assert.equal(gather.contextValue, 'rolloutLab.training.phase.done');
+    assert.ok(child(gather.children, `run ${rec.runId}`), 'the run is a child of the phase');
+    assert.equal(child(child(after, 'Pipeline')!.children, 'sft-juniors')!.icon, 'circle-outline');
+
+    // A version registered by the CLI in another process shows up, and the next rollouts use it.
+    const ws = workspaceDir();
+    const reg = await cli(['pipeline', 'register', 'junior', '--workspace', ws, '--version', 'sft-test', '--phase', 'sft-juniors']);
+    assert.equal(reg.code, 0, reg.stderr);
+    const junior = await waitFor('junior on version sft-test in the view', async () => {
+      const m = child(child(await snapshot(), 'Models')!.children, 'junior');
+      return m?.description === 'version sft-test' ? m : undefined;
+    });
+    assert.equal(junior.contextValue, 'rolloutLab.training.model.versioned');
+    assert.deepEqual(junior.children!.map((c) => [c.label, c.icon]), [['sft-test', 'pass-filled'], ['lab.json', 'circle-outline']]);
+    assert.match(child(junior.children, 'sft-test')!.description!, /^active · from sft-juniors/);
+    const sft = child(child(await snapshot(), 'Pipeline')!.children, 'sft-juniors')!;
+    assert.match(sft.description!, /model sft-test/);
+    await waitFor('the lab reopened with the registered version', async () => (await lab()).loaded.config.models.junior?.version === 'sft-test');
+    assert.equal(await juniorVersionOfNextRun(), 'sft-test');
+
+    // Roll back through the command: lab.json's own settings again, in the view and in the next rollouts.
+    const entry = await vscode.commands.executeCommand<{ active: string | null; history: string[] }>('rolloutLab.rollbackModelVersion', { model: 'junior', confirm: true });
+    assert.equal(entry.active, null);
+    const back = child(child(await snapshot(), 'Models')!.children, 'junior')!;
+    assert.equal(back.description, "lab.json's settings");
+    assert.deepEqual(back.children!.map((c) => [c.label, c.icon]), [['sft-test', 'circle-outline'], ['lab.json', 'pass-filled']]);
+    assert.equal(await juniorVersionOfNextRun(), null);
+  });
+});

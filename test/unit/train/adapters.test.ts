@@ -1,0 +1,179 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TraceStore } from '../../../src/core/store/traceStore';
+import { Attr, type SpanRecord } from '../../../src/core/trace/span';
+import { conversationProblem, mergeUserRuns, type ChatMessage } from '../../../src/core/train/adapters/chatMessages';
+import { airByCall, creditedReward } from '../../../src/core/train/adapters/rlAdapter';
+import { banditRecords } from '../../../src/core/train/adapters/banditAdapter';
+import { llmCalls } from '../../../src/core/train/adapters/llmCalls';
+import { researchLabToolDefinition, toolDefinition } from '../../../src/core/train/adapters/toolDefinitions';
+import { fixtureRolloutId, writeFixtureStore } from '../../fixtures/train/fixtureStore';
+
+const call = (id: string, name = 'pubmed_search', args = '{"query":"x"}'): NonNullable<ChatMessage['tool_calls']>[number] => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+});
+const S: ChatMessage = { role: 'system', content: 'sys' };
+const U: ChatMessage = { role: 'user', content: 'q' };
+const A: ChatMessage = { role: 'assistant', content: 'a' };
+
+test('chat-template rules: a well-formed tool conversation passes', () => {
+  const ok: ChatMessage[] = [
+    S,
+    U,
+    { role: 'assistant', content: '', tool_calls: [call('c1'), call('c2', 'protein_lookup', '{"name":"MAPT"}')] },
+    { role: 'tool', content: 'r1', tool_call_id: 'c1' },
+    { role: 'tool', content: 'r2', tool_call_id: 'c2' },
+    A,
+  ];
+  assert.equal(conversationProblem(ok), null);
+  assert.equal(conversationProblem([U, A]), null, 'no system message is fine');
+  // The turn-limit note comes after the tool results.
+  assert.equal(conversationProblem([S, U, { role: 'assistant', content: '', tool_calls: [call('c1')] }, { role: 'tool', content: 'r', tool_call_id: 'c1' }, U, A]), null);
+});
+
+test('chat-template rules: each broken shape is named', () => {
+  const asks = (id: string): ChatMessage => ({ role: 'assistant', content: '', tool_calls: [call(id)] });
+  const cases: Array<[ChatMessage[], RegExp]> = [
+    [[], /no messages/],
+    [[S, A], /starts with the assistant/],
+    [[S, U, U, A], /two user turns/],
+    [[S, U, A, A], /two assistant turns/],
+    [[U, A, S, U, A], /system message after the start/],
+    [[S, U], /does not end with an assistant/],
+    [[S, U, { role: 'tool', content: 'r', tool_call_id: 'c1' }, A], /no assistant tool call before it/],
+    [[S, U, asks('c1'), { role: 'tool', content: 'r', tool_call_id: 'zz' }, A], /answers tool call "zz"/],
+    [[S, U, asks('c1'), { role: 'tool', content: 'r', tool_call_id: 'c1' }, { role: 'tool', content: 'r', tool_call_id: 'c1' }, A], /answered already/],
+    [[S, U, asks('c1'), A], /before every tool call of the assistant was answered/],
+    [[S, U, asks(''), { role: 'tool', content: 'r', tool_call_id: '' }, A], /without an id/],
+    [[S, U, asks('c1'), { role: 'tool', content: 'r', tool_call_id: 'c1' }, U, asks('c1'), { role: 'tool', content: 'r', tool_call_id: 'c1' }, A], /used twice/],
+    [[S, U, { role: 'assistant', content: '', tool_calls: [call('c1', 'x', '{not json')] }], /not valid JSON/],
+    [[S, U, { role: 'assistant', content: '', tool_calls: [call('c1', 'x', '[1]')] }], /not a JSON object/],
+    [[S, U, { role: 'assistant', content: '  ' }], /neither text nor tool calls/],
+    [[S, { role: 'function' as ChatMessage['role'], content: 'x' }, A], /role "function"/],
+  ];
+  for (const [messages, expected] of cases) assert.match(conversationProblem(messages) ?? 'passed', expected, JSON.stringify(messages));
+});
+
+test('consecutive user turns are merged; other runs are kept', () => {
+  assert.deepEqual(mergeUserRuns([S, U, { role: 'user', content: 'note' }, A, U]), [S, { role: 'user', content: 'q\n\nnote' }, A, U]);
+});
+
+test('credit assignment: equal, last, discounted', () => {
+  assert.equal(creditedReward(0.8, 0, 3, 'equal'), 0.8);
+  assert.equal(creditedReward(0.8, 2, 3, 'equal'), 0.8);
+  assert.deepEqual([0, 1, 2].map((i) => creditedReward(0.8, i, 3, 'last')), [0, 0, 0.8]);
+  assert.deepEqual([0, 1, 2].map((i) => creditedReward(0.8, i, 3, 'discounted', 0.5)), [0.2, 0.4, 0.8]);
+  assert.ok(Math.abs(creditedReward(1, 0, 3, 'discounted') - 0.81) < 1e-12, 'default gamma 0.9');
+  assert.equal(creditedReward(0.6, 0, 1, 'discounted', 0), 0.6, 'a single call keeps the whole reward');
+});
+
+function span(id: string, kind: SpanRecord['kind'], parent: string | null, start: number, end: number, attributes: SpanRecord['attributes'] = {}): SpanRecord {
+  return { traceId: 't'.repeat(32), spanId: id, parentSpanId: parent, name: id, kind, startTime: start, endTime: end, status: 'ok', attributes };
+}
+
+test('AIR rewards go to the call that asked for the tool, or to the answer the node parsed', () => {
+  const agent = { [Attr.agentName]: 'ProtocolDesigner' };
+  const spans = [
+    span('root', 'rollout', null, 0, 100),
+    span('n1', 'node', 'root', 1, 5, agent),
+    span('c1', 'llm', 'n1', 2, 3, agent),
+    span('nt', 'node', 'root', 6, 9, agent),
+    span('t1', 'tool', 'nt', 7, 8, agent),
+    span('n2', 'node', 'root', 10, 15, agent),
+    span('c2', 'llm', 'n2', 11, 12, agent),
+    span('c3', 'llm', 'n2', 13, 14, agent),
+    span('other', 'llm', 'root', 16, 17, { [Attr.agentName]: 'PeerReviewer' }),
+    span('r1', 'reward', 't1', 20, 20, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: 0.05, ...agent }),
+    span('r2', 'reward', 'n2', 21, 21, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: 0.1, ...agent }),
+    span('r3', 'reward', 'n2', 22, 22, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: -0.02, ...agent }),
+    span('final', 'reward', 'root', 23, 23, { [Attr.rewardKind]: 'final', [Attr.rewardValue]: 0.9 }),
+  ];
+  const air = airByCall(spans);
+  assert.equal(air.get('c1'), 0.05);
+  assert.ok(Math.abs(air.get('c3')! - 0.08) < 1e-12, 'both node rewards on the repaired answer, the last call in the node');
+  assert.equal(air.has('c2'), false);
+  assert.equal(air.has('other'), false);
+});
+
+test('llm calls: tool definitions from the span, else the research-lab definition by name; schema marker dropped', () => {
+  const def = toolDefinition({ type: 'function', function: { name: 'x', description: 'd', parameters: { $schema: 'draft', type: 'object', properties: {} } } });
+  assert.deepEqual(def, { type: 'function', function: { name: 'x', description: 'd', parameters: { type: 'object', properties: {} } } });
+  assert.equal(toolDefinition({ function: {} }), null);
+  const lookup = researchLabToolDefinition('protein_lookup');
+  assert.equal(lookup?.function.name, 'protein_lookup');
+  assert.deepEqual((lookup?.function.parameters as { required?: string[] }).required, ['name']);
+  assert.equal(researchLabToolDefinition('nope'), null);
+});
+
+async function fixtureStore(): Promise<{ store: TraceStore; cleanup: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-adapters-'));
+  const store = await TraceStore.open(dir);
+  writeFixtureStore(store);
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test('llm calls of a stored rollout: indices, per-agent positions, problems', async () => {
+  const { store, cleanup } = await fixtureStore();
+  try {
+    const gamma = llmCalls(store.getSpans(fixtureRolloutId('gamma')), new Set(['Geneticist', 'Pharmacologist']));
+    assert.deepEqual(
+      gamma.map((c) => [c.agent, c.index, c.agentIndex, c.agentCalls]),
+      [
+        ['Geneticist', 0, 0, 2],
+        ['Geneticist', 1, 1, 2],
+        ['Pharmacologist', 2, 0, 2],
+        ['Pharmacologist', 3, 1, 2],
+      ],
+    );
+    assert.equal(gamma[0]!.problem, null);
+    assert.match(gamma[1]!.problem!, /answers tool call "call_other"/);
+    assert.equal(gamma[2]!.problem, 'call_failed');
+    assert.equal(gamma[3]!.problem, null);
+    const alpha = llmCalls(store.getSpans(fixtureRolloutId('alpha')), new Set(['ProtocolDesigner']));
+    assert.deepEqual(alpha[0]!.logprobs, [-0.1, -0.25, -0.5]);
+    assert.deepEqual(alpha[0]!.tokenIds, [101, 202, 303]);
+  } finally {
+    await cleanup();
+  }
+});
+
+test('banditRecords: one per Supervisor decision with a reward, in start order, with split and run filters', async () => {
+  const { store, cleanup } = await fixtureStore();
+  try {
+    const all = banditRecords(store);
+    // gamma's Supervisor answer was invalid and delta failed: no records for them.
+    assert.deepEqual(
+      all.map((r) => [r.rolloutId, r.chosen, r.reward, r.policyVersion]),
+      [
+        [fixtureRolloutId('alpha'), 1, 0.8, null],
+        [fixtureRolloutId('beta'), 0, 0.4, 'bandit-0001'],
+        // zeta and epsilon start together: the id breaks the tie.
+        [fixtureRolloutId('zeta'), 1, 0.7, null],
+        [fixtureRolloutId('epsilon'), 2, 0.75, null],
+      ],
+    );
+    assert.ok(fixtureRolloutId('zeta') < fixtureRolloutId('epsilon'));
+    assert.deepEqual(all[0]!.candidates, [
+      { agent: 'Geneticist', text: 'APOE4 carriers show faster decline.' },
+      { agent: 'Pharmacologist', text: 'A GLP-1 agonist slows decline.' },
+      { agent: 'Neurologist', text: 'Sleep loss mediates the decline.' },
+    ]);
+    assert.equal(all[0]!.taskId, 't1');
+    assert.equal(all[0]!.runId, 'run-fixture');
+    assert.deepEqual(banditRecords(store, { split: 'val' }).map((r) => r.rolloutId), [fixtureRolloutId('epsilon')]);
+    assert.equal(banditRecords(store, { runId: 'no-such-run' }).length, 0);
+  } finally {
+    await cleanup();
+  }
+});

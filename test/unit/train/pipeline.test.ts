@@ -1,0 +1,210 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { initWorkspace } from '../../../src/core/config/init';
+import { loadConfig } from '../../../src/core/config/loader';
+import { rollbackModelVersion } from '../../../src/core/config/modelRegistry';
+import { Lab } from '../../../src/core/rollout/lab';
+import { Attr } from '../../../src/core/trace/span';
+import { pipelineStatus, pipelineStateFile, registerTrainedModel, runPhase } from '../../../src/core/train/pipeline';
+import { emptyPhaseRecord, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/pipelineState';
+import { HOST } from '../../../src/core/store/processLiveness';
+
+const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
+
+async function workspace(t: { after: (fn: () => Promise<void> | void) => void }, opts: { dataset?: string } = {}): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-pipeline-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  await initWorkspace(dir, opts);
+  return dir;
+}
+
+function editLab(dir: string, edit: (cfg: any) => void): void {
+  const file = join(dir, '.rollout-lab', 'lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8'));
+  edit(cfg);
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+}
+
+async function withLab<T>(dir: string, fn: (lab: Lab) => Promise<T>): Promise<T> {
+  const lab = await Lab.open({ workspace: dir, env: {} });
+  try {
+    return await fn(lab);
+  } finally {
+    await lab.close();
+  }
+}
+
+test('the reference pipeline: pending → running → done for gather, sft exports checked data, a failing pre-flight fails the phase', async (t) => {
+  const dir = await workspace(t, { dataset: PUBMEDQA });
+  await withLab(dir, async (lab) => {
+    const before = pipelineStatus(lab);
+    assert.equal(before.declared, false);
+    assert.deepEqual(before.phases.map((p) => [p.phase.name, p.phase.kind, p.record.state]), [
+      ['gather', 'gather', 'pending'],
+      ['sft-juniors', 'sft', 'pending'],
+      ['grpo-seniors', 'grpo', 'pending'],
+      ['bandit-supervisor', 'bandit', 'pending'],
+    ]);
+    assert.equal(before.phases[0]!.phase.samples, 8, 'gather takes training.groupSize samples');
+    assert.deepEqual(before.phases[1]!.phase.agents, ['Geneticist', 'Pharmacologist', 'Neurologist']);
+    assert.equal(before.phases[1]!.phase.model, 'junior');
+    assert.equal(before.phases[1]!.phase.minReward, 0.7);
+    assert.equal(before.phases[2]!.phase.model, 'senior');
+    assert.deepEqual(before.models.map((m) => [m.name, m.active]), [['junior', null], ['senior', null], ['strong', null]]);
+
+    const seen: PhaseRecord[] = [];
+    const gather = await runPhase(lab, 'gather', { limit: 3, samples: 2, onUpdate: (r) => seen.push(structuredClone(r)) });
+    assert.equal(seen[0]!.state, 'running');
+    assert.equal(seen[0]!.pid, process.pid);
+    assert.ok(seen.some((r) => r.state === 'running' && r.runId === gather.runId && r.counts.rollouts === 3), 'progress is recorded while it runs');
+    assert.equal(seen.at(-1)!.state, 'done');
+    assert.equal(gather.state, 'done');
+    assert.equal(gather.error, null);
+    assert.equal(gather.pid, null);
+    assert.ok(gather.endedAt! >= gather.startedAt!);
+    assert.deepEqual(gather.produced, { kind: 'data', id: gather.runId });
+    const rollouts = lab.store.listRollouts({ runId: gather.runId! }).rollouts;
+    assert.equal(rollouts.length, 6);
+    assert.equal(gather.counts.rollouts, 6);
+    assert.equal(gather.counts.succeeded, rollouts.filter((r) => r.status === 'succeeded').length);
+    assert.deepEqual(new Set(rollouts.map((r) => r.split)), new Set(['train']));
+    assert.equal(lab.store.getRun(gather.runId!)!.params.phase, 'gather');
+
+    // GRPO needs groups of training.groupSize (8): two samples per task fail its pre-flight.
+    const grpo = await runPhase(lab, 'grpo-seniors');
+    assert.equal(grpo.state, 'failed');
+    assert.match(grpo.error!, /^pre-flight failed: .*group size 8/);
+    assert.ok(grpo.checks.some((c) => c.id === 'small-groups' && c.severity === 'error' && c.rollouts.length > 0));
+    assert.deepEqual(grpo.files, []);
+    assert.equal(grpo.produced, null);
+
+    const sft = await runPhase(lab, 'sft-juniors');
+    assert.equal(sft.state, 'done', sft.error ?? '');
+    assert.deepEqual(sft.files, ['training/sft-juniors/sft.jsonl', 'training/sft-juniors/sft.jsonl.manifest.json']);
+    const manifest = JSON.parse(readFileSync(join(dir, '.rollout-lab', sft.files[1]!), 'utf8'));
+    assert.equal(manifest.format, 'sft');
+    assert.equal(manifest.options.minReward, 0.7);
+    assert.deepEqual(manifest.options.agents, ['Geneticist', 'Pharmacologist', 'Neurologist']);
+    assert.equal(sft.counts.records, manifest.counts.records);
+    assert.equal(sft.counts.rollouts, manifest.counts.rollouts);
+    assert.equal(readFileSync(join(dir, '.rollout-lab', sft.files[0]!), 'utf8').trim().split('\n').length, manifest.counts.records);
+    assert.deepEqual(sft.produced, { kind: 'data', id: manifest.sha256.slice(0, 12) });
+    assert.match(sft.note!, /pipeline register junior --version V --phase sft-juniors/);
+
+    // The state is on disk, where the CLI and the editor read it.
+    const after = pipelineStatus(lab);
+    assert.deepEqual(after.phases.map((p) => p.record.state), ['done', 'done', 'failed', 'pending']);
+    assert.ok(existsSync(pipelineStateFile(lab.loaded)));
+
+    // A registered model version is what the phase produced.
+    registerTrainedModel(lab.loaded, 'junior', { version: 'sft-1', model: 'junior-sft-1', phase: 'sft-juniors', job: 'job-42' });
+    const registered = pipelineStatus(lab);
+    const phase = registered.phases.find((p) => p.phase.name === 'sft-juniors')!.record;
+    assert.deepEqual(phase.produced, { kind: 'model', id: 'sft-1' });
+    assert.equal(phase.job, 'job-42');
+    assert.deepEqual(phase.files, sft.files, 'the exported data is still listed');
+    const junior = registered.models.find((m) => m.name === 'junior')!;
+    assert.equal(junior.active, 'sft-1');
+    assert.deepEqual(junior.versions[0]!.producedBy, { phase: 'sft-juniors', at: junior.versions[0]!.producedBy!.at, job: 'job-42' });
+    assert.throws(() => registerTrainedModel(lab.loaded, 'nope', { version: 'x' }), /model "nope" is not defined/);
+    assert.throws(() => registerTrainedModel(lab.loaded, 'junior', { version: 'x', phase: 'nope' }), /no pipeline phase "nope"/);
+  });
+});
+
+test('a phase that throws fails with the message and runs again once fixed; interrupted and running elsewhere; cancel', async (t) => {
+  const dir = await workspace(t);
+  editLab(dir, (cfg) => {
+    cfg.training = { phases: [{ name: 'collect', kind: 'gather', limit: 2, samples: 2 }] };
+    cfg.runner.concurrency = 1;
+  });
+  await withLab(dir, async (lab) => {
+    assert.equal(pipelineStatus(lab).declared, true);
+    await assert.rejects(runPhase(lab, 'gather'), /no pipeline phase "gather" — the phases are collect/);
+    const failed = await runPhase(lab, 'collect');
+    assert.equal(failed.state, 'failed');
+    assert.match(failed.error!, /no dataset given/);
+    assert.equal(pipelineStatus(lab).phases[0]!.record.state, 'failed');
+  });
+
+  // Fixed: the workspace gets a dataset; the phase runs again from scratch.
+  mkdirSync(join(dir, 'data'), { recursive: true });
+  const rows = JSON.parse(readFileSync(PUBMEDQA, 'utf8')) as Record<string, { QUESTION: string; CONTEXTS: string[]; final_decision: string }>;
+  const jsonl = Object.entries(rows)
+    .slice(0, 10)
+    .map(([id, r]) => JSON.stringify({ id, goal: r.QUESTION, context: r.CONTEXTS, expected_decision: r.final_decision }))
+    .join('\n');
+  writeFileSync(join(dir, 'data', 'tasks.jsonl'), jsonl + '\n');
+  editLab(dir, (cfg) => {
+    cfg.datasets = { tasks: { path: 'data/tasks.jsonl' } };
+  });
+  await withLab(dir, async (lab) => {
+    const done = await runPhase(lab, 'collect', { samples: 1 });
+    assert.equal(done.state, 'done', done.error ?? '');
+    assert.equal(done.error, null);
+    assert.equal(done.counts.rollouts, 2);
+
+    // A 'running' record whose process is gone reads as failed "interrupted", and the phase can run again.
+    const file = pipelineStateFile(lab.loaded);
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    writePhaseRecord(file, { ...emptyPhaseRecord('collect', 'gather'), state: 'running', startedAt: Date.now(), pid: dead, host: HOST });
+    const interrupted = pipelineStatus(lab).phases[0]!.record;
+    assert.equal(interrupted.state, 'failed');
+    assert.match(interrupted.error!, /^interrupted/);
+    // This process's own pid, but nothing here runs it: interrupted too.
+    writePhaseRecord(file, { ...emptyPhaseRecord('collect', 'gather'), state: 'running', startedAt: Date.now(), pid: process.pid, host: HOST });
+    assert.equal(pipelineStatus(lab).phases[0]!.record.state, 'failed');
+
+    // A live process running it: refused.
+    writePhaseRecord(file, { ...emptyPhaseRecord('collect', 'gather'), state: 'running', startedAt: Date.now(), pid: process.ppid, host: HOST });
+    assert.equal(pipelineStatus(lab).phases[0]!.record.state, 'running');
+    await assert.rejects(runPhase(lab, 'collect'), /already running \(pid \d+/);
+
+    // Cancelled after the first rollout: failed "cancelled", the run kept.
+    writePhaseRecord(file, emptyPhaseRecord('collect', 'gather'));
+    const controller = new AbortController();
+    const cancelled = await runPhase(lab, 'collect', {
+      signal: controller.signal,
+      onUpdate: (r) => {
+        if ((r.counts.rollouts ?? 0) >= 1) controller.abort();
+      },
+    });
+    assert.equal(cancelled.state, 'failed');
+    assert.equal(cancelled.error, 'cancelled');
+    assert.ok(cancelled.runId);
+    assert.equal(lab.store.getRun(cancelled.runId!)!.status, 'cancelled');
+    assert.ok(lab.store.listRollouts({ runId: cancelled.runId! }).rollouts.length < 4);
+  });
+});
+
+test('a registered model version is recorded by the next rollouts; rollback gives the previous one back', async (t) => {
+  const dir = await workspace(t, { dataset: PUBMEDQA });
+  editLab(dir, (cfg) => {
+    cfg.training = { phases: [{ name: 'gather', kind: 'gather', limit: 1, samples: 1 }, { name: 'sft', kind: 'sft', agents: ['Geneticist'], model: 'junior' }] };
+  });
+  /** Runs the gather phase in a freshly opened lab and returns the model versions the rollout recorded. */
+  const versionsOfNextRollout = async (): Promise<{ junior: string | null; senior: string | null; span: unknown }> =>
+    withLab(dir, async (lab) => {
+      const rec = await runPhase(lab, 'gather');
+      assert.equal(rec.state, 'done', rec.error ?? '');
+      const [r] = lab.store.listRollouts({ runId: rec.runId! }).rollouts;
+      const agent = (name: string): string | null => r!.agents.find((a) => a.agent === name)!.modelVersion;
+      const span = lab.store.getSpans(r!.id).find((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === 'Geneticist');
+      return { junior: agent('Geneticist'), senior: agent('HypothesisRefiner'), span: span?.attributes[Attr.modelVersion] };
+    });
+
+  assert.deepEqual(await versionsOfNextRollout(), { junior: null, senior: null, span: undefined });
+  const loaded = await loadConfig(dir);
+  registerTrainedModel(loaded, 'junior', { version: 'sft-1', phase: 'sft' });
+  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-1', senior: null, span: 'sft-1' });
+  registerTrainedModel(loaded, 'junior', { version: 'sft-2', phase: 'sft' });
+  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-2', senior: null, span: 'sft-2' });
+
+  assert.equal(rollbackModelVersion(loaded.labDir, 'junior').active, 'sft-1');
+  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-1', senior: null, span: 'sft-1' });
+  assert.equal(rollbackModelVersion(loaded.labDir, 'junior').active, null);
+  assert.deepEqual(await versionsOfNextRollout(), { junior: null, senior: null, span: undefined });
+});

@@ -1,0 +1,318 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { initWorkspace } from '../../../src/core/config/init';
+import { loadConfig } from '../../../src/core/config/loader';
+import type { LabConfig } from '../../../src/core/config/schema';
+import { Lab } from '../../../src/core/rollout/lab';
+import { runRollouts } from '../../../src/core/rollout/runner';
+import { startSimServer } from '../../../src/core/sim/simServer';
+import { TraceStore } from '../../../src/core/store/traceStore';
+import type { RolloutRecord } from '../../../src/core/store/types';
+import { Attr, type SpanRecord } from '../../../src/core/trace/span';
+import {
+  MAX_LISTED,
+  defaultPreflightAgents,
+  preflightReportText,
+  runPreflight,
+  type PreflightCheck,
+  type PreflightReport,
+} from '../../../src/core/train/preflight';
+import { makeAgent, makeRollout, makeRun } from '../store/helpers/storeFixtures';
+
+const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
+
+/**
+ * One real workspace for every test: 3 train tasks × 2 samples with logprobs
+ * off, then 2 val tasks × 2 samples with logprobs on for the seniors' model,
+ * then 1 train rollout against an endpoint that fails every call.
+ */
+let dir: string;
+let store: TraceStore;
+let config: LabConfig;
+let train: RolloutRecord[];
+let val: RolloutRecord[];
+let failed: RolloutRecord[];
+
+function editConfig(patch: (cfg: Record<string, any>) => void): void {
+  const file = join(dir, '.rollout-lab', 'lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8'));
+  patch(cfg);
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+}
+
+async function gather(split: 'train' | 'val', limit: number, samples: number, baseUrl?: string): Promise<RolloutRecord[]> {
+  const lab = await Lab.open({ workspace: dir, env: {}, ...(baseUrl ? { baseUrl } : {}) });
+  try {
+    const ds = await lab.loadDataset();
+    const tasks = lab.selectTasks(ds, { split, limit, seed: 5 });
+    const res = await runRollouts(await lab.environment(ds.tasks), { tasks, samples, concurrency: 2, params: {}, seed: 5 });
+    return res.rollouts;
+  } finally {
+    await lab.close();
+  }
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'rl-preflight-'));
+  await initWorkspace(dir, { dataset: PUBMEDQA });
+  train = await gather('train', 3, 2);
+  editConfig((c) => (c.models.senior.logprobs = true));
+  val = await gather('val', 2, 2);
+  editConfig((c) => {
+    for (const m of Object.values(c.models) as Array<Record<string, unknown>>) m.maxRetries = 0;
+  });
+  const server = await startSimServer({ faults: () => ({ kind: 'server-error', status: 500 }) });
+  try {
+    failed = await gather('train', 1, 1, server.url);
+  } finally {
+    await server.close();
+  }
+  config = (await loadConfig(dir)).config;
+  store = await TraceStore.open(dir);
+});
+
+after(async () => {
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function check(report: PreflightReport, id: string): PreflightCheck {
+  const c = report.checks.find((x) => x.id === id);
+  assert.ok(c, `check ${id} is in the report: ${report.checks.map((x) => x.id).join(', ')}`);
+  return c;
+}
+
+function withTraining(patch: Partial<LabConfig['training']>): LabConfig {
+  return { ...config, training: { ...config.training, ...patch } };
+}
+
+test('the fixture is what the tests expect: 6 + 4 succeeded rollouts and 1 failed', () => {
+  assert.equal(train.length, 6);
+  assert.ok(train.every((r) => r.status === 'succeeded' && r.finalReward !== null));
+  assert.equal(val.length, 4);
+  assert.ok(val.every((r) => r.status === 'succeeded' && r.split === 'val'));
+  assert.equal(failed.length, 1);
+  assert.equal(failed[0]!.status, 'failed');
+});
+
+test('grpo with groups of 2 while groupSize is 8: the small-group check counts them and is an error, as no group is complete', () => {
+  const report = runPreflight(store, config, { phase: 'grpo', split: 'train' });
+  assert.equal(config.training.groupSize, 8);
+  const small = check(report, 'small-groups');
+  assert.equal(small.severity, 'error');
+  assert.equal(small.count, 3);
+  assert.match(small.title, /3 of 3 groups .*group size 8 \(3 of size 2\); 0 complete/);
+  assert.deepEqual(new Set(small.rollouts), new Set(train.map((r) => r.id)));
+  assert.equal(report.counts.groups, 3);
+  assert.equal(report.counts.completeGroups, 0);
+  assert.equal(report.ok, false);
+
+  // groupSize 2 makes every group complete; groupSize 3 with a complete group is only a warning.
+  const complete = runPreflight(store, withTraining({ groupSize: 2 }), { phase: 'grpo', split: 'train' });
+  assert.equal(check(complete, 'small-groups').severity, 'info');
+  assert.equal(check(complete, 'small-groups').count, 0);
+  assert.equal(complete.counts.completeGroups, 3);
+});
+
+test('failed rollouts are reported with their ids and left out of the usable ones', () => {
+  const report = runPreflight(store, config, { phase: 'sft', split: 'train' });
+  const c = check(report, 'failed-rollouts');
+  assert.equal(c.severity, 'warning');
+  assert.equal(c.count, 1);
+  assert.deepEqual(c.rollouts, [failed[0]!.id]);
+  assert.match(c.title, /1 of 7 rollouts \(train split\) failed/);
+  assert.equal(report.counts.rollouts, 7);
+  assert.equal(report.counts.usable, 6);
+  assert.equal(check(runPreflight(store, config, { phase: 'sft', split: 'val' }), 'failed-rollouts').severity, 'info');
+});
+
+test('logprobs: none on the train split is an error, all on the val split passes, a mix is a warning naming the model to fix', () => {
+  const none = check(runPreflight(store, config, { phase: 'grpo', split: 'train' }), 'missing-logprobs');
+  assert.equal(none.severity, 'error');
+  assert.ok(none.count > 0);
+  assert.deepEqual(new Set(none.rollouts), new Set(train.map((r) => r.id)));
+  assert.match(none.fix, /models\.senior\.logprobs: true/);
+
+  const all = runPreflight(store, config, { phase: 'grpo', split: 'val' });
+  assert.equal(check(all, 'missing-logprobs').severity, 'info');
+  assert.equal(check(all, 'missing-logprobs').count, 0);
+  assert.equal(all.counts.callsWithLogprobs, all.counts.llmCalls);
+  assert.ok(all.counts.llmCalls! > 0);
+
+  const mixed = runPreflight(store, config, { phase: 'grpo' });
+  const m = check(mixed, 'missing-logprobs');
+  assert.equal(m.severity, 'warning');
+  assert.equal(m.count, none.count, 'exactly the train calls lack logprobs');
+  assert.equal(mixed.counts.llmCalls, none.count + all.counts.llmCalls!);
+  // The simulator returns no token ids: the trainer re-tokenises, which only informs.
+  assert.equal(check(mixed, 'missing-token-ids').severity, 'info');
+  assert.equal(check(mixed, 'missing-token-ids').count, mixed.counts.llmCalls);
+});
+
+test('zero-variance groups: re-scoring a group to equal rewards makes it counted, with its rollouts', () => {
+  const cfg = withTraining({ groupSize: 2 });
+  const beforeReport = runPreflight(store, cfg, { phase: 'grpo', split: 'train' });
+  const flagged = new Set(check(beforeReport, 'zero-variance-groups').rollouts);
+  const byTask = new Map<string, RolloutRecord[]>();
+  for (const r of train) byTask.set(r.taskId, [...(byTask.get(r.taskId) ?? []), r]);
+  const group = [...byTask.values()].find((g) => !g.some((r) => flagged.has(r.id)));
+  assert.ok(group, 'a group with some spread of rewards');
+  store.applyRescore({
+    id: 'rs_0000000000a1',
+    at: Date.now(),
+    criteria: { novelty: { weight: 1 } },
+    rewards: group.map((r) => ({ rolloutId: r.id, before: r.finalReward, after: 0.5 })),
+  });
+  const afterReport = runPreflight(store, cfg, { phase: 'grpo', split: 'train' });
+  const c = check(afterReport, 'zero-variance-groups');
+  assert.equal(c.severity, 'warning');
+  assert.equal(c.count, (beforeReport.counts.zeroVarianceGroups ?? 0) + 1);
+  assert.equal(afterReport.counts.zeroVarianceGroups, c.count);
+  for (const r of group) assert.ok(c.rollouts.includes(r.id));
+  assert.match(c.title, /no learning signal/);
+});
+
+test('long prompts: a low training.maxPromptTokens reports every call, a high one none; the size is said to be an estimate', () => {
+  const low = runPreflight(store, withTraining({ maxPromptTokens: 1 }), { phase: 'sft', split: 'train', minReward: 0 });
+  const c = check(low, 'long-prompts');
+  assert.equal(c.severity, 'warning');
+  assert.ok(c.count > 0);
+  assert.equal(c.count, low.counts.longPrompts);
+  assert.deepEqual(new Set(c.rollouts), new Set(train.map((r) => r.id)));
+  assert.match(c.title, /estimated at 4 characters a token/);
+  const high = runPreflight(store, withTraining({ maxPromptTokens: 1_000_000 }), { phase: 'sft', split: 'train', minReward: 0 });
+  assert.equal(check(high, 'long-prompts').count, 0);
+  assert.equal(check(high, 'long-prompts').severity, 'info');
+});
+
+test('sft: the minimum reward decides the examples; none passing is an error', () => {
+  const all = runPreflight(store, config, { phase: 'sft', split: 'train', minReward: 0 });
+  assert.equal(all.counts.passMinReward, 6);
+  assert.equal(check(all, 'min-reward').severity, 'info');
+  assert.equal(all.ok, true, preflightReportText(all));
+  const none = runPreflight(store, config, { phase: 'sft', split: 'train', minReward: 1 });
+  const c = check(none, 'min-reward');
+  assert.equal(c.severity, 'error');
+  assert.equal(none.counts.passMinReward, 0);
+  assert.equal(c.count, 6);
+  assert.equal(none.ok, false);
+  assert.match(preflightReportText(none), /✗ 0 of 6 rollouts reach the minimum reward 1/);
+});
+
+test('bandit: every Supervisor decision has candidates and a choice; fewer than 20 is a warning', () => {
+  const report = runPreflight(store, config, { phase: 'bandit' });
+  assert.equal(report.counts.decisions, 10);
+  assert.equal(report.counts.completeDecisions, 10);
+  assert.equal(check(report, 'incomplete-decisions').count, 0);
+  const few = check(report, 'few-decisions');
+  assert.equal(few.severity, 'warning');
+  assert.match(few.title, /only 10 usable decisions/);
+  assert.equal(report.ok, true);
+});
+
+test('apo: too few rollouts for the critic and too few validation tasks are warnings', () => {
+  const cfg: LabConfig = { ...config, optimize: { ...config.optimize, lowRewardRollouts: 20, validationTasks: 6 } };
+  const report = runPreflight(store, cfg, { phase: 'apo', agents: ['Supervisor'] });
+  const low = check(report, 'few-low-reward-rollouts');
+  assert.equal(low.severity, 'warning');
+  assert.match(low.title, /Supervisor \(10\)/);
+  const valTasks = check(report, 'few-validation-tasks');
+  assert.equal(valTasks.severity, 'warning');
+  assert.equal(report.counts.valTasks, 2, 'the val tasks with rollouts in the store');
+  const given = runPreflight(store, cfg, { phase: 'apo', agents: ['Supervisor'], valTasks: 200 });
+  assert.equal(check(given, 'few-validation-tasks').severity, 'info');
+  assert.equal(report.ok, true);
+});
+
+test('agents that never ran are an error; defaults fall back to every agent of a graph without the research-lab roles', () => {
+  const report = runPreflight(store, config, { phase: 'sft', agents: ['Nobody'] });
+  const c = check(report, 'agents-without-rollouts');
+  assert.equal(c.severity, 'error');
+  assert.match(c.title, /Nobody/);
+  assert.equal(report.ok, false);
+  assert.deepEqual(defaultPreflightAgents(config, 'sft'), ['Geneticist', 'Pharmacologist', 'Neurologist']);
+  assert.deepEqual(defaultPreflightAgents(config, 'grpo'), ['HypothesisRefiner', 'ProtocolDesigner']);
+  assert.deepEqual(defaultPreflightAgents(config, 'bandit'), ['Supervisor']);
+  const user: LabConfig = { ...config, agents: { Planner: config.agents.Supervisor!, Coder: config.agents.Geneticist! } };
+  assert.deepEqual(defaultPreflightAgents(user, 'sft'), ['Planner', 'Coder']);
+  assert.deepEqual(defaultPreflightAgents(user, 'grpo'), ['Planner', 'Coder']);
+});
+
+test('hand-made rollouts: no final reward is an error for grpo and a warning for sft; judge failures warn; ids are capped', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rl-preflight-made-'));
+  const made = await TraceStore.open(ws);
+  try {
+    made.startRun(makeRun('run-made'));
+    const agents = [makeAgent('HypothesisRefiner'), makeAgent('Geneticist')];
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_LISTED + 5; i++) {
+      const r = makeRollout({ runId: 'run-made', taskId: `t${i % 4}`, sample: i, finalReward: null, startTime: 10_000 + i, agents });
+      made.startRollout({ ...r, status: 'running', endTime: null });
+      made.finishRollout(r);
+      ids.push(r.id);
+    }
+    const judged = makeRollout({ runId: 'run-made', taskId: 't0', sample: 99, finalReward: 0.1, startTime: 20_000, agents });
+    made.startRollout({ ...judged, status: 'running', endTime: null });
+    made.finishRollout({ ...judged, judgeFailed: true });
+
+    const grpo = runPreflight(made, config, { phase: 'grpo' });
+    const missing = check(grpo, 'missing-rewards');
+    assert.equal(missing.severity, 'error');
+    assert.equal(missing.count, MAX_LISTED + 5);
+    assert.equal(missing.rollouts.length, MAX_LISTED);
+    assert.deepEqual(missing.rollouts, ids.slice(0, MAX_LISTED), 'listed in the order they ran');
+    assert.equal(grpo.ok, false);
+    const sft = runPreflight(made, config, { phase: 'sft', minReward: 0 });
+    assert.equal(check(sft, 'missing-rewards').severity, 'warning');
+    const judge = check(sft, 'judge-failures');
+    assert.equal(judge.severity, 'warning');
+    assert.deepEqual(judge.rollouts, [judged.id]);
+    assert.match(judge.title, /penalty 0\.1/);
+  } finally {
+    await made.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('bandit: a Supervisor decision with no candidates before it is reported with its rollout', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rl-preflight-bandit-'));
+  const made = await TraceStore.open(ws);
+  try {
+    made.startRun(makeRun('run-b'));
+    const node = (traceId: string, agent: string, output: unknown, t: number): SpanRecord => ({
+      traceId,
+      spanId: randomBytes(8).toString('hex'),
+      parentSpanId: null,
+      name: agent,
+      kind: 'node',
+      startTime: t,
+      endTime: t + 1,
+      status: 'ok',
+      attributes: { [Attr.agentName]: agent, [Attr.nodeName]: agent, [Attr.output]: JSON.stringify(output) },
+    });
+    const agents = [makeAgent('Geneticist'), makeAgent('Supervisor')];
+    const good = makeRollout({ runId: 'run-b', taskId: 't1', finalReward: 0.6, agents });
+    const bad = makeRollout({ runId: 'run-b', taskId: 't2', finalReward: 0.4, startTime: 20_000, agents });
+    for (const [r, spans] of [
+      [good, [node(good.id, 'Geneticist', { hypothesis: 'h' }, 1), node(good.id, 'Supervisor', { selected_hypothesis_index: 0 }, 3)]],
+      [bad, [node(bad.id, 'Supervisor', { selected_hypothesis_index: 0 }, 3)]],
+    ] as const) {
+      made.startRollout({ ...r, status: 'running', endTime: null });
+      for (const s of spans) made.writeSpan(s);
+      made.finishRollout(r);
+    }
+    const report = runPreflight(made, config, { phase: 'bandit' });
+    assert.equal(report.counts.decisions, 2);
+    assert.equal(report.counts.completeDecisions, 1);
+    const c = check(report, 'incomplete-decisions');
+    assert.equal(c.severity, 'warning');
+    assert.deepEqual(c.rollouts, [bad.id]);
+  } finally {
+    await made.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
