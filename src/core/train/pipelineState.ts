@@ -116,22 +116,7 @@ export function writePhaseRecord(file: string, rec: PhaseRecord): void {
 
 /** The record of a running phase for this process. */
 export function runningRecord(prev: PhaseRecord, now = Date.now()): PhaseRecord {
-  return {
-    ...prev,
-    state: 'running',
-    startedAt: now,
-    endedAt: null,
-    error: null,
-    counts: {},
-    files: [],
-    job: null,
-    runId: null,
-    produced: null,
-    note: null,
-    checks: [],
-    pid: process.pid,
-    host: HOST,
-  };
+  return { ...emptyPhaseRecord(prev.name, prev.kind), state: 'running', startedAt: now, pid: process.pid, host: HOST };
 }
 
 export function finishedRecord(rec: PhaseRecord, state: 'done' | 'failed', extra: Partial<PhaseRecord> = {}): PhaseRecord {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Lab } from '../../core/rollout/lab';
 import type { ComparisonRun } from '../../core/rollout/comparison';
 import type { Variant } from '../../core/rollout/variant';
-import type { FeatureContext } from '../featureContext';
+import { commandArgument, type FeatureContext } from '../featureContext';
 import { validateCount } from '../runArgs';
 import { progressMessage } from '../view/rolloutPresentation';
 
@@ -66,15 +66,8 @@ function invalid(what: string, error: z.ZodError, form: string): Error {
   return new Error(`invalid arguments for ${what}: ${where}${issue?.message ?? ''} — expected ${form}`);
 }
 
-/** The command's argument, or undefined when it was run from the palette or a menu (which pass nothing or a view item). */
-function argObject(raw: unknown): unknown {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && 'kind' in raw) return undefined;
-  return raw;
-}
-
 async function compareConfigurations(ctx: FeatureContext, raw: unknown): Promise<CompareConfigurationsResult | undefined> {
-  const given = argObject(raw);
+  const given = commandArgument(raw);
   let args: CompareArgs | undefined;
   if (given !== undefined) {
     const parsed = CompareArgsSchema.safeParse(given);
@@ -273,7 +266,7 @@ function showComparison(ctx: FeatureContext, runA: string, runB: string): void {
 }
 
 async function openComparison(ctx: FeatureContext, raw: unknown): Promise<void> {
-  const given = argObject(raw);
+  const given = commandArgument(raw);
   if (given !== undefined) {
     const parsed = OpenArgsSchema.safeParse(given);
     if (!parsed.success) throw invalid('Open Comparison', parsed.error, '{ runA, runB }');

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
 import type { BanditPolicyInfo } from '../../core/train/bandit/policyStore';
-import type { FeatureContext } from '../featureContext';
+import { commandArgument, type FeatureContext } from '../featureContext';
 
 /**
  * Train Supervisor Bandit and Show Bandit Policy. An object argument skips
@@ -22,13 +22,6 @@ export function registerBanditCommands(ctx: FeatureContext): void {
   ctx.register('rolloutLab.showBanditPolicy', (arg) => showBanditPolicy(ctx, arg));
 }
 
-/** An object argument, or undefined when the command came from the palette or a view item. */
-function argObject(raw: unknown): unknown {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && ('kind' in raw || 'contextValue' in raw)) return undefined;
-  return raw;
-}
-
 function parseArgs<T>(schema: z.ZodType<T>, raw: unknown, command: string, shape: string): T {
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
@@ -38,7 +31,7 @@ function parseArgs<T>(schema: z.ZodType<T>, raw: unknown, command: string, shape
 }
 
 async function trainBandit(ctx: FeatureContext, raw: unknown): Promise<BanditPolicyInfo> {
-  const given = argObject(raw);
+  const given = commandArgument(raw);
   const args = given === undefined ? {} : parseArgs(TrainArgs, given, 'Train Supervisor Bandit', '{ workspace? }');
   const { trainBanditPolicy } = await import('../../core/train/bandit/policyStore');
   const { info, mode } = await vscode.window.withProgress(
@@ -58,7 +51,7 @@ async function trainBandit(ctx: FeatureContext, raw: unknown): Promise<BanditPol
 }
 
 async function showBanditPolicy(ctx: FeatureContext, raw: unknown): Promise<{ active: string | null; versions: BanditPolicyInfo[] } | undefined> {
-  const given = argObject(raw);
+  const given = commandArgument(raw);
   const args = given === undefined ? {} : parseArgs(ShowArgs, given, 'Show Bandit Policy', '{ workspace?, activate?: version | null }');
   const { activateBanditPolicy, listBanditPolicies } = await import('../../core/train/bandit/policyStore');
   return ctx.lab.withLab(args.workspace, async (lab) => {

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { z } from 'zod';
 import type { Lab } from '../../core/rollout/lab';
 import type { ExportFormat, ExportManifest, ExportOptions } from '../../core/train/exportData';
-import type { FeatureContext } from '../featureContext';
+import { commandArgument, type FeatureContext } from '../featureContext';
 
 /**
  * The argument of Export Training Data that skips the pickers and the save
@@ -36,13 +36,6 @@ export function registerExportDataCommands(ctx: FeatureContext): void {
   ctx.register('rolloutLab.exportTrainingData', (arg) => exportDataCommand(ctx, arg));
 }
 
-/** The command's argument, or undefined when it came from the palette or a view (nothing, or a tree item). */
-function argObject(raw: unknown): unknown {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && ('kind' in raw || 'contextValue' in raw)) return undefined;
-  return raw;
-}
-
 function parseArgs(given: unknown): ExportDataArgs {
   const parsed = ExportDataArgsSchema.safeParse(given);
   if (parsed.success) return parsed.data;
@@ -54,7 +47,7 @@ function parseArgs(given: unknown): ExportDataArgs {
 }
 
 async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<ExportManifest | undefined> {
-  const given = argObject(raw);
+  const given = commandArgument(raw);
   const args = given !== undefined ? parseArgs(given) : undefined;
   return ctx.lab.withLab(args?.workspace, async (lab, folder) => {
     // Rollouts another process (the CLI, a worker) finished since the last look count too.

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { z } from 'zod';
 import type { PreflightCheck, PreflightPhase, PreflightReport } from '../../core/train/preflight';
 import type { TraceStore } from '../../core/store/traceStore';
-import type { FeatureContext } from '../featureContext';
+import { commandArgument, type FeatureContext } from '../featureContext';
 
 /**
  * The argument of Run Pre-flight Checks that skips the pickers (tests, the
@@ -34,15 +34,8 @@ export function registerPreflightCommands(ctx: FeatureContext): void {
   ctx.register('rolloutLab.runPreflight', (arg) => runPreflightCommand(ctx, arg));
 }
 
-/** The command's argument, or undefined when it came from the palette or a view (nothing, or a tree item). */
-function argObject(raw: unknown): unknown {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw === 'object' && ('kind' in raw || 'contextValue' in raw)) return undefined;
-  return raw;
-}
-
 async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<PreflightReport | undefined> {
-  const given = argObject(raw);
+  const given = commandArgument(raw);
   let args: PreflightArgs;
   if (given !== undefined) {
     const parsed = PreflightArgsSchema.safeParse(given);
