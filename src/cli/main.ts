@@ -12,6 +12,7 @@ import { preflightCommand } from './commands/preflight';
 import { banditCommand } from './commands/bandit';
 import { optimizeCommand } from './commands/optimize';
 import { pipelineCommand } from './commands/pipeline';
+import { jobsCommand, trainCommand } from './commands/train';
 import { initWorkspace } from '../core/config/init';
 import { startSimServer } from '../core/sim/simServer';
 import { runRollouts, type RunProgress } from '../core/rollout/runner';
@@ -41,6 +42,9 @@ Usage:
   rollout-lab bandit    [--workspace DIR] train|show [--json]
   rollout-lab optimize  [--workspace DIR] --agent NAME [--rounds R] [--beam B] [--candidates N] [--tasks N] [--apply] [--json]
   rollout-lab pipeline  [--workspace DIR] status|run PHASE [--limit N] [--samples G]|rollback MODEL|register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--json]
+  rollout-lab train     [--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]
+                        [--base-model M] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--json]
+  rollout-lab jobs      [--workspace DIR] [list|show ID|logs ID|attach ID|cancel ID|serve ID [--target T]] [--json]
   rollout-lab demo   [--workspace DIR] [--limit N]
 
 Common options: --base-url URL and --model NAME override every model (a quick start against one server).
@@ -297,8 +301,12 @@ export async function main(argv: string[]): Promise<number> {
       return optimizeCommand(rest, USAGE);
     case 'pipeline':
       return pipelineCommand(rest, USAGE);
+    case 'train':
+      return trainCommand(rest, USAGE);
+    case 'jobs':
+      return jobsCommand(rest, USAGE);
     default:
-      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo, rescore, report, compare, export, preflight, bandit, optimize, pipeline (rollout-lab --help)`);
+      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo, rescore, report, compare, export, preflight, bandit, optimize, pipeline, train, jobs (rollout-lab --help)`);
   }
 }
 

@@ -207,7 +207,8 @@ describe('reward weights panel', () => {
     assert.equal(r.expect!.safety!.weight, 0.15);
     assert.equal(r.expect!.groundedness!.weight, 0.35);
     await h.page.waitForFunction(() => /^Re-scored 1 rollouts/.test(document.querySelector('.rw-status')?.textContent ?? ''));
-    // The new criterion has no stored scores: the what-if says it counts as 0.
+    // The new criterion has no stored scores: the what-if (recomputed after the re-score) says it counts as 0.
+    await h.page.waitForFunction(() => /safety/.test(document.querySelector('.rw-missing-note')?.textContent ?? ''));
     assert.match((await h.page.textContent('.rw-missing-note'))!, /safety/);
     assert.deepEqual(h.errors, []);
   });

@@ -43,18 +43,94 @@ export const PhaseSchema = z
     minReward: z.number().min(0).max(1).optional().describe('Rollouts at or over this reward are used (sft default 0.7).'),
     credit: z.enum(['equal', 'last', 'discounted']).default('equal').describe('How the final reward is credited to an agent\'s calls (grpo).'),
     gamma: z.number().min(0).max(1).default(0.9).describe('Discount of "discounted" credit.'),
-    hyperparameters: z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).default({}).describe('Trainer settings (learning rate, epochs, LoRA rank, ...).'),
+    hyperparameters: z
+      .record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.array(z.string())]))
+      .default({})
+      .describe('Trainer settings (learning_rate, max_steps, lora_r, kl_coef, ...); python-trainer/README.md lists them with the reference defaults.'),
+    baseModel: z.string().min(1).optional().describe('Base model the GPU job trains (a Hugging Face id or a directory on the target); default training.trainer.baseModel.'),
+    target: z.string().min(1).optional().describe('Key of training.targets the phase launches on by default.'),
   })
   .describe('One phase of the training pipeline.');
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as HF_TOKEN');
+const gpuFields = {
+  gpus: z.number().int().min(0).default(1).describe('GPUs the job asks for.'),
+  gpuType: z.string().min(1).optional().describe('GPU type, e.g. H100, A100-80GB, L4.'),
+  cpus: z.number().int().positive().optional(),
+  memoryGb: z.number().positive().optional(),
+};
+
+/** Where a GPU job runs: each kind is a real integration driven with its own tool (python, ssh/scp, sky, kubectl). */
+export const TargetSchema = z.discriminatedUnion('kind', [
+  z
+    .strictObject({
+      kind: z.literal('local'),
+      python: z.string().min(1).default('python3').describe('Python with torch (and transformers, peft) on this machine.'),
+      ...gpuFields,
+      gpus: z.number().int().min(0).default(0),
+    })
+    .describe('A subprocess on this machine (one with its own GPU, or the CPU for tiny models).'),
+  z
+    .strictObject({
+      kind: z.literal('ssh'),
+      host: z.string().min(1).describe('user@host, or a Host alias of ~/.ssh/config.'),
+      port: z.number().int().min(1).max(65535).optional(),
+      identityFile: z.string().min(1).optional().describe('Private key file (ssh -i).'),
+      options: z.array(z.string().regex(/^[A-Za-z]+=\S*$/, 'an ssh -o option such as StrictHostKeyChecking=accept-new')).default([]).describe('Extra ssh -o options.'),
+      remoteDir: z.string().min(1).default('rollout-lab-jobs').describe('Folder on the host where job bundles go (relative to the login directory, or absolute).'),
+      python: z.string().min(1).default('python3'),
+      ...gpuFields,
+    })
+    .describe('A GPU box reached over SSH: the bundle is copied, the job runs detached, logs stream back.'),
+  z
+    .strictObject({
+      kind: z.literal('skypilot'),
+      cluster: z.string().regex(/^[a-z]([a-z0-9-]*[a-z0-9])?$/).optional().describe('Cluster name (default: one per job).'),
+      cloud: z.string().min(1).optional().describe('aws, gcp, azure, kubernetes, runpod, lambda, ... (default: the cheapest SkyPilot finds).'),
+      region: z.string().min(1).optional(),
+      image: z.string().min(1).optional().describe('image_id, e.g. docker:pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime.'),
+      useSpot: z.boolean().default(false),
+      idleMinutesToAutostop: z.number().int().positive().optional(),
+      down: z.boolean().default(true).describe('Tear the cluster down once the results are fetched.'),
+      setup: z.string().optional().describe('Extra setup commands run before the trainer is installed.'),
+      ...gpuFields,
+    })
+    .describe('A cloud GPU through SkyPilot: sky launch, sky logs, sky down.'),
+  z
+    .strictObject({
+      kind: z.literal('k8s'),
+      context: z.string().min(1).optional().describe('kubectl context (default: the current one).'),
+      namespace: z.string().min(1).default('default'),
+      image: z.string().min(1).default('pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime').describe('Container image with Python and torch.'),
+      gpuResource: z.string().min(1).default('nvidia.com/gpu'),
+      nodeSelector: z.record(z.string(), z.string()).default({}),
+      serviceAccount: z.string().min(1).optional(),
+      ...gpuFields,
+    })
+    .describe('A Kubernetes cluster: a Job (and a Service for serve), kubectl apply, logs -f, port-forward.'),
+]);
+
+export const TrainerSchema = z.strictObject({
+  baseModel: z.string().min(1).default('Qwen/Qwen2.5-1.5B-Instruct').describe('Base model of the GPU phases (a Hugging Face id, or a directory on the target).'),
+  backend: z.enum(['transformers', 'tiny']).default('transformers').describe('"tiny": the trainer\'s own small torch model, for trying the pipeline on a CPU.'),
+  modelConfig: z.record(z.string(), z.unknown()).optional().describe('Build the base model from this config instead of loading weights (tiny models).'),
+  secrets: z.array(envName).default([]).describe('Environment variables handed to the job (e.g. HF_TOKEN): from VS Code\'s SecretStorage or this process, never written to specs or logs.'),
+  target: z.string().min(1).optional().describe('Key of training.targets used when none is named.'),
+});
 
 export const TrainingSchema = z.strictObject({
   maxPromptTokens: z.number().int().positive().default(8192).describe('Pre-flight: a training example whose prompt is longer (estimated tokens) is reported.'),
   groupSize: z.number().int().min(2).max(64).default(8).describe('GRPO group size: rollouts of one task compared with each other.'),
   outputDir: z.string().default('training').describe('Where exports, policies and phase outputs go, relative to .rollout-lab/.'),
   phases: z.array(PhaseSchema).default([]).describe('The training pipeline, in order.'),
+  trainer: TrainerSchema.prefault({}).describe('The GPU trainer job (python-trainer).'),
+  targets: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), TargetSchema).default({}).describe('Where GPU jobs run, by name. "local" is always there.'),
 });
 
 export type BanditConfig = z.output<typeof BanditSchema>;
 export type OptimizeConfig = z.output<typeof OptimizeSchema>;
 export type PhaseConfig = z.output<typeof PhaseSchema>;
 export type TrainingConfig = z.output<typeof TrainingSchema>;
+export type TargetConfig = z.output<typeof TargetSchema>;
+export type TargetKind = TargetConfig['kind'];
+export type TrainerConfig = z.output<typeof TrainerSchema>;

@@ -192,7 +192,7 @@ export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string,
   return entry;
 }
 
-type PhaseResult = Partial<PhaseRecord> & { error?: string | null };
+export type PhaseResult = Partial<PhaseRecord> & { error?: string | null };
 
 async function runKind(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunPhaseOptions, save: (r: PhaseRecord) => void): Promise<PhaseResult> {
   switch (phase.kind) {
@@ -200,7 +200,7 @@ async function runKind(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: Run
       return gather(lab, phase, rec, opts, save);
     case 'sft':
     case 'grpo':
-      return exportPhase(lab, phase, opts);
+      return exportPhaseData(lab, phase, opts);
     case 'bandit':
       return banditPhase(lab, opts);
     case 'apo':
@@ -270,7 +270,8 @@ async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'b
   };
 }
 
-async function exportPhase(lab: Lab, phase: PhaseConfig, opts: RunPhaseOptions): Promise<PhaseResult> {
+/** Pre-flight and export of an sft or grpo phase's data (what a GPU job trains on). */
+export async function exportPhaseData(lab: Lab, phase: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal'>): Promise<PhaseResult> {
   const kind = phase.kind as 'sft' | 'grpo';
   const failed = await preflight(lab, phase, kind);
   if (failed?.error) return failed;
