@@ -44,6 +44,7 @@ Usage:
   rollout-lab pipeline  [--workspace DIR] status|run PHASE [--limit N] [--samples G]|rollback MODEL|register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--json]
   rollout-lab train     [--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]
                         [--base-model M] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--json]
+  rollout-lab train     [--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--json]
   rollout-lab jobs      [--workspace DIR] [list|show ID|logs ID|attach ID|cancel ID|serve ID [--target T]] [--json]
   rollout-lab demo   [--workspace DIR] [--limit N]
 

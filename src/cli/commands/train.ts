@@ -3,7 +3,7 @@ import { errorMessage, UsageError } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import { specYaml } from '../../core/train/jobs/jobBundle';
 import { parseTrainerEvent, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
-import { COMMON, err, out, type Values } from '../args';
+import { COMMON, err, intOption, out, type Values } from '../args';
 import { duration, num, table } from '../format';
 import { withRunningLab } from '../labSession';
 
@@ -16,6 +16,10 @@ const TRAIN_OPTIONS = {
   'no-serve': { type: 'boolean' },
   detach: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
+  online: { type: 'boolean' },
+  rounds: { type: 'string' },
+  tasks: { type: 'string' },
+  samples: { type: 'string' },
 } as const;
 
 const JOBS_OPTIONS = { ...COMMON, target: { type: 'string' } } as const;
@@ -101,6 +105,21 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
       return 0;
     }
     const hooks = { log: err, ...printer(json) };
+    if (v.online) {
+      const { onlineTraining } = await import('../../core/train/jobs/onlineTraining');
+      const { Lab } = await import('../../core/rollout/lab');
+      const rounds = intOption(v, 'rounds', 1) ?? 3;
+      const tasks = intOption(v, 'tasks', 1);
+      const samples = intOption(v, 'samples', 2);
+      const reopen = (): ReturnType<typeof Lab.open> => Lab.open({ workspace: (v.workspace as string) ?? '.' });
+      const r = await onlineTraining(lab, { ...opts, rounds, ...(tasks ? { tasks } : {}), ...(samples ? { samples } : {}) }, reopen, { ...hooks, signal });
+      if (json) out(JSON.stringify(r, null, 2));
+      else {
+        out(table(['round', 'run', 'rollouts', 'mean reward', 'calls', 'version'], r.rounds.map((x) => [String(x.round), x.runId, String(x.rollouts), num(x.meanReward), String(x.records), x.version])));
+        out(`the policy keeps serving at ${r.serveUrl} (job ${r.serveJob}); rollout-lab jobs cancel ${r.serveJob} stops it`);
+      }
+      return r.rounds.length ? 0 : 1;
+    }
     if (v.detach) {
       const rec = await jobs.launchTraining(lab, opts, hooks);
       if (json) out(JSON.stringify(rec, null, 2));

@@ -60,6 +60,10 @@ export const ModelSchema = z
     timeoutMs: z.number().int().positive().default(120_000).describe('Per-call timeout in milliseconds.'),
     maxRetries: z.number().int().min(0).max(20).default(4).describe('Retries on 429, 5xx and timeouts.'),
     logprobs: z.boolean().default(false).describe('Ask the server for token logprobs (needed by some RL phases).'),
+    tokenIds: z
+      .boolean()
+      .default(false)
+      .describe('Ask the server for the completion\'s token ids (`return_token_ids`: vLLM and python-trainer\'s serve), so GRPO uses the exact tokens and logprobs the behaviour policy sampled.'),
     version: z.string().optional().describe('Model version label recorded on every rollout (set when a trained model is registered).'),
   })
   .describe('A logical model: agents refer to it by its key.');

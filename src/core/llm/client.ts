@@ -68,6 +68,8 @@ export async function chatCompletion(model: ResolvedModel, request: ChatRequest,
       ? { max_tokens: model.maxTokens }
       : {}),
     ...(model.logprobs && request.logprobs === undefined ? { logprobs: true } : {}),
+    // Not an OpenAI parameter: servers that know it (vLLM, python-trainer) add the sampled token ids to the choice.
+    ...(model.tokenIds ? ({ return_token_ids: true } as object) : {}),
   };
   const started = performance.now();
   const client = clientFor(model);

@@ -42,6 +42,8 @@ export interface RoutedResponseMetadata {
   model_name: string;
   finish_reason: string | null;
   logprobs: OpenAI.Chat.ChatCompletion.Choice.Logprobs | null;
+  /** The sampled token ids, from servers asked with return_token_ids. */
+  token_ids: number[] | null;
   latencyMs: number;
   retries: number;
   simulated: boolean;
@@ -124,6 +126,7 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
       model_name: c.model,
       finish_reason: choice.finish_reason ?? null,
       logprobs: choice.logprobs ?? null,
+      token_ids: tokenIdsOf(choice),
       latencyMs: r.latencyMs,
       retries: r.retries,
       simulated: this.resolved.simulated,
@@ -156,4 +159,10 @@ function toOpenAIToolChoice(choice: ToolChoice): OpenAI.Chat.ChatCompletionToolC
   if (choice === 'any' || choice === 'required') return 'required';
   if (choice === 'auto' || choice === 'none') return choice;
   return { type: 'function', function: { name: choice } };
+}
+
+/** `choices[].token_ids` of vLLM and python-trainer's serve (asked with return_token_ids); null when absent or malformed. */
+function tokenIdsOf(choice: object): number[] | null {
+  const ids = (choice as { token_ids?: unknown }).token_ids;
+  return Array.isArray(ids) && ids.every((x) => Number.isInteger(x)) ? (ids as number[]) : null;
 }

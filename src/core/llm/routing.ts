@@ -12,6 +12,7 @@ export interface ResolvedModel {
   timeoutMs: number;
   maxRetries: number;
   logprobs: boolean;
+  tokenIds: boolean;
   version: string | null;
   simulated: boolean;
 }
@@ -79,6 +80,7 @@ export class ModelRouter {
       timeoutMs: m.timeoutMs,
       maxRetries: m.maxRetries,
       logprobs: m.logprobs,
+      tokenIds: m.tokenIds,
       version: m.version ?? null,
       simulated,
     };

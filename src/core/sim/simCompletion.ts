@@ -78,6 +78,8 @@ export function completionBody(req: SimChatRequest, answer: SimAnswer): Record<s
         message: { role: 'assistant', content: answer.content, refusal: null, ...(calls.length ? { tool_calls: calls } : {}) },
         finish_reason: finishReason(answer),
         logprobs: req.logprobs ? { content: logprobsOf(answer, req.top_logprobs ?? 0), refusal: null } : null,
+        // As vLLM answers return_token_ids: one id per generated token (the simulator's ids, not any real vocabulary's).
+        ...(req.return_token_ids ? { token_ids: tokenize(generatedText(answer)).map(tokenId) } : {}),
       },
     ],
     usage: usageOf(req, answer),
@@ -115,4 +117,11 @@ export function completionChunks(req: SimChatRequest, answer: SimAnswer): Array<
   out.push(chunk({}, { finish_reason: finishReason(answer) }));
   out.push({ ...head, choices: [], usage: usageOf(req, answer) });
   return out;
+}
+
+/** A stable id for a simulator token (FNV-1a, folded into a 32k vocabulary). */
+function tokenId(token: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < token.length; i++) h = Math.imul(h ^ token.charCodeAt(i), 0x01000193) >>> 0;
+  return h % 32_000;
 }

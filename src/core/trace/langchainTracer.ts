@@ -183,6 +183,7 @@ export class LangChainTracer extends BaseCallbackHandler {
       a['rollout_lab.logprob.tokens'] = logprobs.content.map((t) => t.token);
       a[Attr.logprobMean] = lps.reduce((s, x) => s + x, 0) / lps.length;
     }
+    if (Array.isArray(meta.token_ids) && meta.token_ids.length) a[Attr.tokenIds] = meta.token_ids as number[];
     this.tracer.end(run.span, 'ok');
   }
 

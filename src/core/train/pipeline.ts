@@ -302,7 +302,7 @@ export async function exportPhaseData(lab: Lab, phase: PhaseConfig, opts: Pick<R
     counts,
     files: [rel(outFile), rel(`${outFile}.manifest.json`)],
     produced: { kind: 'data', id: manifest.sha256.slice(0, 12) },
-    note: `data exported and checked; once a trainer has trained on it, register the model${model} version: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name}`,
+    note: `data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
   };
 }
 

@@ -60,6 +60,7 @@ describe('research-lab graph against the simulated endpoint (real HTTP)', () => 
               timeoutMs: 30_000,
               maxRetries: 1,
               logprobs: false,
+              tokenIds: false,
               version: null,
               simulated: true,
             },

@@ -78,7 +78,7 @@ describe('user graph loading', () => {
       const loaded = await loadUserGraph(EXAMPLE, 'default', {
         ...ctxWith((agent) => new RoutedChatModel({
           agent,
-          resolved: { logical: agent, baseUrl: url, model: 'rollout-lab-sim', apiKey: 'not-needed', timeoutMs: 10_000, maxRetries: 0, logprobs: false, version: null, simulated: true },
+          resolved: { logical: agent, baseUrl: url, model: 'rollout-lab-sim', apiKey: 'not-needed', timeoutMs: 10_000, maxRetries: 0, logprobs: false, tokenIds: false, version: null, simulated: true },
         })),
       });
       const rec = recorder();

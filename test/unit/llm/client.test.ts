@@ -24,6 +24,7 @@ function model(baseUrl: string, over: Partial<ResolvedModel> = {}): ResolvedMode
     timeoutMs: 10_000,
     maxRetries: 4,
     logprobs: false,
+    tokenIds: false,
     version: null,
     simulated: true,
     ...over,

@@ -34,6 +34,7 @@ function resolved(url: string, over: Partial<ResolvedModel> = {}): ResolvedModel
     timeoutMs: 10_000,
     maxRetries: 2,
     logprobs: false,
+    tokenIds: false,
     version: 'v2',
     simulated: true,
     ...over,

@@ -42,6 +42,7 @@ describe('ModelRouter', () => {
       timeoutMs: 120_000,
       maxRetries: 2,
       logprobs: true,
+      tokenIds: false,
       version: 'v3',
       simulated: false,
     });

@@ -46,7 +46,7 @@ test('an unmodified LangGraph graph is traced: node, llm and tool spans in one t
   try {
     const model = new RoutedChatModel({
       agent: 'Geneticist',
-      resolved: { logical: 'junior', baseUrl: sim.url, model: 'sim-model', apiKey: 'x', timeoutMs: 10_000, maxRetries: 0, logprobs: true, version: 'v7', simulated: true },
+      resolved: { logical: 'junior', baseUrl: sim.url, model: 'sim-model', apiKey: 'x', timeoutMs: 10_000, maxRetries: 0, logprobs: true, tokenIds: true, version: 'v7', simulated: true },
     });
     const graph = userGraph(model);
     let sawTool = false;
@@ -75,6 +75,9 @@ test('an unmodified LangGraph graph is traced: node, llm and tool spans in one t
         assert.equal(typeof l.attributes[Attr.inputTokens], 'number');
         assert.ok(Array.isArray(JSON.parse(String(l.attributes[Attr.inputMessages]))));
         assert.ok(Array.isArray(l.attributes[Attr.logprobs]), 'logprobs recorded when the server returns them');
+        const ids = l.attributes[Attr.tokenIds] as number[];
+        assert.ok(Array.isArray(ids) && ids.every(Number.isInteger), 'token ids recorded when asked for with tokenIds');
+        assert.equal(ids.length, (l.attributes[Attr.logprobs] as number[]).length, 'one id per sampled token');
         assert.equal(l.attributes[Attr.simulated], true);
       }
       const gen = kinds('node').find((n) => n.name === 'Geneticist')!;

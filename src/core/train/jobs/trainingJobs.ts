@@ -9,7 +9,7 @@ import type { Lab } from '../../rollout/lab';
 import { registerTrainedModel, exportPhaseData, findPhase, pipelineDir, pipelinePhases, pipelineStateFile, runPhase, type RunPhaseOptions } from '../pipeline';
 import { emptyPhaseRecord, readPipelineState, writePhaseRecord, type PhaseRecord } from '../pipelineState';
 import { readRegistry } from '../../config/modelRegistry';
-import { checkHyperparameters, writeBundle } from './jobBundle';
+import { checkHyperparameters, referenceHyperparameters, writeBundle } from './jobBundle';
 import { isActive, jobDir, listJobRecords, readJobRecord, updateJobRecord, writeJobRecord, type JobRecord } from './jobRecord';
 import { parse as parseYaml } from 'yaml';
 import { JOB_API_VERSION, JobSpecSchema, type JobKind, type JobSpec } from './jobSpec';
@@ -133,7 +133,7 @@ function hyperparametersFor(kind: JobKind, phase: PhaseConfig, given: Record<str
 }
 
 /** The adapter of the model's active version, when it has one on this machine: a new job continues from it. */
-function activeAdapter(lab: Lab, model: string | undefined): string | null {
+export function activeAdapter(lab: Lab, model: string | undefined): string | null {
   if (!model) return null;
   const entry = readRegistry(lab.loaded.labDir).models[model];
   const v = entry?.versions.find((x) => x.version === entry.active);
@@ -255,16 +255,17 @@ function newRecord(d: JobDraft): JobRecord {
     data: d.data,
     registered: null,
     serveJob: null,
+    serves: null,
     serveUrl: null,
     result: null,
   };
 }
 
 /** Launches a drafted job: bundle, record, launcher. The record says failed (with why) when the launch itself fails. */
-async function launchDraft(lab: Lab, d: JobDraft, hooks: JobHooks): Promise<JobRecord> {
+async function launchDraft(lab: Lab, d: JobDraft, hooks: JobHooks, serves: string | null = null): Promise<JobRecord> {
   const dir = jobDir(trainingDir(lab), d.id);
   const log = hooks.log ?? ((): void => undefined);
-  let rec = newRecord(d);
+  let rec = { ...newRecord(d), serves };
   writeJobRecord(dir, rec);
   hooks.onRecord?.(rec);
   try {
@@ -440,7 +441,7 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
   if (fo.serve === false || !rec.model) {
     const note = !rec.model
       ? `trained adapter in ${adapterRel}; the phase names no "model", so no model version was registered`
-      : `trained adapter in ${adapterRel}; serve it to use it: rollout-lab serve --job ${id}`;
+      : `trained adapter in ${adapterRel}; serve it to use it: rollout-lab jobs serve ${id}`;
     hooks.onPhase?.(setPhaseJob(lab, rec.phase, phaseKind, (r) => ({ ...r, state: 'done', endedAt: Date.now(), error: null, job: id, counts, produced: { kind: 'model', id }, note })));
     return rec;
   }
@@ -465,38 +466,58 @@ export async function serveJobResult(lab: Lab, trainJobId: string, so: ServeOpti
   const adapterRel = typeof trained.result?.adapter === 'string' ? trained.result.adapter : 'out/adapter';
   const adapter = path.join(jobDir(trainingDir(lab), trainJobId), adapterRel);
   if (!existsSync(adapter)) throw new UsageError(`job ${trainJobId} has no adapter at ${adapter} — was its output fetched?`);
-  const phase = resolvePhase(lab, trained.phase);
-  const target = resolveTarget(lab, so.target ?? trained.targetName, phase);
+  return startServe(lab, { phase: resolvePhase(lab, trained.phase), baseModel: trained.baseModel, target: so.target ?? trained.targetName, adapter, version: trainJobId, secrets: so.secrets }, hooks);
+}
+
+export interface ServeRequest {
+  phase: PhaseConfig;
+  baseModel: string;
+  target?: string;
+  /** The adapter to serve (a folder on this machine); null: the base model alone. */
+  adapter: string | null;
+  /** The registry version the served policy becomes (a training job's id, or the serve job's own). */
+  version: string | null;
+  secrets?: Record<string, string>;
+}
+
+export async function startServe(lab: Lab, req: ServeRequest, hooks: JobHooks): Promise<JobRecord> {
   const log = hooks.log ?? ((): void => undefined);
+  const id = req.version ? `${req.version.slice(0, 45)}-serve` : newJobId(`${req.phase.name}-serve`);
   const d: JobDraft = {
-    id: `${trainJobId.slice(0, 45)}-serve`,
+    id,
     kind: 'serve',
-    phase,
-    model: trained.model,
-    baseModel: trained.baseModel,
-    target,
-    hyperparameters: {},
-    files: { adapter },
+    phase: req.phase,
+    model: req.phase.model ?? null,
+    baseModel: req.baseModel,
+    target: resolveTarget(lab, req.target, req.phase),
+    hyperparameters: hyperparametersFor('serve', { ...req.phase, hyperparameters: pickKnown('serve', req.phase.hyperparameters) }, undefined),
+    files: req.adapter ? { adapter: req.adapter } : {},
     train: null,
     manifest: null,
-    adapter: 'adapter',
+    adapter: req.adapter ? 'adapter' : null,
     data: {},
-    secrets: secretsFor(lab, so.secrets, log),
+    secrets: secretsFor(lab, req.secrets, log),
   };
-  const launched = await launchDraft(lab, d, hooks);
-  if (launched.state === 'failed') throw new RuntimeFailure(`serving ${trainJobId} failed: ${launched.error}`);
-  return waitForServing(lab, launched.id, trainJobId, hooks);
+  const launched = await launchDraft(lab, d, hooks, req.version ?? id);
+  if (launched.state === 'failed') throw new RuntimeFailure(`serving failed: ${launched.error}`);
+  return waitForServing(lab, launched.id, hooks);
+}
+
+/** A phase's settings that also mean something to a serve job (its online GRPO updates). */
+function pickKnown(kind: JobKind, hp: Record<string, HyperValue>): Record<string, HyperValue> {
+  const known = referenceHyperparameters(kind);
+  return Object.fromEntries(Object.entries(hp).filter(([k]) => k in known));
 }
 
 /** Follows a serve job in the background until it serves; resolves with its record (serveUrl set, version registered). */
-function waitForServing(lab: Lab, serveId: string, trainJobId: string, hooks: JobHooks): Promise<JobRecord> {
+function waitForServing(lab: Lab, serveId: string, hooks: JobHooks): Promise<JobRecord> {
   return new Promise((resolve, reject) => {
     let settled = false;
     void followJob(lab, serveId, {
       ...hooks,
       onRecord: (r) => {
         hooks.onRecord?.(r);
-        if (!settled && r.serveUrl && r.registered) {
+        if (!settled && r.serveUrl && (r.registered || !r.model)) {
           settled = true;
           resolve(r);
         }
@@ -505,7 +526,7 @@ function waitForServing(lab: Lab, serveId: string, trainJobId: string, hooks: Jo
       .then((r) => {
         if (!settled) {
           settled = true;
-          reject(new RuntimeFailure(`the serve job ${serveId} for ${trainJobId} ended before it served: ${r.error ?? r.state}`));
+          reject(new RuntimeFailure(`the serve job ${serveId} ended before it served: ${r.error ?? r.state}`));
         }
       })
       .catch((err) => {
@@ -525,14 +546,20 @@ async function onServing(lab: Lab, dir: string, rec: JobRecord, url: string, hoo
   const localPort = rec.serveUrl ? Number(new URL(rec.serveUrl).port) : undefined;
   try {
     const forward = await launcherFor(rec.targetKind).forwardPort(rec.handle!, job, port, localPort);
-    const trainJobId = rec.id.replace(/-serve$/, '');
     let registered: JobRecord['registered'] = rec.registered;
     // A reattach that got its old endpoint back keeps the registration as it is (a rollback since stays rolled back).
-    if (rec.model && !(registered && rec.serveUrl === forward.url)) {
-      const adapterRel = path.relative(lab.loaded.labDir, path.join(trainingDir(lab), 'jobs', trainJobId, 'out', 'adapter')).split(path.sep).join('/');
-      registerTrainedModel(lab.loaded, rec.model, { version: trainJobId, baseUrl: forward.url, model: job.spec.model.servedName ?? rec.id, adapter: adapterRel, phase: rec.phase, job: trainJobId });
-      registered = { model: rec.model, version: trainJobId };
-      hooks.log?.(`model "${rec.model}" version ${trainJobId} is active: served at ${forward.url} (job ${rec.id})`);
+    if (rec.model && rec.serves && !(registered && rec.serveUrl === forward.url)) {
+      const adapter = job.spec.model.adapter ? path.relative(lab.loaded.labDir, path.join(dir, 'bundle', job.spec.model.adapter)).split(path.sep).join('/') : undefined;
+      registerTrainedModel(lab.loaded, rec.model, {
+        version: rec.serves,
+        baseUrl: forward.url,
+        model: job.spec.model.servedName ?? rec.id,
+        ...(adapter ? { adapter } : {}),
+        phase: rec.phase,
+        job: rec.serves === rec.id ? rec.id : rec.serves,
+      });
+      registered = { model: rec.model, version: rec.serves };
+      hooks.log?.(`model "${rec.model}" version ${rec.serves} is active: served at ${forward.url} (job ${rec.id})`);
     }
     const next = updateJobRecord(dir, (r) => ({ ...r, serveUrl: forward.url, registered }));
     hooks.onRecord?.(next);

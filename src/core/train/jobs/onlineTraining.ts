@@ -1,0 +1,141 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
+import type { Lab } from '../../rollout/lab';
+import { runRollouts } from '../../rollout/runner';
+import { exportTrainingData } from '../exportData';
+import { registerTrainedModel } from '../pipeline';
+import { jobDir } from './jobRecord';
+import { activeAdapter, resolvePhase, startServe, trainingDir, type JobHooks } from './trainingJobs';
+
+/**
+ * The online loop of the reference study: the phase's model is served by
+ * python-trainer (its serve job), the next rollouts call it, their groups go
+ * to its control API as one GRPO update, and the new version it serves
+ * becomes the model's active version before the next round.
+ */
+
+export interface OnlineOptions {
+  /** A grpo phase (name or kind). */
+  phase: string;
+  target?: string;
+  baseModel?: string;
+  /** Rounds of rollouts → update. */
+  rounds: number;
+  /** Tasks per round (each run `samples` times: a GRPO group each). */
+  tasks?: number;
+  samples?: number;
+  secrets?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface OnlineRound {
+  round: number;
+  runId: string;
+  rollouts: number;
+  meanReward: number | null;
+  records: number;
+  /** The version served after this round's update. */
+  version: string;
+  metrics: Record<string, number>;
+}
+
+export interface OnlineResult {
+  serveJob: string;
+  serveUrl: string;
+  rounds: OnlineRound[];
+}
+
+interface TrainAnswer {
+  version: string;
+  adapter?: string;
+  metrics?: Record<string, unknown>;
+}
+
+/**
+ * Runs `rounds` rounds. `openLab` opens the workspace afresh (each round's
+ * rollouts must see the version the last update registered); it is closed
+ * after the round.
+ */
+export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () => Promise<Lab>, hooks: JobHooks & { onRound?: (r: OnlineRound) => void } = {}): Promise<OnlineResult> {
+  const log = hooks.log ?? ((): void => undefined);
+  const phase = resolvePhase(lab, opts.phase);
+  if (phase.kind !== 'grpo') throw new UsageError(`online training updates a grpo phase; "${phase.name}" is ${phase.kind}`);
+  if (!phase.model) throw new UsageError(`phase "${phase.name}" names no "model" — the served policy must become a version of the model its agents use`);
+  const cfg = lab.loaded.config;
+  const samples = opts.samples ?? phase.samples ?? cfg.training.groupSize;
+  const perRound = opts.tasks ?? 4;
+  const serve = await startServe(
+    lab,
+    { phase, baseModel: opts.baseModel ?? phase.baseModel ?? cfg.training.trainer.baseModel, target: opts.target, adapter: activeAdapter(lab, phase.model), version: null, secrets: opts.secrets },
+    hooks,
+  );
+  const serveUrl = serve.serveUrl!;
+  const control = serveUrl.replace(/\/v1\/?$/, '');
+  const outDir = path.join(jobDir(trainingDir(lab), serve.id), 'online');
+  mkdirSync(outDir, { recursive: true });
+  const rounds: OnlineRound[] = [];
+  for (let round = 1; round <= opts.rounds && !opts.signal?.aborted; round++) {
+    const roundLab = await openLab();
+    try {
+      const ds = await roundLab.loadDataset();
+      const all = roundLab.selectTasks(ds, { split: phase.split === 'all' ? 'all' : phase.split, seed: cfg.runner.seed });
+      if (!all.length) throw new UsageError(`no ${phase.split} tasks in ${ds.file}`);
+      const tasks = Array.from({ length: Math.min(perRound, all.length) }, (_, i) => all[((round - 1) * perRound + i) % all.length]!);
+      log(`online round ${round}/${opts.rounds}: ${tasks.length} tasks × ${samples} samples against ${serveUrl}`);
+      const env = await roundLab.environment(ds.tasks);
+      const run = await runRollouts(env, {
+        tasks,
+        samples,
+        concurrency: cfg.runner.concurrency,
+        params: { command: 'online', phase: phase.name, round, serveJob: serve.id, samples },
+        seed: cfg.runner.seed + round,
+        signal: opts.signal,
+      });
+      if (opts.signal?.aborted) break;
+      const file = path.join(outDir, `round-${round}.jsonl`);
+      const manifest = await exportTrainingData(roundLab.store, cfg, { format: 'rl', runId: run.runId, credit: phase.credit, gamma: phase.gamma, ...(phase.agents ? { agents: phase.agents } : {}) }, file);
+      const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
+      if (!records.length) throw new RuntimeFailure(`online round ${round}: the rollouts gave no model calls of ${(phase.agents ?? []).join(', ') || 'the phase\'s agents'} to train on (skipped: ${JSON.stringify(manifest.counts.skipped)})`);
+      const answer = await postTrain(control, records, opts.signal);
+      registerTrainedModel(lab.loaded, phase.model, { version: answer.version, baseUrl: serveUrl, model: answer.version, phase: phase.name, job: serve.id });
+      const rewards = run.rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
+      const metrics = Object.fromEntries(Object.entries(answer.metrics ?? {}).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
+      const r: OnlineRound = {
+        round,
+        runId: run.runId,
+        rollouts: run.rollouts.length,
+        meanReward: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
+        records: records.length,
+        version: answer.version,
+        metrics,
+      };
+      rounds.push(r);
+      hooks.onRound?.(r);
+      log(`online round ${round}: mean reward ${r.meanReward?.toFixed(3) ?? '-'} over ${r.rollouts} rollouts; ${r.records} calls trained on; model "${phase.model}" now ${r.version}`);
+    } finally {
+      await roundLab.close();
+    }
+  }
+  return { serveJob: serve.id, serveUrl, rounds };
+}
+
+async function postTrain(control: string, records: unknown[], signal?: AbortSignal): Promise<TrainAnswer> {
+  const key = process.env.ROLLOUT_TRAINER_API_KEY;
+  let res: Response;
+  try {
+    res = await fetch(`${control}/control/train`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify({ records }),
+      ...(signal ? { signal } : {}),
+    });
+  } catch (err) {
+    throw new RuntimeFailure(`the policy server at ${control} did not answer /control/train: ${errorMessage(err)} — is its serve job still running (rollout-lab jobs)?`);
+  }
+  const text = await res.text();
+  if (!res.ok) throw new RuntimeFailure(`the policy server refused the update (HTTP ${res.status}): ${text.slice(0, 500)}`);
+  const body = JSON.parse(text) as TrainAnswer;
+  if (typeof body.version !== 'string' || !body.version) throw new RuntimeFailure(`the policy server's /control/train answer names no version: ${text.slice(0, 200)}`);
+  return body;
+}

@@ -1,0 +1,149 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
+import type { DryRun, TrainResult } from '../../src/core/train/jobs/trainingJobs';
+import { cli, json, tempWorkspace, PUBMEDQA, type RunDoc, type SpanDoc } from './cliHelpers';
+
+// The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
+const PYTHON = '/usr/bin/python3';
+const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
+const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (apt-get install python3-torch python3-yaml python3-jsonschema)`;
+if (noTrainer && process.env.CI) throw new Error(noTrainer);
+
+const SECRET = 'hf_secret_value_never_written_5f2a';
+const JUNIORS = ['Geneticist', 'Pharmacologist', 'Neurologist'];
+const SENIORS = ['HypothesisRefiner', 'ProtocolDesigner'];
+
+let ws: string;
+before(() => {
+  ws = tempWorkspace();
+  assert.equal(cli(['init', '--workspace', ws, '--dataset', PUBMEDQA]).code, 0);
+  const file = join(ws, '.rollout-lab/lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8'));
+  cfg.training = {
+    groupSize: 2,
+    trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 32, num_layers: 1, num_heads: 2, max_positions: 4096 }, secrets: ['HF_TOKEN'] },
+    targets: {
+      cpu: { kind: 'local', python: PYTHON },
+      box: { kind: 'ssh', host: 'trainer@gpu-box.example', port: 2222, identityFile: '/home/me/.ssh/id_ed25519', gpuType: 'A100' },
+      cloud: { kind: 'skypilot', gpuType: 'H100', gpus: 1, useSpot: true },
+      cluster: { kind: 'k8s', namespace: 'ml', gpus: 1 },
+    },
+    phases: [
+      { name: 'gather', kind: 'gather', samples: 2 },
+      { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 4096 } },
+      { name: 'grpo-seniors', kind: 'grpo', agents: SENIORS, model: 'senior', hyperparameters: { max_steps: 1, batch_size: 2, epochs: 1, max_prompt_length: 4096, max_response_length: 512 } },
+    ],
+  };
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+  const run = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '2', '--samples', '2', '--json']));
+  assert.equal(run.succeeded, 4);
+});
+after(() => rmSync(ws, { recursive: true, force: true }));
+
+const env = { HF_TOKEN: SECRET };
+
+test('train --dry-run: the spec and the exact commands for each kind of target, no secret anywhere, nothing launched', () => {
+  const expectFirst: Record<string, RegExp> = { cpu: /python3$/, box: /^(ssh|scp|tar)$/, cloud: /^sky$/, cluster: /^kubectl$/ };
+  for (const target of ['cpu', 'box', 'cloud', 'cluster']) {
+    const r = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', target, '--dry-run', '--json'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET), `${target}: the secret's value is never shown`);
+    const dry = JSON.parse(r.stdout) as DryRun;
+    assert.equal(dry.spec.phase.name, 'sft-juniors');
+    assert.equal(dry.spec.phase.kind, 'sft');
+    assert.deepEqual(dry.spec.env, ['HF_TOKEN']);
+    assert.equal(dry.spec.hyperparameters.max_steps, 2);
+    assert.ok(dry.data.records! > 0, 'the exported data is counted');
+    assert.ok(dry.plan.steps.length > 0);
+    const all = dry.plan.steps.flatMap((s) => s.argv);
+    assert.match(dry.plan.steps.find((s) => expectFirst[target]!.test(s.argv[0]!))?.argv[0] ?? '', expectFirst[target]!, `${target}: ${JSON.stringify(dry.plan.steps.map((s) => s.argv[0]))}`);
+    assert.ok(all.some((a) => a.includes('rollout_trainer') || a.includes('task.yaml') || a.includes('k8s.yaml') || a.endsWith('.yaml')), `${target}: the trainer or its manifest is in the plan`);
+  }
+  // Nothing was launched: no job records.
+  const jobs = json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json']));
+  assert.deepEqual(jobs, []);
+  const text = cli(['train', '--workspace', ws, '--phase', 'grpo', '--target', 'cloud', '--dry-run'], env);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^DRY RUN — nothing is launched\. Job grpo-seniors-/);
+  assert.match(text.stdout, /job\.yaml:\n {2}# Rollout Lab training job/);
+});
+
+test('train: bad targets, phases and hyper-parameters are usage errors that say what to do', () => {
+  const nope = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'nowhere']);
+  assert.equal(nope.code, 2);
+  assert.match(nope.stderr, /no target "nowhere" — use local, ssh, skypilot or k8s, or one of training\.targets \(cpu, box, cloud, cluster\)/);
+  const hp = cli(['train', '--workspace', ws, '--phase', 'sft', '--set', 'lora_rank=8', '--dry-run']);
+  assert.equal(hp.code, 2);
+  assert.match(hp.stderr, /unknown sft hyper-parameter "lora_rank" — known: learning_rate/);
+  const phase = cli(['train', '--workspace', ws, '--phase', 'ppo']);
+  assert.equal(phase.code, 2);
+  assert.match(phase.stderr, /no pipeline phase "ppo"/);
+  const none = cli(['train', '--workspace', ws]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /name the phase/);
+});
+
+test('train on this machine: SFT of the juniors with the tiny model, then GRPO of the seniors served and used by the next rollouts', { skip: noTrainer }, () => {
+  const sft = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], env);
+  assert.equal(sft.code, 0, sft.stderr.slice(-3000));
+  const s = JSON.parse(sft.stdout) as TrainResult;
+  assert.equal(s.job!.state, 'succeeded', s.job!.error ?? '');
+  assert.equal(s.job!.registered, null, '--no-serve registers nothing');
+  assert.equal(s.phase.state, 'done');
+  assert.match(s.phase.note!, /serve it to use it: rollout-lab jobs serve /);
+  const sftDir = join(ws, '.rollout-lab/training/jobs', s.job!.id);
+  const result = JSON.parse(readFileSync(join(sftDir, 'out/result.json'), 'utf8'));
+  assert.equal(result.status, 'succeeded');
+  assert.ok(existsSync(join(sftDir, String(result.adapter))), 'the adapter came back');
+  const log = readFileSync(join(sftDir, 'job.log'), 'utf8');
+  assert.match(log, /^@rollout-trainer \{"event":\s*"metrics"/m);
+  assert.ok(!log.includes(SECRET));
+  const spec = parse(readFileSync(join(sftDir, 'bundle/job.yaml'), 'utf8'));
+  assert.deepEqual(spec.env, ['HF_TOKEN']);
+  assert.ok(!readFileSync(join(sftDir, 'bundle/job.yaml'), 'utf8').includes(SECRET));
+
+  const grpo = cli(['train', '--workspace', ws, '--phase', 'grpo-seniors', '--target', 'cpu', '--json'], env);
+  assert.equal(grpo.code, 0, grpo.stderr.slice(-3000));
+  const g = JSON.parse(grpo.stdout) as TrainResult;
+  assert.equal(g.job!.state, 'succeeded', g.job!.error ?? '');
+  assert.deepEqual(g.job!.registered, { model: 'senior', version: g.job!.id });
+  assert.ok(g.serve?.serveUrl?.startsWith('http://127.0.0.1:'), 'the result is served on this machine');
+  assert.equal(g.phase.state, 'done');
+  assert.deepEqual(g.phase.produced, { kind: 'model', id: g.job!.id });
+  const status = json<{ models: Array<{ name: string; active: string | null }> }>(cli(['pipeline', 'status', '--workspace', ws, '--json']));
+  assert.equal(status.models.find((m) => m.name === 'senior')!.active, g.job!.id);
+
+  try {
+    // The next rollout's senior agents call the served policy (the tiny model's text is no protocol: the graph records that and goes on).
+    const next = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '1', '--json']));
+    assert.equal(next.rollouts, 1);
+    const traces = json<{ rollouts: Array<{ id: string; runId: string }> }>(cli(['traces', '--workspace', ws, '--run', next.runId, '--json']));
+    const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', traces.rollouts[0]!.id, '--json'])).spans;
+    const seniorCalls = spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name'])));
+    assert.ok(seniorCalls.length > 0);
+    for (const c of seniorCalls) {
+      assert.equal(c.attributes['rollout_lab.model.version'], g.job!.id);
+      assert.equal(c.attributes['server.address'], g.serve!.serveUrl);
+    }
+  } finally {
+    const cancel = cli(['jobs', 'cancel', g.serve!.id, '--workspace', ws]);
+    assert.equal(cancel.code, 0, cancel.stderr);
+  }
+  const jobs = json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json']));
+  assert.deepEqual(jobs.map((j) => [j.kind, j.state]), [['serve', 'cancelled'], ['grpo', 'succeeded'], ['sft', 'succeeded']]);
+});
+
+test('a trainer that fails leaves the job and its phase failed, with the trainer\'s reason', { skip: noTrainer }, () => {
+  const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--set', 'max_steps=0', '--set', 'epochs=0', '--json'], env);
+  assert.equal(r.code, 1, r.stderr.slice(-2000));
+  const t = JSON.parse(r.stdout) as TrainResult;
+  assert.equal(t.job!.state, 'failed');
+  assert.ok(t.job!.error && t.job!.error.length > 0);
+  assert.equal(t.phase.state, 'failed');
+  assert.equal(t.phase.job, t.job!.id);
+});
