@@ -24,9 +24,11 @@ before(() => {
   assert.equal(cli(['init', '--workspace', ws, '--dataset', PUBMEDQA]).code, 0);
   const file = join(ws, '.rollout-lab/lab.json');
   const cfg = JSON.parse(readFileSync(file, 'utf8'));
+  // GRPO's pre-flight wants the behaviour policy's logprobs on the seniors' calls.
+  cfg.models.senior.logprobs = true;
   cfg.training = {
     groupSize: 2,
-    trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 32, num_layers: 1, num_heads: 2, max_positions: 4096 }, secrets: ['HF_TOKEN'] },
+    trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 8192 }, secrets: ['HF_TOKEN'] },
     targets: {
       cpu: { kind: 'local', python: PYTHON },
       box: { kind: 'ssh', host: 'trainer@gpu-box.example', port: 2222, identityFile: '/home/me/.ssh/id_ed25519', gpuType: 'A100' },
@@ -35,8 +37,8 @@ before(() => {
     },
     phases: [
       { name: 'gather', kind: 'gather', samples: 2 },
-      { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 4096 } },
-      { name: 'grpo-seniors', kind: 'grpo', agents: SENIORS, model: 'senior', hyperparameters: { max_steps: 1, batch_size: 2, epochs: 1, max_prompt_length: 4096, max_response_length: 512 } },
+      { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 8192 } },
+      { name: 'grpo-seniors', kind: 'grpo', agents: ['ProtocolDesigner'], model: 'senior', hyperparameters: { max_steps: 1, batch_size: 1, epochs: 1, max_prompt_length: 7168, max_response_length: 1024, kl_coef: 0 } },
     ],
   };
   writeFileSync(file, JSON.stringify(cfg, null, 2));

@@ -61,7 +61,7 @@ export const JobSpecSchema = z
     serve: z
       .strictObject({
         host: z.string().min(1).default('127.0.0.1'),
-        port: z.number().int().min(1).max(65535).default(8000),
+        port: z.number().int().min(0).max(65535).default(8000).describe('0: any free port (the serving event says which).'),
       })
       .nullable()
       .default(null),

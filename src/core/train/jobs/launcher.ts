@@ -78,7 +78,7 @@ export interface Launcher {
    * aborts: then it returns { state: 'cancelled' } without stopping the job).
    * Works on a handle from an earlier process: this is how a window reload reattaches.
    */
-  follow(handle: JobHandle, hooks: FollowHooks): Promise<JobExit>;
+  follow(handle: JobHandle, hooks: FollowHooks, job: Pick<PreparedJob, 'spec' | 'target'>): Promise<JobExit>;
   /** Copies the job's output folder (spec.output.dir) into destDir. */
   fetchOutputs(handle: JobHandle, job: Pick<PreparedJob, 'spec' | 'target'>, destDir: string): Promise<void>;
   /** Stops the job and releases what it holds (a SkyPilot cluster is taken down when the target says so). */

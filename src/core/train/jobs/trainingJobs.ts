@@ -280,6 +280,11 @@ async function launchDraft(lab: Lab, d: JobDraft, hooks: JobHooks, serves: strin
   return rec;
 }
 
+/** Writes first, then tells: `hooks.onPhase?.(write())` would skip the write when nobody listens. */
+function notifyPhase(hooks: JobHooks, rec: PhaseRecord): void {
+  hooks.onPhase?.(rec);
+}
+
 function setPhaseJob(lab: Lab, phaseName: string, kind: PhaseRecord['kind'], change: (r: PhaseRecord) => PhaseRecord): PhaseRecord {
   const file = pipelineStateFile(lab.loaded);
   const prev = readPipelineState(file).phases[phaseName];
@@ -314,10 +319,11 @@ export async function launchTraining(lab: Lab, opts: TrainOptions, hooks: JobHoo
   try {
     d = await draftTraining(lab, opts, hooks.log ?? ((): void => undefined));
   } catch (err) {
-    hooks.onPhase?.(setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error: errorMessage(err), pid: null, host: null })));
+    notifyPhase(hooks, setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error: errorMessage(err), pid: null, host: null })));
     throw err;
   }
-  hooks.onPhase?.(
+  notifyPhase(
+    hooks,
     setPhaseJob(lab, phase.name, kind, (r) => ({
       ...emptyPhaseRecord(r.name, r.kind),
       state: 'running',
@@ -329,7 +335,7 @@ export async function launchTraining(lab: Lab, opts: TrainOptions, hooks: JobHoo
     })),
   );
   const rec = await launchDraft(lab, d, hooks);
-  if (rec.state === 'failed') hooks.onPhase?.(setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error: rec.error })));
+  if (rec.state === 'failed') notifyPhase(hooks, setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error: rec.error })));
   return rec;
 }
 
@@ -378,9 +384,9 @@ export async function followJob(lab: Lab, id: string, hooks: JobHooks, fo: Follo
   let forward: PortForward | null = null;
   let exit: JobExit;
   try {
-    exit = await launcher.follow(rec.handle, {
+    exit = await launcher.follow(rec.handle!, {
       signal: hooks.signal,
-      onLine: (line) => {
+      onLine: (line: string) => {
         if (!ownLog) appendFileSync(logFile, `${line}\n`);
         hooks.onLine?.(id, line);
         const ev = parseTrainerEvent(line);
@@ -390,7 +396,7 @@ export async function followJob(lab: Lab, id: string, hooks: JobHooks, fo: Follo
           void onServing(lab, dir, rec, ev.url, hooks).then((f) => (forward = f));
         }
       },
-    });
+    }, job);
   } finally {
     (forward as PortForward | null)?.close();
   }
@@ -431,7 +437,7 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
   if (rec.kind === 'serve') return rec;
   const phaseKind = rec.kind as 'sft' | 'grpo';
   if (!ok) {
-    hooks.onPhase?.(setPhaseJob(lab, rec.phase, phaseKind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error, job: id })));
+    notifyPhase(hooks, setPhaseJob(lab, rec.phase, phaseKind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error, job: id })));
     return rec;
   }
   const adapter = typeof result?.adapter === 'string' ? path.join(dir, result.adapter.replace(/^out\//, 'out/')) : null;
@@ -442,7 +448,7 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
     const note = !rec.model
       ? `trained adapter in ${adapterRel}; the phase names no "model", so no model version was registered`
       : `trained adapter in ${adapterRel}; serve it to use it: rollout-lab jobs serve ${id}`;
-    hooks.onPhase?.(setPhaseJob(lab, rec.phase, phaseKind, (r) => ({ ...r, state: 'done', endedAt: Date.now(), error: null, job: id, counts, produced: { kind: 'model', id }, note })));
+    notifyPhase(hooks, setPhaseJob(lab, rec.phase, phaseKind, (r) => ({ ...r, state: 'done', endedAt: Date.now(), error: null, job: id, counts, produced: { kind: 'model', id }, note })));
     return rec;
   }
   const served = await serveJobResult(lab, id, { target: rec.targetName }, hooks);
