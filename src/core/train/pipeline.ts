@@ -184,6 +184,8 @@ export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string,
       ...base,
       state: base.state === 'running' ? base.state : 'done',
       endedAt: base.state === 'running' ? base.endedAt : Date.now(),
+      // A version registered over a failed phase: the old failure no longer describes it.
+      ...(base.state === 'running' ? {} : { error: null, checks: [] }),
       job: job ?? null,
       produced: { kind: 'model', id: spec.version },
       note: `model "${logicalModel}" version ${spec.version} registered and active`,
@@ -202,7 +204,7 @@ async function runKind(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: Run
     case 'grpo':
       return exportPhaseData(lab, phase, opts);
     case 'bandit':
-      return banditPhase(lab, opts);
+      return banditPhase(lab, phase, opts);
     case 'apo':
       return apoPhase(lab, phase, opts);
   }
@@ -306,13 +308,14 @@ export async function exportPhaseData(lab: Lab, phase: PhaseConfig, opts: Pick<R
   };
 }
 
-async function banditPhase(lab: Lab, opts: RunPhaseOptions): Promise<PhaseResult> {
-  const phase: PhaseConfig = { name: 'bandit', kind: 'bandit', split: 'all', credit: 'equal', gamma: 0.9, hyperparameters: {} };
+async function banditPhase(lab: Lab, declared: PhaseConfig, opts: RunPhaseOptions): Promise<PhaseResult> {
+  // The phase's own split (train by default): validation rollouts stay out of the policy, as they do of SFT and GRPO data.
+  const phase: PhaseConfig = { name: declared.name, kind: 'bandit', split: declared.split, credit: 'equal', gamma: 0.9, hyperparameters: {} };
   const failed = await preflight(lab, phase, 'bandit');
   if (failed?.error) return failed;
   if (opts.signal?.aborted) return { error: 'cancelled' };
   const { trainBanditPolicy } = await import('./bandit/policyStore');
-  const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir);
+  const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir, dataSplit(phase) ? { split: dataSplit(phase) } : {});
   const counts: Record<string, number> = { records: info.records };
   if (info.meanReward !== null) counts.meanReward = info.meanReward;
   return {

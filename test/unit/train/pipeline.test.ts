@@ -110,6 +110,13 @@ test('the reference pipeline: pending → running → done for gather, sft expor
     const junior = registered.models.find((m) => m.name === 'junior')!;
     assert.equal(junior.active, 'sft-1');
     assert.deepEqual(junior.versions[0]!.producedBy, { phase: 'sft-juniors', at: junior.versions[0]!.producedBy!.at, job: 'job-42' });
+
+    // A version registered over the failed GRPO phase: done, and its old failure is gone.
+    registerTrainedModel(lab.loaded, 'senior', { version: 'grpo-1', phase: 'grpo-seniors' });
+    const grpoDone = pipelineStatus(lab).phases.find((p) => p.phase.name === 'grpo-seniors')!.record;
+    assert.equal(grpoDone.state, 'done');
+    assert.equal(grpoDone.error, null);
+    assert.deepEqual(grpoDone.checks, []);
     assert.throws(() => registerTrainedModel(lab.loaded, 'nope', { version: 'x' }), /model "nope" is not defined/);
     assert.throws(() => registerTrainedModel(lab.loaded, 'junior', { version: 'x', phase: 'nope' }), /no pipeline phase "nope"/);
   });

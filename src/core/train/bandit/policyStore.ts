@@ -40,8 +40,8 @@ export function replayRecords(records: readonly BanditRecord[], config: LabConfi
 }
 
 /** Trains a new version from the store's Supervisor decisions, saves it and makes it active. */
-export async function trainBanditPolicy(store: TraceStore, config: LabConfig, labDir: string): Promise<BanditPolicyInfo> {
-  return trainBanditPolicyFrom(banditRecords(store), config, labDir);
+export async function trainBanditPolicy(store: TraceStore, config: LabConfig, labDir: string, opts: { split?: 'train' | 'val' } = {}): Promise<BanditPolicyInfo> {
+  return trainBanditPolicyFrom(banditRecords(store, opts), config, labDir);
 }
 
 /** The same from records already read (the CLI and tests use it to train on a chosen set). */
