@@ -26,6 +26,8 @@ before(() => {
   const cfg = JSON.parse(readFileSync(file, 'utf8'));
   // GRPO's pre-flight wants the behaviour policy's logprobs on the seniors' calls.
   cfg.models.senior.logprobs = true;
+  // The served tiny model writes no protocol anyway: a few tokens per call keep the rollout against it short.
+  cfg.models.senior.maxTokens = 8;
   cfg.training = {
     groupSize: 2,
     trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 8192 }, secrets: ['HF_TOKEN'] },
@@ -45,7 +47,13 @@ before(() => {
   const run = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '2', '--samples', '2', '--json']));
   assert.equal(run.succeeded, 4);
 });
-after(() => rmSync(ws, { recursive: true, force: true }));
+after(() => {
+  // A failed assertion must not leave a served policy running.
+  for (const j of json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json']))) {
+    if (['launching', 'running', 'fetching'].includes(j.state)) cli(['jobs', 'cancel', j.id, '--workspace', ws]);
+  }
+  rmSync(ws, { recursive: true, force: true });
+});
 
 const env = { HF_TOKEN: SECRET };
 

@@ -452,7 +452,20 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
     return rec;
   }
   const served = await serveJobResult(lab, id, { target: rec.targetName }, hooks);
-  return updateJobRecord(dir, (r) => ({ ...r, serveJob: served.id }));
+  notifyPhase(
+    hooks,
+    setPhaseJob(lab, rec.phase, phaseKind, (r) => ({
+      ...r,
+      state: 'done',
+      endedAt: Date.now(),
+      error: null,
+      job: id,
+      counts,
+      produced: { kind: 'model', id },
+      note: served.registered ? `model "${served.registered.model}" version ${id} is active, served at ${served.serveUrl} (job ${served.id})` : `served at ${served.serveUrl} (job ${served.id})`,
+    })),
+  );
+  return updateJobRecord(dir, (r) => ({ ...r, serveJob: served.id, registered: served.registered }));
 }
 
 export interface ServeOptions {
