@@ -1,19 +1,33 @@
-"""Conversations as token ids for training: the chat template renders them, and only the
-assistant turns are learnt (SFT), or only the completion is scored (GRPO).
+"""Conversations as token ids for training: the chat template renders them, only the
+assistant turns are learnt (SFT), and only the completion is scored (GRPO).
 
-Rendering prefixes finds each turn's tokens: for a sane template, render(msgs[:k]) is a
-prefix of render(msgs[:k+1]), so each message's text is the difference; an assistant
-message splits into its header (render(msgs[:k], add_generation_prompt=True) minus
-render(msgs[:k]), not learnt) and its body with the end-of-turn marker (learnt).
-Templates that rewrite earlier turns (some drop old reasoning) break the prefix property;
-then the whole conversation is tokenised once and the token-level common prefix decides."""
+A tokenizer here is anything with `render(messages, tools, add_generation_prompt) -> str`,
+`encode(text) -> list[int]` and `eos_token_id` (both backends' tokenizers); optionally
+`end_of_turn_ids` (the tokens that close a turn) and `encode_with_offsets(text)`.
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+How the assistant tokens are found: for a sane template, a conversation's rendering
+starts with the rendering of each of its prefixes, so each assistant message k owns the
+text between
+render(msgs[:k], add_generation_prompt=True) (which ends with its generation header, not
+learnt) and render(msgs[:k+1]) (which ends with its end-of-turn marker, learnt; whatever
+the template writes after that marker, such as a newline, is not). With character offsets
+the whole conversation is tokenised once, exactly as the server will tokenise a prompt;
+without them each piece is encoded on its own.
+
+Templates that rewrite earlier turns (some drop old reasoning, some move the system
+prompt) break the prefix property. Then the conversation is tokenised once and each
+assistant turn is the token range that its own prefixes share with the whole: an
+approximation, but never one that learns a user or tool message."""
+
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 IGNORE = -100
 
+Messages = List[Dict[str, Any]]
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two id sequences."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -22,63 +36,153 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def assistant_labels(tok: Any, messages: List[Dict[str, Any]], tools: Optional[list]) -> Tuple[List[int], List[int]]:
-    """(input_ids, labels) with labels = IGNORE everywhere but the assistant turns."""
-    tools = tools or None
+def end_of_turn_ids(tok: Any) -> Set[int]:
+    ids = set(getattr(tok, "end_of_turn_ids", None) or ())
+    if getattr(tok, "eos_token_id", None) is not None:
+        ids.add(int(tok.eos_token_id))
+    return ids
+
+
+def through_end_of_turn(ids: Sequence[int], eot: Set[int]) -> int:
+    """How many of `ids` to keep so they end with the last end-of-turn token (all of
+    them when there is none: such a template closes turns with ordinary text)."""
+    for i in range(len(ids) - 1, -1, -1):
+        if ids[i] in eot:
+            return i + 1
+    return len(ids)
+
+
+def _render(tok: Any, messages: Messages, tools: Optional[list], gen: bool) -> Optional[str]:
+    """render, or None where the template refuses (e.g. an empty conversation)."""
+    try:
+        return tok.render(messages, tools or None, add_generation_prompt=gen)
+    except Exception:  # noqa: BLE001 — a template's own error only means "no such prefix"
+        return None
+
+
+def _generation_prompt(tok: Any, before: Messages, tools: Optional[list]) -> Optional[str]:
+    """The conversation before an assistant turn plus its generation header. A template
+    may refuse an empty conversation (an assistant turn first): then the header is
+    part of the turn's span, which costs nothing for a turn nobody writes."""
+    head = _render(tok, before, tools, True)
+    return "" if head is None and not before else head
+
+
+def assistant_spans(tok: Any, messages: Messages, tools: Optional[list]) -> Optional[Tuple[str, List[Tuple[int, int]]]]:
+    """(rendered conversation, character spans of the assistant turns' bodies), or None
+    when the template is not prefix-stable around some assistant turn.
+
+    Only the assistant turns' own prefixes must be prefixes of the whole: templates
+    that regroup other messages (Qwen's merges consecutive tool results into one turn)
+    still get exact spans."""
+    full = tok.render(messages, tools or None, add_generation_prompt=False)
+    spans: List[Tuple[int, int]] = []
+    end = 0
+    for k, msg in enumerate(messages):
+        if msg["role"] != "assistant":
+            continue
+        head = _generation_prompt(tok, messages[:k], tools)
+        upto = full if k == len(messages) - 1 else _render(tok, messages[: k + 1], tools, False)
+        if head is None or upto is None or not full.startswith(upto) or not upto.startswith(head) or len(head) < end:
+            return None
+        spans.append((len(head), len(upto)))
+        end = len(upto)
+    return full, spans
+
+
+def _labels_from_offsets(tok: Any, text: str, spans: List[Tuple[int, int]], eot: Set[int]) -> Tuple[List[int], List[int]]:
+    ids, offsets = tok.encode_with_offsets(text)
+    labels = [IGNORE] * len(ids)
+    i = 0
+    for start, end in spans:
+        while i < len(ids) and offsets[i][1] <= start:
+            i += 1
+        first = i
+        while i < len(ids) and offsets[i][0] < end:
+            i += 1
+        keep = through_end_of_turn(ids[first:i], eot)
+        for j in range(first, first + keep):
+            labels[j] = ids[j]
+    return list(ids), labels
+
+
+def _labels_from_pieces(tok: Any, text: str, spans: List[Tuple[int, int]], eot: Set[int]) -> Tuple[List[int], List[int]]:
     ids: List[int] = []
     labels: List[int] = []
-    prev_text = ""
-    for k, msg in enumerate(messages):
-        if msg["role"] == "assistant":
-            header_text = tok.render(messages[:k], tools, add_generation_prompt=True)
-            if header_text.startswith(prev_text):
-                head = tok.encode(header_text[len(prev_text):])
-                ids += head
-                labels += [IGNORE] * len(head)
-                prev_text = header_text
-        text = tok.render(messages[: k + 1], tools, add_generation_prompt=False)
-        if not text.startswith(prev_text):
-            return _labels_by_tokens(tok, messages, tools)
-        piece = tok.encode(text[len(prev_text):])
+    pos = 0
+    for start, end in spans:
+        if start > pos:
+            piece = tok.encode(text[pos:start])
+            ids += piece
+            labels += [IGNORE] * len(piece)
+        body = tok.encode(text[start:end])
+        keep = through_end_of_turn(body, eot)
+        ids += body
+        labels += body[:keep] + [IGNORE] * (len(body) - keep)
+        pos = end
+    if pos < len(text):
+        piece = tok.encode(text[pos:])
         ids += piece
-        labels += piece if msg["role"] == "assistant" else [IGNORE] * len(piece)
-        prev_text = text
+        labels += [IGNORE] * len(piece)
     return ids, labels
 
 
-def _labels_by_tokens(tok: Any, messages: List[Dict[str, Any]], tools: Optional[list]) -> Tuple[List[int], List[int]]:
-    full = tok.encode(tok.render(messages, tools, add_generation_prompt=False))
+def _labels_by_tokens(tok: Any, messages: Messages, tools: Optional[list], eot: Set[int]) -> Tuple[List[int], List[int]]:
+    full = tok.encode(tok.render(messages, tools or None, add_generation_prompt=False))
     labels = [IGNORE] * len(full)
     for k, msg in enumerate(messages):
         if msg["role"] != "assistant":
             continue
-        before = tok.encode(tok.render(messages[:k], tools, add_generation_prompt=True))
-        upto = tok.encode(tok.render(messages[: k + 1], tools, add_generation_prompt=False))
-        start = _common_prefix(before, full)
-        end = _common_prefix(upto, full)
-        for i in range(start, max(start, end)):
+        head_text = _generation_prompt(tok, messages[:k], tools)
+        upto_text = _render(tok, messages[: k + 1], tools, False)
+        if head_text is None or upto_text is None:
+            continue
+        start = common_prefix(tok.encode(head_text), full)
+        end = common_prefix(tok.encode(upto_text), full)
+        if end <= start:
+            continue
+        end = start + through_end_of_turn(full[start:end], eot)
+        for i in range(start, end):
             labels[i] = full[i]
     return full, labels
 
 
-def completion_message(rec: Dict[str, Any]) -> Dict[str, Any]:
-    comp = rec["completion"]
-    msg: Dict[str, Any] = {"role": "assistant", "content": comp.get("text") or ""}
-    if comp.get("tool_calls"):
-        msg["tool_calls"] = comp["tool_calls"]
+def assistant_labels(tok: Any, messages: Messages, tools: Optional[list] = None) -> Tuple[List[int], List[int]]:
+    """(input_ids, labels) of a conversation: labels are the ids on the assistant turns'
+    bodies and their end-of-turn tokens, IGNORE (-100) everywhere else."""
+    eot = end_of_turn_ids(tok)
+    found = assistant_spans(tok, messages, tools)
+    if found is None:
+        return _labels_by_tokens(tok, messages, tools, eot)
+    text, spans = found
+    if hasattr(tok, "encode_with_offsets"):
+        return _labels_from_offsets(tok, text, spans, eot)
+    return _labels_from_pieces(tok, text, spans, eot)
+
+
+def completion_message(completion: Dict[str, Any]) -> Dict[str, Any]:
+    """An RL record's completion ({text, tool_calls}) as the assistant message it was."""
+    msg: Dict[str, Any] = {"role": "assistant", "content": completion.get("text") or ""}
+    if completion.get("tool_calls"):
+        msg["tool_calls"] = completion["tool_calls"]
     return msg
 
 
-def prompt_and_completion_ids(tok: Any, rec: Dict[str, Any]) -> Tuple[List[int], List[int], bool]:
-    """(prompt ids, completion ids, whether the completion ids are the sampled ones from the record)."""
-    tools = rec.get("tools") or None
-    prompt_text = tok.render(rec["messages"], tools, add_generation_prompt=True)
+def prompt_and_completion_ids(tok: Any, messages: Messages, tools: Optional[list], completion: Dict[str, Any]) -> Tuple[List[int], List[int]]:
+    """(prompt ids, completion ids) for scoring a completion: the prompt is the
+    conversation with the generation header (what the server fed the model), the
+    completion is the rest of the rendered conversation up to and including the
+    end-of-turn token (what the model wrote, and the token that stopped it).
+
+    `completion` is an assistant message ({role, content, tool_calls}) or an RL record's
+    completion ({text, tool_calls})."""
+    msg = completion if completion.get("role") == "assistant" else completion_message(completion)
+    prompt_text = tok.render(messages, tools or None, add_generation_prompt=True)
+    full_text = tok.render(list(messages) + [msg], tools or None, add_generation_prompt=False)
     prompt = tok.encode(prompt_text)
-    sampled = rec.get("token_ids")
-    if sampled and all(isinstance(t, int) and 0 <= t < tok.vocab_size for t in sampled):
-        return prompt, list(sampled), True
-    full_text = tok.render(rec["messages"] + [completion_message(rec)], tools, add_generation_prompt=False)
     if full_text.startswith(prompt_text):
-        return prompt, tok.encode(full_text[len(prompt_text):]), False
-    full = tok.encode(full_text)
-    return prompt, full[_common_prefix(prompt, full):], False
+        rest = tok.encode(full_text[len(prompt_text):])
+    else:
+        full = tok.encode(full_text)
+        rest = full[common_prefix(prompt, full):]
+    return prompt, rest[: through_end_of_turn(rest, end_of_turn_ids(tok))]

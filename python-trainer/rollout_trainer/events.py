@@ -1,5 +1,10 @@
-"""Events the job prints among its log lines (prefixed, one JSON object each) and keeps in
-out/events.jsonl: Rollout Lab streams the log and draws its curves from them."""
+"""Events: one JSON object per line on standard output, prefixed `@rollout-trainer `,
+among the ordinary log lines, and the same objects in out/events.jsonl.
+
+Rollout Lab streams the job's log (over SSH, from SkyPilot or Kubernetes) and draws its
+curves from these lines, so they must be complete lines, flushed at once, and numbers
+only where the contract says numbers. The file copy lets a finished job be read back
+without its log."""
 
 import json
 import math
@@ -8,47 +13,79 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 PREFIX = "@rollout-trainer "
 
 
+def now() -> float:
+    """Event and result times: seconds since the epoch (what JavaScript's Date takes after * 1000)."""
+    return time.time()
+
+
+def _json_safe(v: Any) -> Any:
+    """v with NaN and infinities as null: they are not JSON, and one must not cost a job its result."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    return v
+
+
+def _finite_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+
+
 class Emitter:
-    def __init__(self, out_dir: Path):
+    """Writes events and result.json for one job. Thread-safe: serve emits from its
+    request threads while a training update runs."""
+
+    def __init__(self, out_dir: Path) -> None:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self._file = self.out_dir / "events.jsonl"
+        self.events_file = self.out_dir / "events.jsonl"
         self._lock = threading.Lock()
         self.metrics_history: List[Dict[str, Any]] = []
 
-    def emit(self, event: Dict[str, Any]) -> None:
-        line = json.dumps(event, separators=(",", ":"), default=str)
+    def emit(self, event: Dict[str, Any]) -> Dict[str, Any]:
+        line = json.dumps(_json_safe(event), separators=(",", ":"), default=str, allow_nan=False)
         with self._lock:
             sys.stdout.write(PREFIX + line + "\n")
             sys.stdout.flush()
-            with self._file.open("a", encoding="utf-8") as f:
+            with self.events_file.open("a", encoding="utf-8") as f:
                 f.write(line + "\n")
+        return event
 
     def log(self, text: str) -> None:
+        """An ordinary log line (not an event), kept in order with the events."""
         with self._lock:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
 
-    def metrics(self, step: int, **values: float) -> Dict[str, Any]:
-        event: Dict[str, Any] = {"event": "metrics", "step": step}
-        for k, v in values.items():
-            if v is not None and isinstance(v, (int, float)) and math.isfinite(float(v)):
-                event[k] = float(v) if isinstance(v, float) else v
-        self.metrics_history.append(event)
-        self.emit(event)
-        return event
+    def metrics(self, step: int, **numbers: Any) -> Dict[str, Any]:
+        """A metrics event; values that are not finite numbers are left out (a NaN would
+        make the line invalid JSON, and the contract says numbers only)."""
+        event: Dict[str, Any] = {"event": "metrics", "step": int(step)}
+        for k, v in numbers.items():
+            if _finite_number(v):
+                event[k] = v if isinstance(v, int) else float(v)
+        with self._lock:
+            self.metrics_history.append(event)
+        return self.emit(event)
 
-    def write_result(self, result: Dict[str, Any]) -> None:
-        """result.json, replaced atomically: a reader sees the old one or the new one."""
-        tmp = self.out_dir / f".result.json.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, self.out_dir / "result.json")
+    def checkpoint(self, step: int, path: str) -> Dict[str, Any]:
+        return self.emit({"event": "checkpoint", "step": int(step), "path": path})
 
+    def write_result(self, result: Dict[str, Any]) -> Path:
+        """out/result.json, replaced atomically: a reader sees the old file or the new one, never half."""
+        target = self.out_dir / "result.json"
+        tmp = self.out_dir / f".result.json.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_text(json.dumps(_json_safe(result), indent=2, default=str, allow_nan=False) + "\n", encoding="utf-8")
+        os.replace(tmp, target)
+        return target
 
-def now() -> float:
-    return time.time()
+    def last_metrics(self) -> Optional[Dict[str, Any]]:
+        with self._lock:
+            return dict(self.metrics_history[-1]) if self.metrics_history else None

@@ -1,189 +1,309 @@
 """GRPO on exported rollout groups: group-normalised advantages, the clipped surrogate
-against the behaviour policy's logprobs, and a k3 KL term to the reference policy."""
+against the behaviour policy's logprobs, and a k3 KL term to the reference policy.
+
+Records are model calls; `group` is the task, so the calls of the rollouts of one task
+are compared with each other. A call's advantage is its reward minus its group's mean
+over the group's standard deviation (sample standard deviation, as TRL and verl compute
+it) plus adv_eps. A group of one record, or whose rewards are all equal, has no signal:
+its records get advantage 0, take no part in the update, and are counted.
+
+π_old is the behaviour policy: the logprobs the server returned when the record has
+token_ids and logprobs of the same length (then those exact tokens are scored), else the
+policy's own logprobs before this update (computed once, detached). The reference for
+the KL term is the base model with the adapter switched off (tiny: the starting weights).
+
+`grpo_update` is one update over a set of records and keeps its AdamW state on the policy
+object, so serve.py's /control/train can call it again and again; `run_grpo` is the job."""
 
 import math
 import random
 from collections import defaultdict
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
-from .backends import load_policy
 from .chat import prompt_and_completion_ids
-from .data import read_rl
-from .errors import SpecError, TrainingError
+from .data import check_rl_record, read_rl
+from .errors import DataError, TrainingError
 from .events import Emitter, now
-from .optim import make_optimizer, set_seed, step_optimizer
+from .optim import make_optimizer, optimizer_step, set_seed
+
+LOSS_AGGREGATIONS = ("seq-mean-token-mean", "token-mean")
 
 
-def group_advantages(rewards: Sequence[float], groups: Sequence[str], eps: float = 1e-6) -> Tuple[List[float], Dict[str, int]]:
-    """(reward - group mean) / (group std + eps) per record; a group of one record, or whose
-    rewards are all equal, carries no signal: its advantages are 0 and it is counted."""
-    by: Dict[str, List[float]] = defaultdict(list)
-    for r, g in zip(rewards, groups):
-        by[g].append(float(r))
-    stats = {}
-    flat = {"groups": len(by), "singleton_groups": 0, "zero_variance_groups": 0}
-    for g, rs in by.items():
-        mean = sum(rs) / len(rs)
-        std = math.sqrt(sum((x - mean) ** 2 for x in rs) / len(rs))
-        if len(rs) < 2:
-            flat["singleton_groups"] += 1
-        elif std == 0:
-            flat["zero_variance_groups"] += 1
-        stats[g] = (mean, std, len(rs) >= 2 and std > 0)
-    adv = []
-    for r, g in zip(rewards, groups):
-        mean, std, useful = stats[g]
-        adv.append((float(r) - mean) / (std + eps) if useful else 0.0)
-    return adv, flat
+# -- advantages (pure Python) ------------------------------------------------------------
 
-
-def grpo_loss(logp: List[torch.Tensor], old_logp: List[torch.Tensor], ref_logp: Optional[List[torch.Tensor]], advantages: Sequence[float],
-              clip_eps: float, kl_coef: float, loss_agg: str = "seq-mean-token-mean") -> Tuple[torch.Tensor, Dict[str, float]]:
-    """The loss over a batch of completions (lists of per-token logprobs) and its statistics."""
-    per_seq, all_tokens = [], []
-    clipped = tokens = 0
-    kl_sum = ratio_sum = 0.0
-    for i, lp in enumerate(logp):
-        a = float(advantages[i])
-        ratio = torch.exp(lp - old_logp[i].detach())
-        surr = torch.min(ratio * a, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * a)
-        loss_t = -surr
-        if ref_logp is not None and kl_coef > 0:
-            d = ref_logp[i].detach() - lp
-            kl = torch.exp(d) - d - 1
-            loss_t = loss_t + kl_coef * kl
-            kl_sum += float(kl.detach().sum())
-        per_seq.append(loss_t.mean())
-        all_tokens.append(loss_t)
-        clipped += int(((ratio - 1).abs() > clip_eps).sum())
-        ratio_sum += float(ratio.detach().sum())
-        tokens += lp.numel()
-    if loss_agg == "token-mean":
-        loss = torch.cat(all_tokens).mean()
-    else:
-        loss = torch.stack(per_seq).mean()
-    n = max(tokens, 1)
-    return loss, {"kl": kl_sum / n, "clip_frac": clipped / n, "ratio_mean": ratio_sum / n, "tokens": float(tokens)}
-
-
-class Prepared:
-    """A record as token ids, with its behaviour logprobs when the record carries usable ones."""
-
-    def __init__(self, ids: List[int], start: int, old: Optional[List[float]], reward: float, group: str) -> None:
-        self.ids, self.start, self.old, self.reward, self.group = ids, start, old, reward, group
-
-
-def prepare(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any]) -> Tuple[List[Prepared], int]:
-    out, dropped = [], 0
-    limit = policy.max_positions() if hasattr(policy, "max_positions") else None
-    for rec in records:
-        prompt, completion, sampled = prompt_and_completion_ids(policy.tokenizer, rec)
-        prompt = prompt[-int(hp["max_prompt_length"]):]
-        completion = completion[: int(hp["max_response_length"])]
-        if not completion or (limit and len(prompt) + len(completion) > limit):
-            dropped += 1
+def group_advantages(rewards_by_group: Mapping[str, Sequence[float]], eps: float = 1e-6) -> Dict[str, List[float]]:
+    """Per group, (r - mean) / (std + eps) for each reward, in order; all zeros for a
+    group of one record or with equal rewards. std is the sample standard deviation."""
+    out: Dict[str, List[float]] = {}
+    for group, rewards in rewards_by_group.items():
+        rs = [float(r) for r in rewards]
+        if len(rs) < 2 or max(rs) - min(rs) == 0:
+            out[group] = [0.0] * len(rs)
             continue
-        lps = rec.get("logprobs")
-        old = [float(x) for x in lps[: len(completion)]] if sampled and lps and len(lps) >= len(completion) else None
-        out.append(Prepared(prompt + completion, len(prompt), old, float(rec["reward"]), str(rec["group"])))
-    return out, dropped
+        mean = sum(rs) / len(rs)
+        std = math.sqrt(sum((r - mean) ** 2 for r in rs) / (len(rs) - 1))
+        out[group] = [(r - mean) / (std + eps) for r in rs]
+    return out
 
 
-def grpo_update(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], emitter: Emitter, step_offset: int = 0, on_step: Optional[Any] = None) -> Dict[str, Any]:
-    """One update pass over the records (`epochs` passes of `batch_size` records per optimizer
-    step, at most `max_steps` steps). The optimizer stays on the policy, so a server can call
-    this again with the next batch of groups."""
-    items, dropped = prepare(policy, records, hp)
-    if not items:
-        raise SpecError("no record fits max_prompt_length / max_response_length and the model's context — nothing to train on")
-    adv, flat = group_advantages([p.reward for p in items], [p.group for p in items], float(hp["adv_eps"]))
-    useful = [i for i, a in enumerate(adv) if a != 0.0]
-    if not hasattr(policy, "_grpo_opt"):
-        policy._grpo_opt = make_optimizer(policy.trainable_parameters(), float(hp["learning_rate"]))
-    if float(hp["kl_coef"]) > 0:
-        policy.freeze_reference()
-    params = policy.trainable_parameters()
-    bs, accum = int(hp["batch_size"]), int(hp["grad_accum"])
-    rng = random.Random(int(hp["seed"]) + step_offset)
-    # Behaviour logprobs missing: the policy before this update is the behaviour policy.
-    # Only records with a signal take part, so only theirs are needed.
+def signal_report(rewards_by_group: Mapping[str, Sequence[float]]) -> Dict[str, int]:
+    """How many groups there are, and how many carry no signal (one record, or equal rewards)."""
+    singleton = sum(1 for rs in rewards_by_group.values() if len(rs) < 2)
+    flat = sum(1 for rs in rewards_by_group.values() if len(rs) >= 2 and max(rs) - min(rs) == 0)
+    return {"groups": len(rewards_by_group), "singleton_groups": singleton, "zero_variance_groups": flat,
+            "useful_groups": len(rewards_by_group) - singleton - flat}
+
+
+# -- the loss (pure torch) ---------------------------------------------------------------
+
+def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return torch.where(mask, x, torch.zeros_like(x)).sum() / mask.sum().clamp(min=1)
+
+
+def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: Optional[torch.Tensor], advantages: Union[torch.Tensor, Sequence[float]],
+              mask: torch.Tensor, clip_eps: float, kl_coef: float, loss_agg: str = "seq-mean-token-mean") -> Tuple[torch.Tensor, Dict[str, float]]:
+    """The GRPO loss of a batch of completions, padded to [B, T] with `mask` marking
+    real tokens, and its statistics.
+
+    Per token: -min(ρA, clip(ρ, 1-ε, 1+ε)A) with ρ = exp(logp - old_logp), plus kl_coef ×
+    (exp(r) - r - 1) with r = ref_logp - logp (the k3 estimate of KL(π‖π_ref), ≥ 0 and 0
+    where the policies agree). seq-mean-token-mean averages each completion's tokens,
+    then the completions (every completion weighs the same); token-mean averages all
+    tokens (every token weighs the same). clip_frac is the share of tokens whose
+    gradient the clip switched off (ρ > 1+ε with A > 0, or ρ < 1-ε with A < 0)."""
+    if loss_agg not in LOSS_AGGREGATIONS:
+        raise ValueError(f"loss_agg must be one of {', '.join(LOSS_AGGREGATIONS)}, not {loss_agg!r}")
+    mask = mask.bool()
+    adv = torch.as_tensor(advantages, dtype=logp.dtype, device=logp.device).reshape(-1, 1)
+    zero = torch.zeros_like(logp)
+    # Padding positions are forced to logprob 0 so exp() there can never overflow into NaN.
+    delta = torch.where(mask, logp - old_logp.detach(), zero)
+    ratio = torch.exp(delta)
+    per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
+    kl = zero
+    if ref_logp is not None and kl_coef:
+        r = torch.where(mask, ref_logp.detach() - logp, zero)
+        kl = torch.exp(r) - r - 1
+        per_token = per_token + kl_coef * kl
+    per_token = torch.where(mask, per_token, zero)
+    counts = mask.sum(dim=1)
+    if loss_agg == "token-mean":
+        loss = per_token.sum() / counts.sum().clamp(min=1)
+    else:
+        has = counts > 0
+        loss = (per_token.sum(dim=1)[has] / counts[has]).mean() if bool(has.any()) else per_token.sum()
     with torch.no_grad():
-        for i in useful:
-            p = items[i]
-            if p.old is None:
-                p.old = policy.sequence_logprobs([p.ids], [p.start], reference=False)[0].detach().cpu().tolist()
+        clipped = ((ratio > 1 + clip_eps) & (adv > 0)) | ((ratio < 1 - clip_eps) & (adv < 0))
+        stats = {
+            "kl": float(_masked_mean(kl, mask)),
+            "clip_frac": float(_masked_mean(clipped.to(logp.dtype), mask)),
+            "ratio_mean": float(_masked_mean(ratio, mask)),
+            "tokens": float(mask.sum()),
+        }
+    return loss, stats
+
+
+def pad_rows(rows: Sequence[torch.Tensor], device: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+    """1-D tensors of different lengths as [B, T] (zeros after each row's end) and its mask;
+    gradients flow through."""
+    width = max(int(r.numel()) for r in rows)
+    values = torch.nn.utils.rnn.pad_sequence([r.to(device) for r in rows], batch_first=True) if width else torch.zeros((len(rows), 0), device=device)
+    mask = torch.zeros((len(rows), width), dtype=torch.bool, device=device)
+    for i, r in enumerate(rows):
+        mask[i, : int(r.numel())] = True
+    return values, mask
+
+
+# -- records as token ids ----------------------------------------------------------------
+
+@dataclass
+class Sample:
+    """One record ready for the update."""
+
+    ids: List[int]
+    start: int
+    reward: float
+    group: str
+    advantage: float
+    old: Optional[torch.Tensor] = None  # π_old per completion token
+    ref: Optional[torch.Tensor] = None  # π_ref per completion token
+    behaviour: bool = False  # old came from the record (the sampling server)
+
+
+def prepare_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any]) -> Tuple[List[Sample], Dict[str, int]]:
+    """Samples of the records (advantages over every record of each group, so a record
+    dropped for its length still counts in its group's statistics) and the counts of
+    what was left out."""
+    tok = policy.tokenizer
+    by_group: Dict[str, List[float]] = defaultdict(list)
+    for rec in records:
+        by_group[rec["group"]].append(rec["reward"])
+    adv_by_group = {g: iter(a) for g, a in group_advantages(by_group, float(hp["adv_eps"])).items()}
+    limit = policy.max_positions()
+    vocab = int(getattr(tok, "vocab_size", 0) or 0)
+    samples: List[Sample] = []
+    counts = {"dropped_too_long": 0, "dropped_empty": 0, "behaviour_logprobs": 0}
+    for rec in records:
+        advantage = next(adv_by_group[rec["group"]])
+        prompt, completion = prompt_and_completion_ids(tok, rec["messages"], rec.get("tools"), rec["completion"])
+        old: Optional[torch.Tensor] = None
+        sampled = rec.get("token_ids")
+        if sampled and (not vocab or all(0 <= t < vocab for t in sampled)):
+            completion = list(sampled)  # the exact tokens the behaviour policy sampled
+            lps = rec.get("logprobs")
+            if lps and len(lps) == len(sampled):
+                old = torch.tensor(lps, dtype=torch.float32)
+        if not completion:
+            counts["dropped_empty"] += 1
+            continue
+        if len(prompt) > int(hp["max_prompt_length"]) or len(completion) > int(hp["max_response_length"]) or (limit and len(prompt) + len(completion) > limit):
+            counts["dropped_too_long"] += 1
+            continue
+        counts["behaviour_logprobs"] += old is not None
+        samples.append(Sample(prompt + completion, len(prompt), float(rec["reward"]), rec["group"], advantage, old, None, old is not None))
+    return samples, counts
+
+
+def _chunks(items: Sequence[Any], n: int) -> List[Sequence[Any]]:
+    return [items[i : i + n] for i in range(0, len(items), n)]
+
+
+def planned_steps(useful: int, hp: Dict[str, Any]) -> int:
+    """Optimizer steps an update over `useful` records takes: epochs × ceil(ceil(useful / batch_size) / grad_accum), capped by max_steps > 0."""
+    if useful == 0:
+        return 0
+    per_epoch = math.ceil(math.ceil(useful / int(hp["batch_size"])) / int(hp["grad_accum"]))
+    total = per_epoch * max(1, int(hp["epochs"]))
+    return min(total, int(hp["max_steps"])) if int(hp["max_steps"]) > 0 else total
+
+
+def _update(policy: Any, samples: List[Sample], hp: Dict[str, Any], emitter: Emitter, step_offset: int,
+            on_step: Optional[Callable[[int], None]]) -> Tuple[int, Dict[str, Any]]:
+    useful = [s for s in samples if s.advantage != 0.0]
+    if not useful:
+        return 0, {}
+    bs, accum = int(hp["batch_size"]), int(hp["grad_accum"])
+    kl_coef, clip_eps, lr = float(hp["kl_coef"]), float(hp["clip_eps"]), float(hp["learning_rate"])
+
+    # π_old where the record did not bring it, and π_ref: once, before the first step.
+    with policy.eval_mode(), torch.no_grad():
+        missing = [s for s in useful if s.old is None]
+        for chunk in _chunks(missing, bs):
+            for s, lp in zip(chunk, policy.sequence_logprobs([s.ids for s in chunk], [s.start for s in chunk])):
+                s.old = lp.detach().float().cpu()
+        if kl_coef > 0:
+            for chunk in _chunks(useful, bs):
+                for s, lp in zip(chunk, policy.sequence_logprobs([s.ids for s in chunk], [s.start for s in chunk], reference=True)):
+                    s.ref = lp.detach().float().cpu()
+
+    params = policy.trainable_parameters()
+    if policy.optimizer is None:
+        policy.optimizer = make_optimizer(params, lr)
+    rng = random.Random(int(hp["seed"]) + step_offset)
+    max_steps = int(hp["max_steps"])
+    epochs = max(1, int(hp["epochs"]))
     steps = 0
     last: Dict[str, Any] = {}
-    max_steps = int(hp["max_steps"])
     policy.model.train()
-    for epoch in range(max(1, int(hp["epochs"]))):
-        order = rng.sample(useful, len(useful))
-        while order and (max_steps <= 0 or steps < max_steps):
-            stats_acc: Dict[str, float] = defaultdict(float)
-            losses, rewards = [], []
-            for _ in range(accum):
-                chosen, order = order[:bs], order[bs:]
-                if not chosen:
-                    break
-                batch = [items[i] for i in chosen]
-                logp = policy.sequence_logprobs([b.ids for b in batch], [b.start for b in batch])
-                old = [torch.tensor(b.old, device=policy.device) for b in batch]
-                ref = policy.sequence_logprobs([b.ids for b in batch], [b.start for b in batch], reference=True) if float(hp["kl_coef"]) > 0 else None
-                loss, st = grpo_loss(logp, old, ref, [adv[i] for i in chosen], float(hp["clip_eps"]), float(hp["kl_coef"]), str(hp["loss_agg"]))
-                if not torch.isfinite(loss):
-                    raise TrainingError(f"the GRPO loss is {float(loss)} — lower learning_rate")
-                (loss / accum).backward()
-                losses.append(float(loss))
-                rewards += [b.reward for b in batch]
-                for k, v in st.items():
-                    stats_acc[k] += v / accum
-            if not losses:
+    for epoch in range(epochs):
+        order = rng.sample(range(len(useful)), len(useful))
+        groups_of_micro = _chunks(_chunks(order, bs), accum)
+        for k, micro in enumerate(groups_of_micro):
+            if max_steps > 0 and steps >= max_steps:
                 break
-            grad_norm = step_optimizer(policy._grpo_opt, params, float(hp["learning_rate"]))
+            sums: Dict[str, float] = defaultdict(float)
+            batch_all: List[Sample] = []
+            for mb in micro:
+                batch = [useful[i] for i in mb]
+                batch_all += batch
+                logp, mask = pad_rows(policy.sequence_logprobs([s.ids for s in batch], [s.start for s in batch]), policy.device)
+                old, _ = pad_rows([s.old for s in batch], policy.device)
+                ref = pad_rows([s.ref for s in batch], policy.device)[0] if kl_coef > 0 else None
+                loss, st = grpo_loss(logp, old, ref, [s.advantage for s in batch], mask, clip_eps, kl_coef, str(hp["loss_agg"]))
+                if not torch.isfinite(loss):
+                    raise TrainingError(f"the GRPO loss is {float(loss)} at step {step_offset + steps + 1} — lower learning_rate")
+                (loss / len(micro)).backward()
+                sums["loss"] += float(loss) / len(micro)
+                for key in ("kl", "clip_frac", "ratio_mean"):
+                    sums[key] += st[key] / len(micro)
+                sums["tokens"] += st["tokens"]
+            grad_norm = optimizer_step(policy.optimizer, params, lr)
             steps += 1
+            rewards = [s.reward for s in batch_all]
             mean_r = sum(rewards) / len(rewards)
-            last = emitter.metrics(step_offset + steps, epoch=epoch, loss=sum(losses) / len(losses), reward_mean=mean_r,
-                                   reward_std=math.sqrt(sum((r - mean_r) ** 2 for r in rewards) / len(rewards)),
-                                   advantage_abs=sum(abs(adv[i]) for i in range(len(items))) / len(items),
-                                   kl=stats_acc["kl"], clip_frac=stats_acc["clip_frac"], ratio_mean=stats_acc["ratio_mean"],
-                                   lr=float(hp["learning_rate"]), grad_norm=grad_norm)
-            if on_step:
+            last = emitter.metrics(step_offset + steps, epoch=epoch + (k + 1) / len(groups_of_micro), loss=sums["loss"],
+                                   reward_mean=mean_r, reward_std=math.sqrt(sum((r - mean_r) ** 2 for r in rewards) / len(rewards)),
+                                   advantage_abs=sum(abs(s.advantage) for s in batch_all) / len(batch_all),
+                                   kl=sums["kl"], clip_frac=sums["clip_frac"], ratio_mean=sums["ratio_mean"],
+                                   lr=lr, grad_norm=grad_norm, tokens=int(sums["tokens"]))
+            if on_step is not None:
                 on_step(step_offset + steps)
         if max_steps > 0 and steps >= max_steps:
             break
-    return {"steps": steps, "records": len(items), "dropped": dropped, "useful": len(useful), **flat,
+    return steps, last
+
+
+def _summary(samples: List[Sample], counts: Dict[str, int], report: Dict[str, int], steps: int, last: Dict[str, Any]) -> Dict[str, Any]:
+    return {"steps": steps, "records": len(samples), "useful": sum(1 for s in samples if s.advantage != 0.0), **report, **counts,
             "metrics": {k: v for k, v in last.items() if k != "event"}}
 
 
+def grpo_update(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], emitter: Emitter, step_offset: int = 0,
+                on_step: Optional[Callable[[int], None]] = None) -> Dict[str, Any]:
+    """One GRPO update over `records` (RL records as exported; checked here, DataError
+    naming records[i] otherwise): `epochs` passes over the records with a signal, in
+    optimizer steps of batch_size × grad_accum records, at most max_steps (> 0) steps,
+    metrics events numbered from step_offset + 1. The caller holds policy.lock.
+
+    Returns {steps, records, useful, groups, singleton_groups, zero_variance_groups,
+    useful_groups, dropped_too_long, dropped_empty, behaviour_logprobs, metrics}; steps is
+    0 when no group has a signal (nothing is changed then)."""
+    checked = [check_rl_record(rec, f"records[{i}]") for i, rec in enumerate(records)]
+    by_group: Dict[str, List[float]] = defaultdict(list)
+    for rec in checked:
+        by_group[rec["group"]].append(rec["reward"])
+    samples, counts = prepare_samples(policy, checked, hp)
+    steps, last = _update(policy, samples, hp, emitter, step_offset, on_step)
+    return _summary(samples, counts, signal_report(by_group), steps, last)
+
+
 def run_grpo(spec: Any, emitter: Emitter) -> Dict[str, Any]:
+    """The grpo job: returns the fields of a succeeded result.json."""
+    from .backends import load_policy
+
     hp = spec.hyperparameters
     set_seed(hp["seed"])
     records = read_rl(spec.path(spec.train))
+    by_group: Dict[str, List[float]] = defaultdict(list)
+    for rec in records:
+        by_group[rec["group"]].append(rec["reward"])
+    report = signal_report(by_group)
+    if report["useful_groups"] == 0:
+        raise DataError(f"{spec.train}: no group has two records with different rewards ({report['singleton_groups']} single-record groups, "
+                        f"{report['zero_variance_groups']} with equal rewards) — GRPO has nothing to learn; sample more rollouts per task")
     policy = load_policy(spec)
-    groups = len({r["group"] for r in records})
-    emitter.emit({"event": "start", "job": spec.id, "phase": "grpo", **policy.describe(), "examples": len(records), "groups": groups, "time": now()})
-    small = [g for g, n in _group_sizes(records).items() if n < int(hp["group_size"])]
-    if small:
-        emitter.log(f"note: {len(small)} of {groups} groups have fewer than group_size {hp['group_size']} records")
+    samples, counts = prepare_samples(policy, records, hp)
+    useful = sum(1 for s in samples if s.advantage != 0.0)
+    if useful == 0:
+        raise DataError(f"{spec.train}: every record with a signal is longer than max_prompt_length {hp['max_prompt_length']} / "
+                        f"max_response_length {hp['max_response_length']} or the model's context — raise them, or export shorter calls")
+    total = planned_steps(useful, hp)
+    emitter.emit({"event": "start", "job": spec.id, "phase": "grpo", **policy.describe(), "examples": len(records), "steps": total,
+                  "useful_records": useful, **report, **counts, "time": now()})
+    sizes = [len(rs) for rs in by_group.values()]
+    if any(n != int(hp["group_size"]) for n in sizes):
+        emitter.log(f"note: group sizes {min(sizes)}..{max(sizes)} records (group_size {hp['group_size']}); advantages are normalised within each group as it is")
     every = int(hp["save_steps"])
 
     def checkpoint(step: int) -> None:
         if every > 0 and step % every == 0:
             policy.save_adapter(spec.out / f"checkpoint-{step}")
-            emitter.emit({"event": "checkpoint", "step": step, "path": f"{spec.output_dir}/checkpoint-{step}"})
+            emitter.checkpoint(step, f"{spec.output_dir}/checkpoint-{step}")
 
-    out = grpo_update(policy, records, hp, emitter, on_step=checkpoint)
-    if out["useful"] == 0:
-        raise SpecError(f"no group has two records with different rewards ({out['singleton_groups']} single-record groups, {out['zero_variance_groups']} with equal rewards) — GRPO has nothing to learn; gather more samples per task")
+    steps, last = _update(policy, samples, hp, emitter, 0, checkpoint)
     policy.save_adapter(spec.out / "adapter")
-    return {"adapter": f"{spec.output_dir}/adapter", "merged": None, "steps": out["steps"], "examples": out["records"], "metrics": out["metrics"], "groups": out["groups"],
-            "singleton_groups": out["singleton_groups"], "zero_variance_groups": out["zero_variance_groups"], "backend": policy.backend}
-
-
-def _group_sizes(records: List[Dict[str, Any]]) -> Dict[str, int]:
-    sizes: Dict[str, int] = defaultdict(int)
-    for r in records:
-        sizes[r["group"]] += 1
-    return sizes
+    summary = _summary(samples, counts, report, steps, last)
+    return {"adapter": f"{spec.output_dir}/adapter", "merged": None, "examples": len(records), **summary}

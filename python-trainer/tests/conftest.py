@@ -1,6 +1,13 @@
+"""Shared test helpers: a job bundle like the one Rollout Lab writes (job.yaml plus a
+copy of the golden export fixtures), and running the CLI in it."""
+
+import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -9,16 +16,19 @@ GOLDEN = ROOT.parent / "test" / "fixtures" / "train" / "golden"
 sys.path.insert(0, str(ROOT))
 
 TINY = {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "max_positions": 1024}
+PREFIX = "@rollout-trainer "
 
 
-def write_bundle(tmp: Path, kind: str, data: str = None, hp: dict = None, extra: str = "") -> Path:
-    """A job bundle like the one Rollout Lab writes: job.yaml and the data."""
+def write_bundle(tmp: Path, kind: str, data: Optional[str] = None, hp: Optional[Dict[str, Any]] = None, extra: str = "") -> Path:
+    """job.yaml for a tiny-model job in tmp, with `data` (a golden fixture) copied to
+    data/; `extra` is appended inside the model mapping (e.g. ", adapter: adapters/v1")."""
     (tmp / "data").mkdir(parents=True, exist_ok=True)
     train = "null"
     if data:
         shutil.copy(GOLDEN / data, tmp / "data" / data)
         train = f"data/{data}"
-    hp_text = ", ".join(f"{k}: {v}" for k, v in (hp or {}).items())
+    hp_text = ", ".join(f"{k}: {json.dumps(v) if isinstance(v, (str, list)) else v}" for k, v in (hp or {}).items())
+    hp_text = hp_text.replace(": True", ": true").replace(": False", ": false")
     (tmp / "job.yaml").write_text(
         f"""apiVersion: rollout-lab/v1
 kind: TrainingJob
@@ -40,3 +50,18 @@ command: [python3, -m, rollout_trainer, {kind}, --spec, job.yaml]
 @pytest.fixture
 def bundle(tmp_path):
     return lambda kind, data=None, hp=None, extra="": write_bundle(tmp_path, kind, data, hp, extra)
+
+
+def run_cli(cwd: Path, *args: str, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    """python -m rollout_trainer ARGS in cwd, with only this package on the path."""
+    base = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "rollout_trainer", *args], cwd=cwd, capture_output=True, text=True, env={**base, **(env or {})}, timeout=600)
+
+
+def events_of(stdout: str) -> List[Dict[str, Any]]:
+    return [json.loads(line[len(PREFIX):]) for line in stdout.splitlines() if line.startswith(PREFIX)]
+
+
+def golden(name: str) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in (GOLDEN / name).read_text(encoding="utf-8").splitlines() if line.strip()]

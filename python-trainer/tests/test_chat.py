@@ -1,50 +1,152 @@
-import json
+"""Assistant-only labels and GRPO's prompt/completion split, on the tiny tokenizer and on
+templates that are not prefix-stable."""
 
-from conftest import GOLDEN
+from conftest import golden
 from rollout_trainer.backends.tiny import ByteChatTokenizer
-from rollout_trainer.chat import IGNORE, assistant_labels, prompt_and_completion_ids
+from rollout_trainer.chat import IGNORE, assistant_labels, assistant_spans, prompt_and_completion_ids
+
+HEADER = "<|im_start|>assistant\n"
 
 
-def records(name):
-    return [json.loads(l) for l in (GOLDEN / name).read_text().splitlines() if l.strip()]
+def learnt_text(tok, ids, labels):
+    """The learnt tokens as text, one string per contiguous run."""
+    runs, cur = [], []
+    for i, label in zip(ids, labels):
+        if label != IGNORE:
+            assert label == i
+            cur.append(i)
+        elif cur:
+            runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    return ["".join(tok.token_text(i) for i in run).encode("latin-1").decode("utf-8") for run in runs]
 
 
-def test_only_assistant_bodies_and_their_end_of_turn_are_learnt():
+def expected_bodies(tok, messages):
+    return [tok.render([m])[len(HEADER):-1] for m in messages if m["role"] == "assistant"]  # body + <|im_end|>, no newline
+
+
+def test_exactly_the_assistant_bodies_and_their_end_of_turn_are_learnt():
     tok = ByteChatTokenizer()
-    for rec in records("sft.jsonl"):
+    for rec in golden("sft.jsonl"):
         ids, labels = assistant_labels(tok, rec["messages"], rec["tools"])
-        assert len(ids) == len(labels)
-        assert ids == tok.encode(tok.render(rec["messages"], rec["tools"] or None))
-        learnt = tok.decode([i for i, l in zip(ids, labels) if l != IGNORE])
-        expected = ""
-        for m in rec["messages"]:
-            if m["role"] == "assistant":
-                part = tok.render([m])[len("<|im_start|>assistant\n"):]
-                expected += part.replace("<|im_end|>", "")
-        assert learnt == expected
-        # The header of an assistant turn is never learnt.
-        assert "<|im_start|>assistant" not in tok.decode([i for i, l in zip(ids, labels) if l != IGNORE])
+        assert ids == tok.encode(tok.render(rec["messages"], rec["tools"])), "tokenised exactly as the server would"
+        assert len(labels) == len(ids)
+        runs = learnt_text(tok, ids, labels)
+        assert runs == expected_bodies(tok, rec["messages"])
+        assert all(r.endswith("<|im_end|>") and not r.startswith("<|im_start|>") for r in runs)
 
 
-def test_a_tool_call_turn_is_learnt_with_its_call():
+def test_tool_call_turns_are_learnt_with_their_calls_and_tool_results_are_not():
     tok = ByteChatTokenizer()
-    rec = next(r for r in records("sft.jsonl") if any(m["role"] == "tool" for m in r["messages"]))
+    rec = next(r for r in golden("sft.jsonl") if any(m["role"] == "tool" for m in r["messages"]))
     ids, labels = assistant_labels(tok, rec["messages"], rec["tools"])
-    learnt = tok.decode([i for i, l in zip(ids, labels) if l != IGNORE])
-    assert "<tool_call>" in learnt and '"name": "pubmed_search"' in learnt
+    runs = learnt_text(tok, ids, labels)
+    assert len(runs) == 2, "both assistant turns"
+    assert runs[0].startswith("<tool_call>{\"name\": \"pubmed_search\", \"arguments\": {") and runs[0].endswith("</tool_call><|im_end|>")
     tool_result = next(m["content"] for m in rec["messages"] if m["role"] == "tool")
-    assert tool_result not in learnt
+    assert all(tool_result not in r for r in runs)
+    assert all("# Tools" not in r for r in runs)
 
 
-def test_grpo_completion_ids_follow_the_prompt_or_are_the_sampled_ones():
+class NoOffsets:
+    """The tiny tokenizer without encode_with_offsets: pieces are encoded one by one."""
+
+    def __init__(self):
+        self.tok = ByteChatTokenizer()
+        self.eos_token_id = self.tok.eos_token_id
+        self.end_of_turn_ids = self.tok.end_of_turn_ids
+
+    def render(self, *a, **k):
+        return self.tok.render(*a, **k)
+
+    def encode(self, text):
+        return self.tok.encode(text)
+
+
+class ForgetfulTemplate(NoOffsets):
+    """A template that rewrites earlier turns (like those that drop old reasoning): an
+    assistant message followed by more messages loses its text after the first word."""
+
+    def render(self, messages, tools=None, add_generation_prompt=False):
+        msgs = [dict(m) for m in messages]
+        for i, m in enumerate(msgs[:-1]):
+            if m["role"] == "assistant" and m.get("content"):
+                m["content"] = m["content"].split(" ")[0]
+        return self.tok.render(msgs, tools, add_generation_prompt)
+
+
+def test_without_offsets_the_pieces_give_the_same_labels():
+    for rec in golden("sft.jsonl"):
+        assert assistant_labels(NoOffsets(), rec["messages"], rec["tools"]) == assistant_labels(ByteChatTokenizer(), rec["messages"], rec["tools"])
+
+
+def test_a_template_that_rewrites_earlier_turns_falls_back_to_token_prefixes():
+    tok = ForgetfulTemplate()
+    messages = [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "first answer here"},
+                {"role": "user", "content": "q2"}, {"role": "assistant", "content": "second answer"}]
+    assert assistant_spans(tok, messages, None) is None
+    ids, labels = assistant_labels(tok, messages, None)
+    assert ids == tok.encode(tok.render(messages))
+    runs = learnt_text(tok.tok, ids, labels)
+    assert runs[-1] == "second answer<|im_end|>"
+    joined = "".join(runs)
+    assert "q1" not in joined and "q2" not in joined and "<|im_start|>" not in joined
+
+
+def test_a_grpo_completion_is_what_follows_the_generation_prompt_through_its_end_of_turn():
     tok = ByteChatTokenizer()
-    rec = records("rl-equal.jsonl")[1]
-    prompt, completion, sampled = prompt_and_completion_ids(tok, rec)
-    assert not sampled
-    assert tok.decode(prompt + completion) == tok.decode(tok.encode(tok.render(rec["messages"] + [{"role": "assistant", "content": rec["completion"]["text"]}], rec["tools"])))
-    ids = tok.encode("hi")
-    prompt2, completion2, sampled2 = prompt_and_completion_ids(tok, {**rec, "token_ids": ids})
-    assert sampled2 and completion2 == ids and prompt2 == prompt
-    # Ids outside the vocabulary (another model's) are not trusted.
-    _, completion3, sampled3 = prompt_and_completion_ids(tok, {**rec, "token_ids": [10**6]})
-    assert not sampled3 and completion3 == completion
+    rec = golden("rl-equal.jsonl")[0]  # a tool-call completion
+    prompt, completion = prompt_and_completion_ids(tok, rec["messages"], rec["tools"], rec["completion"])
+    assert prompt == tok.encode(tok.render(rec["messages"], rec["tools"], add_generation_prompt=True))
+    assert completion[-1] == tok.eos_token_id
+    text = tok.decode(completion)
+    assert text == '<tool_call>{"name": "protein_lookup", "arguments": {"name": "GLP-1"}}</tool_call>'
+    full = tok.encode(tok.render(rec["messages"] + [{"role": "assistant", "content": "", "tool_calls": rec["completion"]["tool_calls"]}], rec["tools"]))
+    assert prompt + completion == full[:-1], "everything but the newline after <|im_end|>"
+    same = prompt_and_completion_ids(tok, rec["messages"], rec["tools"], {"role": "assistant", "content": "", "tool_calls": rec["completion"]["tool_calls"]})
+    assert same == (prompt, completion)
+
+
+def test_the_transformers_tokenizer_wrapper_gives_templates_objects_and_text():
+    """HfTokenizer around a stand-in for a transformers tokenizer (the tiny one): tool-call
+    arguments reach the template as objects (templates apply tojson to them), content is
+    never null, a missing pad token falls back to eos, and labels match the tiny ones."""
+    from rollout_trainer.backends.hf import HfTokenizer
+
+    tiny = ByteChatTokenizer()
+    seen = []
+
+    class StandIn:
+        chat_template = "chatml"
+        eos_token, eos_token_id, pad_token_id, is_fast = "<|im_end|>", tiny.eos_token_id, None, True
+
+        def get_vocab(self):
+            return {"<|im_end|>": tiny.eos_token_id, "<|endoftext|>": tiny.special_ids["<|endoftext|>"]}
+
+        def __len__(self):
+            return tiny.vocab_size
+
+        def __setattr__(self, name, value):
+            if name == "pad_token":
+                object.__setattr__(self, "pad_token_id", tiny.eos_token_id if value == "<|im_end|>" else None)
+            object.__setattr__(self, name, value)
+
+        def apply_chat_template(self, messages, tools=None, add_generation_prompt=False, tokenize=True):
+            assert tokenize is False
+            seen.extend(messages)
+            return tiny.render(messages, tools, add_generation_prompt)
+
+        def __call__(self, text, add_special_tokens=True, return_offsets_mapping=False):
+            assert add_special_tokens is False
+            ids, offsets = tiny.encode_with_offsets(text)
+            return {"input_ids": ids, "offset_mapping": offsets} if return_offsets_mapping else {"input_ids": ids}
+
+    tok = HfTokenizer(StandIn())
+    assert tok.pad_token_id == tok.eos_token_id and tok.end_of_turn_ids == tiny.end_of_turn_ids
+    for rec in golden("sft.jsonl"):
+        assert assistant_labels(tok, rec["messages"], rec["tools"]) == assistant_labels(tiny, rec["messages"], rec["tools"])
+    calls = [c for m in seen for c in m.get("tool_calls") or []]
+    assert calls and all(isinstance(c["function"]["arguments"], dict) for c in calls)
+    assert all(isinstance(m["content"], str) for m in seen)

@@ -1,81 +1,189 @@
-"""What both backends share: per-token logprobs of completions, sampling, the lock."""
+"""What both backends share: per-token logprobs of completions, sampling, the lock.
 
+The Policy interface (serve.py, sft.py and grpo.py depend on exactly this):
+
+- `tokenizer`: `render(messages, tools=None, add_generation_prompt=False) -> str`,
+  `encode(text) -> list[int]`, `decode(ids) -> str`, `token_text(id) -> str`,
+  `eos_token_id`, `pad_token_id`, `end_of_turn_ids`, `vocab_size`
+- `model` (the torch.nn.Module being trained), `device`, `backend` ('tiny' |
+  'transformers'), `base_model`, `version` (the adapter's name, or "base")
+- `sequence_logprobs(input_ids, completion_starts, reference=False, temperature=1.0)`
+- `generate(prompt_ids, max_new_tokens, temperature, top_p, seed, stop_ids=None)`
+- `trainable_parameters()`, `save_adapter(dir)`, `load_adapter(dir, version)`,
+  `merge_and_save(dir)`, `lock` (an RLock around model access), `optimizer` (kept
+  here so repeated GRPO updates in a server continue one AdamW state; None after a load)
+
+Subclasses provide `_forward(ids, mask, keep, reference)` (the logits of the last `keep`
+positions of a left-padded batch) and may replace `_gen_start`/`_gen_next` (the tiny
+model recomputes the whole sequence per token; transformers models keep a KV cache)."""
+
+import contextlib
+import random
 import threading
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import torch
 
+from ..chat import end_of_turn_ids
 
-def pad_batch(seqs: Sequence[Sequence[int]], pad: int, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor]:
+
+def left_pad(seqs: Sequence[Sequence[int]], pad: int, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(ids, attention mask) of a batch padded on the left, so every sequence ends at the
+    last position: the completions then line up at the end, and a model that can compute
+    only its last positions' logits need not compute the prompts' (which are most of
+    the tokens, and, over a 150k vocabulary, most of the memory)."""
     width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    ids = torch.full((len(seqs), width), int(pad), dtype=torch.long)
     mask = torch.zeros((len(seqs), width), dtype=torch.long)
     for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.tensor(list(s), dtype=torch.long)
-        mask[i, : len(s)] = 1
+        if len(s):
+            ids[i, width - len(s):] = torch.tensor(list(s), dtype=torch.long)
+            mask[i, width - len(s):] = 1
     return ids.to(device), mask.to(device)
 
 
+def positions(mask: torch.Tensor) -> torch.Tensor:
+    """Position ids that start at 0 on each sequence's first real token (left padding)."""
+    return (mask.long().cumsum(-1) - 1).clamp(min=0)
+
+
+def sample_token(logits: torch.Tensor, temperature: float, top_p: float, gen: torch.Generator) -> int:
+    """Greedy at temperature <= 0; otherwise a draw from softmax(logits / T) cut to the
+    smallest set of tokens whose probability reaches top_p (nucleus sampling)."""
+    if temperature <= 0:
+        return int(torch.argmax(logits))
+    probs = torch.softmax(logits.float().cpu() / temperature, dim=-1)
+    if 0 < top_p < 1:
+        sorted_p, order = torch.sort(probs, descending=True)
+        keep = (torch.cumsum(sorted_p, dim=0) - sorted_p) < top_p
+        probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_p[keep])
+    return int(torch.multinomial(probs / probs.sum(), 1, generator=gen))
+
+
 class PolicyBase:
-    """Subclasses set model, tokenizer, device, backend, base_model, version and implement
-    `_logits(ids, mask, reference)`, `save_adapter`, `load_adapter`, `merge_and_save`."""
+    backend = "base"
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        self.optimizer: Optional[torch.optim.Optimizer] = None
+        self.version = "base"
 
-    def _logits(self, ids: torch.Tensor, mask: torch.Tensor, reference: bool) -> torch.Tensor:
+    # -- what subclasses provide -------------------------------------------------------
+
+    def _forward(self, ids: torch.Tensor, mask: torch.Tensor, keep: int, reference: bool) -> torch.Tensor:
+        """Logits [B, keep, V] of the last `keep` positions of a left-padded batch."""
         raise NotImplementedError
+
+    def max_positions(self) -> Optional[int]:
+        """The longest sequence the model takes, where it has a limit."""
+        return None
+
+    def save_adapter(self, directory: Any) -> None:
+        raise NotImplementedError
+
+    def load_adapter(self, directory: Any, version: str) -> None:
+        raise NotImplementedError
+
+    def merge_and_save(self, directory: Any) -> None:
+        raise NotImplementedError
+
+    # -- shared ----------------------------------------------------------------------
+
+    def forward_logits(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Logits [B, T, V] of a left-padded batch under the policy, with the graph."""
+        return self._forward(ids, mask, ids.shape[1], False)
 
     def trainable_parameters(self) -> List[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
 
-    def sequence_logprobs(self, input_ids: Sequence[Sequence[int]], completion_starts: Sequence[int], reference: bool = False, temperature: float = 1.0) -> List[torch.Tensor]:
-        ids, mask = pad_batch(input_ids, self.tokenizer.pad_token_id, self.device)
-        ctx = torch.no_grad() if reference else torch.enable_grad()
-        with ctx:
-            logits = self._logits(ids, mask, reference).float()
-            if temperature and temperature != 1.0:
-                logits = logits / temperature
-            logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-        out = []
-        for i, (seq, start) in enumerate(zip(input_ids, completion_starts)):
-            out.append(logp[i, start - 1 : len(seq) - 1])
-        return out
-
-    @torch.no_grad()
-    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float, top_p: float, seed: Optional[int], stop_ids: Optional[Set[int]] = None) -> Tuple[List[int], List[float]]:
-        """Samples token by token (greedy at temperature 0); returns the ids and their logprobs under the policy."""
-        gen = torch.Generator(device="cpu")
-        gen.manual_seed(seed if seed is not None else torch.seed() % (2**31))
-        stops = set(stop_ids or ()) | {self.tokenizer.eos_token_id}
-        ids = list(prompt_ids)
-        out: List[int] = []
-        lps: List[float] = []
-        limit = self.max_positions() if hasattr(self, "max_positions") else None
-        for _ in range(max_new_tokens):
-            window = ids[-limit:] if limit else ids
-            x = torch.tensor([window], dtype=torch.long, device=self.device)
-            logits = self._logits(x, torch.ones_like(x), False)[0, -1].float()
-            logprobs = torch.log_softmax(logits, dim=-1)
-            if temperature <= 0:
-                nxt = int(torch.argmax(logprobs))
-            else:
-                probs = torch.softmax(logits / temperature, dim=-1).cpu()
-                if 0 < top_p < 1:
-                    sorted_p, order = torch.sort(probs, descending=True)
-                    keep = torch.cumsum(sorted_p, dim=0) - sorted_p < top_p
-                    probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_p[keep])
-                    probs = probs / probs.sum()
-                nxt = int(torch.multinomial(probs, 1, generator=gen))
-            out.append(nxt)
-            lps.append(float(logprobs[nxt]))
-            ids.append(nxt)
-            if nxt in stops:
-                break
-        return out, lps
-
-    def freeze_reference(self) -> None:
-        """Snapshot the reference policy before the first update, where the backend needs one."""
-
     def describe(self) -> Dict[str, str]:
         return {"backend": self.backend, "device": str(self.device), "base_model": self.base_model, "version": self.version}
+
+    @contextlib.contextmanager
+    def eval_mode(self) -> Iterator[None]:
+        """Dropout off (and, for transformers, the KV cache usable) for a while."""
+        was = self.model.training
+        self.model.eval()
+        try:
+            yield
+        finally:
+            self.model.train(was)
+
+    def sequence_logprobs(self, input_ids: Sequence[Sequence[int]], completion_starts: Sequence[int], reference: bool = False,
+                          temperature: float = 1.0) -> List[torch.Tensor]:
+        """Per sequence, the logprob of each completion token (ids[start:]) given what
+        precedes it: a 1-D float32 tensor of len(ids) - start values. With the graph
+        (for the loss) unless reference=True, which scores the reference policy (the
+        adapter switched off, or the tiny model's frozen starting copy) without one."""
+        if not input_ids:
+            return []
+        if len(input_ids) != len(completion_starts):
+            raise ValueError(f"{len(input_ids)} sequences but {len(completion_starts)} completion starts")
+        comp = []
+        for seq, start in zip(input_ids, completion_starts):
+            if not 1 <= start <= len(seq):
+                raise ValueError(f"completion start {start} outside 1..{len(seq)}: a completion needs a token before it")
+            comp.append(len(seq) - start)
+        ids, mask = left_pad(input_ids, self.tokenizer.pad_token_id, self.device)
+        width = ids.shape[1]
+        keep = min(width, max(comp) + 1)
+        ctx = torch.no_grad() if reference else contextlib.nullcontext()
+        out: List[torch.Tensor] = []
+        with ctx:
+            logits = self._forward(ids, mask, keep, reference)
+            for i, c in enumerate(comp):
+                if c == 0:
+                    out.append(torch.zeros(0, device=self.device))
+                    continue
+                rows = logits[i, keep - c - 1 : keep - 1].float()
+                if temperature and temperature != 1.0:
+                    rows = rows / temperature
+                targets = ids[i, width - c:]
+                out.append(torch.log_softmax(rows, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1))
+        return out
+
+    def _gen_start(self, prompt_ids: List[int]) -> Tuple[torch.Tensor, Any]:
+        """(next-token logits, state) after the prompt."""
+        x = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
+        return self._forward(x, torch.ones_like(x), 1, False)[0, -1], list(prompt_ids)
+
+    def _gen_next(self, state: Any, token: int) -> Tuple[torch.Tensor, Any]:
+        """(next-token logits, state) after one more token."""
+        state = state + [token]
+        x = torch.tensor([state], dtype=torch.long, device=self.device)
+        return self._forward(x, torch.ones_like(x), 1, False)[0, -1], state
+
+    @torch.no_grad()
+    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float, top_p: float, seed: Optional[int],
+                 stop_ids: Optional[Set[int]] = None) -> Tuple[List[int], List[float]]:
+        """Samples up to max_new_tokens after the prompt, stopping after an end-of-turn
+        token or one of stop_ids (which is kept, as vLLM keeps the EOS in token_ids).
+        Returns the ids and their logprobs under the policy at temperature 1 (the raw
+        distribution, as vLLM reports by default and as GRPO's ratio expects).
+        The same seed gives the same completion."""
+        if not prompt_ids:
+            raise ValueError("an empty prompt: render the conversation with add_generation_prompt=True first")
+        limit = self.max_positions()
+        if limit is not None:
+            room = limit - len(prompt_ids)
+            if room <= 0:
+                raise ValueError(f"the prompt has {len(prompt_ids)} tokens; the model takes at most {limit}")
+            max_new_tokens = min(max_new_tokens, room)
+        gen = torch.Generator()
+        gen.manual_seed(int(seed) if seed is not None else random.SystemRandom().randrange(2**63))
+        stops = set(stop_ids or ()) | end_of_turn_ids(self.tokenizer)
+        out: List[int] = []
+        lps: List[float] = []
+        with self.eval_mode():
+            if max_new_tokens <= 0:
+                return out, lps
+            logits, state = self._gen_start(list(prompt_ids))
+            for n in range(max_new_tokens):
+                logits = logits.float()
+                token = sample_token(logits, float(temperature), float(top_p), gen)
+                out.append(token)
+                lps.append(float(torch.log_softmax(logits, dim=-1)[token]))
+                if token in stops or n == max_new_tokens - 1:
+                    break
+                logits, state = self._gen_next(state, token)
+        return out, lps

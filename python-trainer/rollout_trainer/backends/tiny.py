@@ -1,96 +1,142 @@
 """The trainer's own small causal language model in plain torch, with a byte-level
-tokenizer and a ChatML-style template. It trains for real on a CPU, which is what lets the
-whole job (spec, data, SFT, GRPO, serving, launchers) be tested on machines without a GPU
-or Hugging Face libraries. Its "adapter" is its full weights."""
+tokenizer and a ChatML-style template.
+
+It trains for real on a CPU in seconds, which is what lets the whole job (spec, data,
+SFT, GRPO, serving, the launchers, Rollout Lab's job follower) be tested end to end on
+machines without a GPU or the Hugging Face libraries. It is not a useful language model.
+
+Its "adapter" is its full weights (tiny_model.pt) with its config (tiny_config.json);
+its reference policy for GRPO's KL term is a frozen copy of the weights it started from
+(a random initialisation is no reference worth staying close to)."""
 
 import copy
 import json
+import math
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from torch import nn
 
+from ..data import tool_call_arguments
 from ..errors import SpecError
-from .common import PolicyBase
+from .common import PolicyBase, positions
 
 SPECIALS = ["<|pad|>", "<|im_start|>", "<|im_end|>", "<|endoftext|>"]
-DEFAULT_CONFIG = {"hidden_size": 64, "num_layers": 2, "num_heads": 4, "max_positions": 2048, "seed": 0}
+DEFAULT_CONFIG: Dict[str, Any] = {"vocab": "bytes", "hidden_size": 64, "num_layers": 2, "num_heads": 4, "max_positions": 2048, "seed": 0}
+ARCHITECTURE = ("vocab", "hidden_size", "num_layers", "num_heads", "max_positions")
+WEIGHTS = "tiny_model.pt"
+CONFIG = "tiny_config.json"
 
 
 class ByteChatTokenizer:
-    """Bytes 0-255 plus the special tokens; tools go in the system turn, tool calls are
-    written `<tool_call>{"name":..,"arguments":{..}}</tool_call>` as Hermes-style templates do."""
+    """UTF-8 bytes (ids 0-255) plus special tokens. The template is ChatML: tools are
+    listed in the system turn, and assistant tool calls are written
+    `<tool_call>{"name": .., "arguments": {..}}</tool_call>` after the text, as
+    Hermes-style templates (Qwen's) do and as serve parses them back."""
 
     def __init__(self) -> None:
         self.special_ids = {t: 256 + i for i, t in enumerate(SPECIALS)}
         self.pad_token_id = self.special_ids["<|pad|>"]
         self.eos_token_id = self.special_ids["<|im_end|>"]
+        self.end_of_turn_ids = {self.eos_token_id, self.special_ids["<|endoftext|>"]}
         self.vocab_size = 256 + len(SPECIALS)
         self._split = re.compile("(" + "|".join(re.escape(t) for t in SPECIALS) + ")")
 
+    @staticmethod
+    def _body(m: Dict[str, Any]) -> str:
+        body = m.get("content") or ""
+        for call in m.get("tool_calls") or []:
+            fn = call.get("function", call)
+            try:
+                args: Any = tool_call_arguments(fn.get("arguments"))
+            except (ValueError, TypeError):
+                args = fn.get("arguments")
+            body += "<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>"
+        return body
+
     def render(self, messages: List[Dict[str, Any]], tools: Optional[list] = None, add_generation_prompt: bool = False) -> str:
-        parts = []
         msgs = list(messages)
         if tools:
-            listing = "\n\n# Tools\n" + "\n".join(json.dumps(t.get("function", t), sort_keys=True) for t in tools)
+            listing = "# Tools\n<tools>\n" + "\n".join(json.dumps(t.get("function", t), ensure_ascii=False, sort_keys=True) for t in tools) + "\n</tools>"
             if msgs and msgs[0]["role"] == "system":
-                msgs[0] = {**msgs[0], "content": (msgs[0].get("content") or "") + listing}
+                msgs[0] = {**msgs[0], "content": (msgs[0].get("content") or "") + "\n\n" + listing}
             else:
-                msgs.insert(0, {"role": "system", "content": listing.strip()})
-        for m in msgs:
-            body = m.get("content") or ""
-            for call in m.get("tool_calls") or []:
-                fn = call["function"]
-                try:
-                    args = json.loads(fn["arguments"])
-                except (json.JSONDecodeError, TypeError):
-                    args = fn["arguments"]
-                body += "<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, sort_keys=True) + "</tool_call>"
-            parts.append(f"<|im_start|>{m['role']}\n{body}<|im_end|>\n")
+                msgs.insert(0, {"role": "system", "content": listing})
+        parts = [f"<|im_start|>{m['role']}\n{self._body(m)}<|im_end|>\n" for m in msgs]
         if add_generation_prompt:
             parts.append("<|im_start|>assistant\n")
         return "".join(parts)
 
-    def encode(self, text: str) -> List[int]:
+    def encode_with_offsets(self, text: str) -> Tuple[List[int], List[Tuple[int, int]]]:
+        """Ids and the character span each id came from (a multi-byte character's bytes share its span)."""
         ids: List[int] = []
+        offsets: List[Tuple[int, int]] = []
+        pos = 0
         for piece in self._split.split(text):
             if piece in self.special_ids:
                 ids.append(self.special_ids[piece])
-            elif piece:
-                ids.extend(piece.encode("utf-8"))
-        return ids
+                offsets.append((pos, pos + len(piece)))
+            else:
+                for k, ch in enumerate(piece):
+                    for b in ch.encode("utf-8"):
+                        ids.append(b)
+                        offsets.append((pos + k, pos + k + 1))
+            pos += len(piece)
+        return ids, offsets
+
+    def encode(self, text: str) -> List[int]:
+        return self.encode_with_offsets(text)[0]
 
     def decode(self, ids: List[int]) -> str:
-        out = bytearray()
-        for i in ids:
-            if i < 256:
-                out.append(i)
-            elif i != self.pad_token_id and i != self.eos_token_id:
-                out.extend(SPECIALS[i - 256].encode())
-        return out.decode("utf-8", errors="replace")
+        """Text of the ids without the special tokens (like skip_special_tokens=True)."""
+        return bytes(i for i in ids if 0 <= i < 256).decode("utf-8", errors="replace")
 
     def token_text(self, i: int) -> str:
-        return SPECIALS[i - 256] if i >= 256 else bytes([i]).decode("latin-1")
+        if i >= 256:
+            return SPECIALS[i - 256] if i - 256 < len(SPECIALS) else ""
+        return bytes([i]).decode("latin-1")
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention over an explicit boolean `allowed` mask (causal and not
+    padding, plus the diagonal so a padding row is never empty: an all-masked softmax
+    would give NaN, and 0 * NaN in the next layer would spread it to real tokens)."""
+
+    def __init__(self, d: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        att = torch.softmax(att.masked_fill(~allowed, float("-inf")), dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
 
 
 class Block(nn.Module):
+    """Pre-norm transformer block: x + attn(ln(x)), then x + mlp(ln(x))."""
+
     def __init__(self, d: int, heads: int) -> None:
         super().__init__()
         self.ln1 = nn.LayerNorm(d)
-        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.attn = Attention(d, heads)
         self.ln2 = nn.LayerNorm(d)
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
-    def forward(self, x: torch.Tensor, causal: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        h = self.ln1(x)
-        a, _ = self.attn(h, h, h, attn_mask=causal, key_padding_mask=pad, need_weights=False)
-        x = x + a
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x), allowed)
         return x + self.mlp(self.ln2(x))
 
 
 class TinyCausalLM(nn.Module):
+    """Token + position embeddings, N pre-norm blocks with causal attention, a final norm
+    and an untied output head. forward(ids [B,T], mask [B,T]) -> logits [B,T,V]."""
+
     def __init__(self, vocab: int, hidden_size: int, num_layers: int, num_heads: int, max_positions: int) -> None:
         super().__init__()
         self.max_positions = max_positions
@@ -100,80 +146,111 @@ class TinyCausalLM(nn.Module):
         self.ln = nn.LayerNorm(hidden_size)
         self.head = nn.Linear(hidden_size, vocab, bias=False)
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         t = ids.shape[1]
         if t > self.max_positions:
-            raise ValueError(f"sequence of {t} tokens is longer than max_positions {self.max_positions}")
-        x = self.embed(ids) + self.pos(torch.arange(t, device=ids.device))[None]
-        causal = torch.triu(torch.ones(t, t, dtype=torch.bool, device=ids.device), diagonal=1)
-        pad = mask == 0
-        for b in self.blocks:
-            x = b(x, causal, pad)
+            raise ValueError(f"a sequence of {t} tokens is longer than the model's max_positions {self.max_positions}")
+        mask = torch.ones_like(ids) if mask is None else mask
+        x = self.embed(ids) + self.pos(positions(mask))
+        causal = torch.tril(torch.ones(t, t, dtype=torch.bool, device=ids.device))
+        eye = torch.eye(t, dtype=torch.bool, device=ids.device)
+        allowed = ((causal[None] & mask.bool()[:, None, :]) | eye[None])[:, None]
+        for block in self.blocks:
+            x = block(x, allowed)
         return self.head(self.ln(x))
+
+
+def resolve_config(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The tiny model's config: the defaults overridden by model.config, checked."""
+    cfg = {**DEFAULT_CONFIG, **(config or {})}
+    unknown = sorted(set(cfg) - set(DEFAULT_CONFIG))
+    if unknown:
+        raise SpecError(f"model.config: the tiny model takes {', '.join(DEFAULT_CONFIG)}; not {', '.join(unknown)}")
+    if cfg["vocab"] != "bytes":
+        raise SpecError(f"model.config.vocab: the tiny model's vocabulary is 'bytes', not {cfg['vocab']!r}")
+    for k in ("hidden_size", "num_layers", "num_heads", "max_positions"):
+        if not isinstance(cfg[k], int) or isinstance(cfg[k], bool) or cfg[k] <= 0:
+            raise SpecError(f"model.config.{k}: must be a positive integer, got {cfg[k]!r}")
+    if not isinstance(cfg["seed"], int) or isinstance(cfg["seed"], bool):
+        raise SpecError(f"model.config.seed: must be an integer, got {cfg['seed']!r}")
+    if cfg["hidden_size"] % cfg["num_heads"]:
+        raise SpecError(f"model.config: hidden_size {cfg['hidden_size']} must be a multiple of num_heads {cfg['num_heads']}")
+    return cfg
 
 
 class TinyPolicy(PolicyBase):
     backend = "tiny"
 
-    def __init__(self, config: Dict[str, Any], device: torch.device, base_model: str) -> None:
+    def __init__(self, config: Dict[str, Any], device: torch.device, base_model: str = "tiny") -> None:
         super().__init__()
-        self.config = config
+        self.config = resolve_config(config)
         self.tokenizer = ByteChatTokenizer()
-        torch.manual_seed(int(config.get("seed", 0)))
-        self.model = TinyCausalLM(self.tokenizer.vocab_size, int(config["hidden_size"]), int(config["num_layers"]), int(config["num_heads"]), int(config["max_positions"])).to(device)
         self.device = device
         self.base_model = base_model
-        self.version = "base"
+        # The same seed builds the same weights, on any machine.
+        gen_state = torch.random.get_rng_state()
+        torch.manual_seed(int(self.config["seed"]))
+        self.model = TinyCausalLM(self.tokenizer.vocab_size, self.config["hidden_size"], self.config["num_layers"],
+                                  self.config["num_heads"], self.config["max_positions"]).to(device)
+        torch.random.set_rng_state(gen_state)
         self._reference: Optional[TinyCausalLM] = None
+        self.freeze_reference()
 
     @classmethod
     def from_spec(cls, spec: Any, device: Optional[str] = None) -> "TinyPolicy":
-        config = {**DEFAULT_CONFIG, **(spec.model.config or {})}
-        unknown = sorted(set(config) - set(DEFAULT_CONFIG))
-        if unknown:
-            raise SpecError(f"model.config: the tiny model takes {', '.join(DEFAULT_CONFIG)}, not {', '.join(unknown)}")
-        if int(config["hidden_size"]) % int(config["num_heads"]):
-            raise SpecError("model.config: hidden_size must be a multiple of num_heads")
         dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        policy = cls(config, dev, spec.model.base)
-        if spec.model.adapter:
-            policy.load_adapter(spec.path(spec.model.adapter), Path(spec.model.adapter).name)
+        config = spec.model.config
+        adapter = spec.path(spec.model.adapter) if spec.model.adapter else None
+        if adapter is not None and config is None:
+            config = read_adapter_config(adapter)  # model.config null: the adapter says what it is
+        policy = cls(config or {}, dev, spec.model.base)
+        if adapter is not None:
+            policy.load_adapter(adapter, Path(spec.model.adapter).name)
+            policy.freeze_reference()
         return policy
 
-    def max_positions(self) -> int:
-        return self.model.max_positions
-
-    def _logits(self, ids: torch.Tensor, mask: torch.Tensor, reference: bool) -> torch.Tensor:
-        if reference:
-            if self._reference is None:
-                # The reference is the policy as it was loaded: frozen before the first update.
-                self._reference = copy.deepcopy(self.model).eval()
-                for p in self._reference.parameters():
-                    p.requires_grad_(False)
-            return self._reference(ids, mask)
-        return self.model(ids, mask)
-
     def freeze_reference(self) -> None:
-        self._logits(torch.zeros((1, 1), dtype=torch.long, device=self.device), torch.ones((1, 1), dtype=torch.long, device=self.device), True)
+        """The reference policy from now on: a frozen copy of the current weights."""
+        ref = copy.deepcopy(self.model).eval()
+        for p in ref.parameters():
+            p.requires_grad_(False)
+        self._reference = ref
 
-    def save_adapter(self, directory: Path) -> None:
+    def max_positions(self) -> int:
+        return int(self.config["max_positions"])
+
+    def _forward(self, ids: torch.Tensor, mask: torch.Tensor, keep: int, reference: bool) -> torch.Tensor:
+        model = self._reference if reference else self.model
+        return model(ids, mask)[:, -keep:]
+
+    def save_adapter(self, directory: Any) -> None:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        torch.save(self.model.state_dict(), directory / "tiny_model.pt")
-        (directory / "tiny_config.json").write_text(json.dumps({**self.config, "base_model": self.base_model}, indent=2), encoding="utf-8")
-
-    def load_adapter(self, directory: Path, version: str) -> None:
-        directory = Path(directory)
-        weights = directory / "tiny_model.pt"
-        if not weights.exists():
-            raise SpecError(f"{directory}: not a tiny-model adapter (no tiny_model.pt)")
-        saved = json.loads((directory / "tiny_config.json").read_text(encoding="utf-8"))
-        mismatch = [k for k in DEFAULT_CONFIG if k != "seed" and int(saved.get(k, -1)) != int(self.config[k])]
-        if mismatch:
-            raise SpecError(f"{directory}: the adapter was trained with another model.config ({', '.join(mismatch)})")
         with self.lock:
-            self.model.load_state_dict(torch.load(weights, map_location=self.device))
-            self.version = version
+            state = {k: v.detach().cpu() for k, v in self.model.state_dict().items()}
+        torch.save(state, directory / WEIGHTS)
+        (directory / CONFIG).write_text(json.dumps({**self.config, "base_model": self.base_model}, indent=2) + "\n", encoding="utf-8")
 
-    def merge_and_save(self, directory: Path) -> None:
+    def load_adapter(self, directory: Any, version: str) -> None:
+        directory = Path(directory)
+        saved = read_adapter_config(directory)
+        mismatch = [k for k in ARCHITECTURE if saved.get(k) != self.config[k]]
+        if mismatch:
+            raise SpecError(f"{directory}: the adapter was trained with another tiny model ({', '.join(f'{k} {saved.get(k)!r} here {self.config[k]!r}' for k in mismatch)})")
+        state = torch.load(directory / WEIGHTS, map_location=self.device)
+        with self.lock:
+            self.model.load_state_dict(state)
+            self.version = version
+            self.optimizer = None  # Adam's moments belong to the weights they were built on
+
+    def merge_and_save(self, directory: Any) -> None:
+        """The tiny model has no separate adapter: merged weights are its weights."""
         self.save_adapter(directory)
+
+
+def read_adapter_config(directory: Path) -> Dict[str, Any]:
+    directory = Path(directory)
+    if not (directory / WEIGHTS).is_file() or not (directory / CONFIG).is_file():
+        raise SpecError(f"{directory}: not a tiny-model adapter ({WEIGHTS} and {CONFIG} expected) — point model.adapter at a previous job's out/adapter")
+    saved = json.loads((directory / CONFIG).read_text(encoding="utf-8"))
+    return {k: saved[k] for k in DEFAULT_CONFIG if k in saved}

@@ -1,208 +1,207 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import type { TargetConfig } from '../../../config/trainingSchema';
 import { RuntimeFailure } from '../../../errors';
 import type { FollowHooks, JobExit, JobHandle, LaunchPlan, Launcher, PlannedStep, PortForward, PreparedJob } from '../launcher';
-import { run, shellQuote, sleep, stream } from './exec';
-import { accepts, freePort } from './ssh';
+import { background, type Background, lastLines, pipe, run, sleep, stream } from './exec';
+import { INIT_CONTAINER, K8S_EXIT_MARK, TRAINER_CONTAINER, WORKSPACE, manifestsYaml, secretName, secretYaml } from './k8sManifests';
 
 /**
- * A Kubernetes Job: its pod's init container waits until the bundle has been
- * copied in with `kubectl cp`; the trainer container runs it, then waits (up
- * to an hour) for the outputs to be copied out before it exits. A serve job
- * gets a Service, reached with `kubectl port-forward`. Secrets become a Secret
- * applied from standard input, never a file or an argument.
+ * A Kubernetes Job driven with kubectl (the target's --context and
+ * --namespace on every call). Launch: the Secret from stdin, the Job (and
+ * Service) from k8s.yaml, then the bundle streamed into the pod's
+ * wait-for-bundle container (see k8sManifests.ts). Follow: `kubectl logs -f
+ * job/ID` until the trainer's sentinel line, or the Job's conditions when the
+ * stream ends without one. Every pod command goes through `job/ID` (kubectl
+ * picks the Job's pod), so the plan is exact and a handle is all a reattach needs.
  */
 
 type K8sTarget = Extract<TargetConfig, { kind: 'k8s' }>;
 type K8sHandle = Extract<JobHandle, { target: 'k8s' }>;
+type Where = { context: string | null; namespace: string };
 
-const WORK = '/workspace';
-const LABEL = 'rollout-lab/job';
+const MARK_LINE = new RegExp(`${K8S_EXIT_MARK}(\\d+)$`);
+const POLL_MS = 2000;
+/** How long launch waits for the pod to run (scheduling, a GPU node scaling up, the image pull). */
+const START_TIMEOUT_MS = 30 * 60_000;
 
-function target(job: Pick<PreparedJob, 'target'>): K8sTarget {
-  if (job.target.kind !== 'k8s') throw new RuntimeFailure('not a k8s target');
+function k8sTarget(job: Pick<PreparedJob, 'target'>): K8sTarget {
+  if (job.target.kind !== 'k8s') throw new RuntimeFailure(`not a k8s target (${job.target.kind})`);
   return job.target;
 }
 
-function kubectl(t: Pick<K8sTarget, 'context' | 'namespace'>, args: string[]): string[] {
-  return ['kubectl', ...(t.context ? ['--context', t.context] : []), '--namespace', t.namespace, ...args];
+function asK8s(handle: JobHandle): K8sHandle {
+  if (handle.target !== 'k8s') throw new RuntimeFailure(`not a k8s job handle (${handle.target})`);
+  return handle;
 }
 
-function secretName(id: string): string {
-  return `${id}-env`;
+function whereOf(t: K8sTarget): Where {
+  return { context: t.context ?? null, namespace: t.namespace };
 }
 
-/** The Job (and Service) the target gets. */
-export function manifests(job: PreparedJob): Array<Record<string, unknown>> {
-  const t = target(job);
-  const id = job.spec.id;
-  const labels = { 'app.kubernetes.io/name': 'rollout-lab-trainer', [LABEL]: id };
-  const run = `cd ${WORK} && (python3 -m pip install --quiet -e "./python-trainer[hf]" || true) && PYTHONPATH=python-trainer PYTHONUNBUFFERED=1 ${job.spec.command.map(shellQuote).join(' ')}`;
-  const wait = `c=$?; i=0; while [ ! -f ${WORK}/.fetched ] && [ $i -lt 3600 ]; do sleep 1; i=$((i+1)); done; exit $c`;
-  const limits = t.gpus > 0 ? { [t.gpuResource]: String(t.gpus) } : {};
-  const requests: Record<string, string> = {};
-  if (t.cpus) requests.cpu = String(t.cpus);
-  if (t.memoryGb) requests.memory = `${t.memoryGb}Gi`;
-  const container: Record<string, unknown> = {
-    name: 'trainer',
-    image: t.image,
-    workingDir: WORK,
-    command: ['sh', '-c', `${run}; ${wait}`],
-    volumeMounts: [{ name: 'workspace', mountPath: WORK }],
-    resources: { limits, requests },
-    ...(Object.keys(job.secrets).length ? { envFrom: [{ secretRef: { name: secretName(id) } }] } : {}),
-    ...(job.spec.serve ? { ports: [{ containerPort: job.spec.serve.port, name: 'serve' }] } : {}),
-  };
-  const out: Array<Record<string, unknown>> = [
-    {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: { name: id, labels },
-      spec: {
-        backoffLimit: 0,
-        template: {
-          metadata: { labels },
-          spec: {
-            restartPolicy: 'Never',
-            ...(t.serviceAccount ? { serviceAccountName: t.serviceAccount } : {}),
-            ...(Object.keys(t.nodeSelector).length ? { nodeSelector: t.nodeSelector } : {}),
-            volumes: [{ name: 'workspace', emptyDir: {} }],
-            initContainers: [
-              { name: 'wait-for-bundle', image: 'busybox:1.36', command: ['sh', '-c', `until [ -f ${WORK}/.bundle-ready ]; do sleep 1; done`], volumeMounts: [{ name: 'workspace', mountPath: WORK }] },
-            ],
-            containers: [container],
-          },
-        },
-      },
-    },
-  ];
-  if (job.spec.serve) {
-    out.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: id, labels }, spec: { selector: { [LABEL]: id }, ports: [{ name: 'serve', port: job.spec.serve.port, targetPort: job.spec.serve.port }] } });
-  }
-  return out;
+/** `kubectl [--context C] --namespace N ARGS...` */
+export function kubectl(w: Where, args: string[]): string[] {
+  return ['kubectl', ...(w.context ? ['--context', w.context] : []), '--namespace', w.namespace, ...args];
 }
 
 function manifestFile(job: Pick<PreparedJob, 'jobDir'>): string {
   return path.join(job.jobDir, 'k8s.yaml');
 }
 
-function secretManifest(job: PreparedJob, mask: boolean): string {
-  const data = Object.fromEntries(Object.entries(job.secrets).map(([k, v]) => [k, mask ? '***' : v]));
-  return stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: secretName(job.spec.id) }, type: 'Opaque', stringData: data });
+interface LaunchSteps {
+  secret: PlannedStep | null;
+  apply: PlannedStep;
+  waitForPod: PlannedStep;
+  pack: PlannedStep;
+  unpack: PlannedStep;
+  release: PlannedStep;
 }
 
-function steps(job: PreparedJob, mask: boolean): PlannedStep[] {
-  const t = target(job);
-  const out: PlannedStep[] = [];
-  if (Object.keys(job.secrets).length) out.push({ title: 'the secrets as a Secret, from stdin', argv: kubectl(t, ['apply', '-f', '-']), stdin: secretManifest(job, mask) });
-  out.push({ title: 'the Job (and Service)', argv: kubectl(t, ['apply', '-f', manifestFile(job)]) });
-  out.push({ title: 'find the pod', argv: kubectl(t, ['get', 'pods', '-l', `${LABEL}=${job.spec.id}`, '-o', 'jsonpath={.items[0].metadata.name}']) });
-  out.push({ title: 'copy the bundle into it', argv: kubectl(t, ['cp', `${job.bundleDir}/.`, `POD:${WORK}`, '-c', 'wait-for-bundle']) });
-  out.push({ title: 'release the trainer', argv: kubectl(t, ['exec', 'POD', '-c', 'wait-for-bundle', '--', 'touch', `${WORK}/.bundle-ready`]) });
-  return out;
+function launchSteps(job: PreparedJob, mask: boolean): LaunchSteps {
+  const w = whereOf(k8sTarget(job));
+  const ref = `job/${job.spec.id}`;
+  return {
+    secret: Object.keys(job.secrets).length
+      ? { title: `the secrets as Secret ${secretName(job.spec.id)}, from stdin (never in a file)`, argv: kubectl(w, ['apply', '-f', '-']), stdin: secretYaml(job, mask) }
+      : null,
+    apply: { title: 'the Job (and the Service of a serve job)', argv: kubectl(w, ['apply', '-f', manifestFile(job)]) },
+    waitForPod: { title: `wait until the pod's ${INIT_CONTAINER} container runs (repeated until it answers)`, argv: kubectl(w, ['exec', ref, '-c', INIT_CONTAINER, '--', 'true']) },
+    pack: { title: 'pack the bundle (its output is the next step\'s input)', argv: ['tar', '-C', job.bundleDir, '-cf', '-', '.'] },
+    unpack: { title: `unpack it into ${WORKSPACE} in the pod`, argv: kubectl(w, ['exec', '-i', ref, '-c', INIT_CONTAINER, '--', 'tar', '-xf', '-', '-C', WORKSPACE]), stdin: '(the tar stream of the step above)' },
+    release: { title: 'release the trainer container', argv: kubectl(w, ['exec', ref, '-c', INIT_CONTAINER, '--', 'touch', `${WORKSPACE}/.bundle-ready`]) },
+  };
 }
 
-async function podOf(t: Pick<K8sTarget, 'context' | 'namespace'>, id: string): Promise<string> {
-  for (let i = 0; i < 600; i++) {
-    const r = await run(kubectl(t, ['get', 'pods', '-l', `${LABEL}=${id}`, '-o', 'jsonpath={.items[0].metadata.name}']), { allowFail: true });
-    if (r.code === 0 && r.stdout.trim()) return r.stdout.trim();
-    await sleep(1000);
-  }
-  throw new RuntimeFailure(`no pod of job ${id} appeared in 10 minutes — kubectl describe job ${id}`);
-}
-
-function handleTarget(h: K8sHandle): Pick<K8sTarget, 'context' | 'namespace'> {
-  return { context: h.context ?? undefined, namespace: h.namespace };
+/** The Job's finished condition: "Complete", "Failed", or null while it runs; throws when the Job is gone. */
+async function jobCondition(w: Where, id: string): Promise<'Complete' | 'Failed' | null> {
+  const r = await run(kubectl(w, ['get', 'job', id, '-o', 'jsonpath={.status.conditions[?(@.status=="True")].type}']), { allowFail: true });
+  if (r.code !== 0) throw new RuntimeFailure(/not ?found/i.test(r.stderr) ? `the Job ${id} is gone (deleted or cancelled)` : `kubectl get job ${id}: ${lastLines(r.stderr, 2)}`);
+  const types = r.stdout.trim().split(/\s+/);
+  if (types.includes('Failed')) return 'Failed';
+  if (types.includes('Complete')) return 'Complete';
+  return null;
 }
 
 export const k8sLauncher: Launcher = {
   kind: 'k8s',
 
   plan(job: PreparedJob): LaunchPlan {
-    return { target: 'k8s', files: [{ path: manifestFile(job), content: manifests(job).map((m) => stringify(m)).join('---\n') }], steps: steps(job, true) };
+    const s = launchSteps(job, true);
+    return {
+      target: 'k8s',
+      files: [{ path: manifestFile(job), content: manifestsYaml(job, k8sTarget(job)) }],
+      steps: [...(s.secret ? [s.secret] : []), s.apply, s.waitForPod, s.pack, s.unpack, s.release],
+    };
   },
 
   async launch(job: PreparedJob, log?: (line: string) => void): Promise<JobHandle> {
-    const t = target(job);
+    const t = k8sTarget(job);
     mkdirSync(job.jobDir, { recursive: true });
-    writeFileSync(manifestFile(job), manifests(job).map((m) => stringify(m)).join('---\n'));
-    let pod = '';
-    for (const s of steps(job, false)) {
-      if (s.title === 'find the pod') {
-        pod = await podOf(t, job.spec.id);
-        log?.(`pod ${pod}`);
-        continue;
-      }
-      const argv = s.argv.map((a) => a.replace(/^POD(?=:|$)/, pod));
-      if (s.title === 'copy the bundle into it') await waitRunning(t, pod, 'wait-for-bundle');
-      await run(argv, s.stdin !== undefined ? { stdin: s.stdin } : {});
+    writeFileSync(manifestFile(job), manifestsYaml(job, t));
+    const s = launchSteps(job, false);
+    if (s.secret) await run(s.secret.argv, { stdin: s.secret.stdin });
+    await run(s.apply.argv);
+    log?.(`waiting for the pod of job/${job.spec.id} to start (scheduling, image pull)`);
+    for (let waited = 0; ; waited += POLL_MS) {
+      const r = await run(s.waitForPod.argv, { allowFail: true });
+      if (r.code === 0) break;
+      if (waited >= START_TIMEOUT_MS) throw new RuntimeFailure(`the pod of job ${job.spec.id} did not start in ${START_TIMEOUT_MS / 60_000} minutes (${lastLines(r.stderr, 1)}) — kubectl describe pods -l rollout-lab/job=${job.spec.id}`);
+      if ((await jobCondition(whereOf(t), job.spec.id)) === 'Failed') throw new RuntimeFailure(`job ${job.spec.id} failed before it started — kubectl describe pods -l rollout-lab/job=${job.spec.id}`);
+      await sleep(POLL_MS);
     }
+    log?.('copying the bundle into the pod');
+    await pipe(s.pack.argv, s.unpack.argv);
+    await run(s.release.argv);
     return { target: 'k8s', namespace: t.namespace, context: t.context ?? null, job: job.spec.id, service: job.spec.serve ? job.spec.id : null };
   },
 
   async follow(handle: JobHandle, hooks: FollowHooks): Promise<JobExit> {
-    const h = handle as K8sHandle;
-    const t = handleTarget(h);
-    // logs -f fails while the trainer container is still waiting: try again until it streams.
-    for (let i = 0; i < 600 && !hooks.signal?.aborted; i++) {
-      const code = await stream(kubectl(t, ['logs', '-f', `job/${h.job}`, '-c', 'trainer']), hooks.onLine, { signal: hooks.signal });
-      if (code === 0) break;
-      await sleep(1000);
+    const h = asK8s(handle);
+    // kubectl logs replays from the start: after a broken stream, lines already handed out are skipped.
+    let emitted = 0;
+    for (;;) {
+      if (hooks.signal?.aborted) return { state: 'cancelled', exitCode: null };
+      let index = 0;
+      let code: number | null = null;
+      // The trainer container outlives the job (it waits for the fetch), so the stream is stopped at the sentinel.
+      const stop = new AbortController();
+      const onAbort = (): void => stop.abort();
+      hooks.signal?.addEventListener('abort', onAbort, { once: true });
+      const r = await stream(
+        kubectl(h, ['logs', '-f', `job/${h.job}`, '-c', TRAINER_CONTAINER]),
+        (line) => {
+          if (code !== null) return;
+          const m = MARK_LINE.exec(line);
+          const text = m ? line.slice(0, m.index) : line;
+          if (m) {
+            code = Number(m[1]);
+            stop.abort();
+            if (!text) return;
+          }
+          if (index++ < emitted) return;
+          emitted++;
+          hooks.onLine(text);
+        },
+        { signal: stop.signal, stderr: 'capture' },
+      );
+      hooks.signal?.removeEventListener('abort', onAbort);
+      if (code !== null) return { state: code === 0 ? 'succeeded' : 'failed', exitCode: code };
+      if (hooks.signal?.aborted) return { state: 'cancelled', exitCode: null };
+      // No sentinel: the container is not running yet, or it was killed (OOM, the Job deleted), or the stream broke.
+      let condition: 'Complete' | 'Failed' | null;
+      try {
+        condition = await jobCondition(h, h.job);
+      } catch (err) {
+        return { state: 'failed', exitCode: null, detail: (err as Error).message };
+      }
+      if (condition === 'Complete') return { state: 'succeeded', exitCode: 0 };
+      if (condition === 'Failed') return { state: 'failed', exitCode: null, detail: `the Job ${h.job} failed${r.stderr ? ` (${lastLines(r.stderr, 1)})` : ''} — kubectl describe pods -l rollout-lab/job=${h.job}` };
+      await sleep(POLL_MS, hooks.signal);
     }
-    if (hooks.signal?.aborted) return { state: 'cancelled', exitCode: null };
-    // The container waits for the outputs to be fetched before it exits: its result file says how it went.
-    const pod = await podOf(t, h.job);
-    const r = await run(kubectl(t, ['exec', pod, '-c', 'trainer', '--', 'cat', `${WORK}/out/result.json`]), { allowFail: true });
-    let ok = false;
-    try {
-      ok = (JSON.parse(r.stdout) as { status?: string }).status === 'succeeded';
-    } catch {
-      ok = false;
-    }
-    return { state: ok ? 'succeeded' : 'failed', exitCode: ok ? 0 : null, ...(ok ? {} : { detail: 'the trainer wrote no successful result.json — kubectl logs job/' + h.job }) };
   },
 
   async fetchOutputs(handle: JobHandle, job, destDir: string): Promise<void> {
-    const h = handle as K8sHandle;
-    const t = handleTarget(h);
-    const pod = await podOf(t, h.job);
+    const h = asK8s(handle);
+    const ref = `job/${h.job}`;
     rmSync(destDir, { recursive: true, force: true });
-    mkdirSync(path.dirname(destDir), { recursive: true });
-    await run(kubectl(t, ['cp', `${pod}:${WORK}/${job.spec.output.dir}`, destDir, '-c', 'trainer']));
-    await run(kubectl(t, ['exec', pod, '-c', 'trainer', '--', 'touch', `${WORK}/.fetched`]), { allowFail: true });
+    mkdirSync(destDir, { recursive: true });
+    await pipe(kubectl(h, ['exec', ref, '-c', TRAINER_CONTAINER, '--', 'tar', '-cf', '-', '-C', `${WORKSPACE}/${job.spec.output.dir}`, '.']), ['tar', '-xf', '-', '-C', path.resolve(destDir)]);
+    // The container may end now (with the job's status); its Secret is no longer needed.
+    await run(kubectl(h, ['exec', ref, '-c', TRAINER_CONTAINER, '--', 'touch', `${WORKSPACE}/.fetched`]), { allowFail: true });
+    await run(kubectl(h, ['delete', 'secret', secretName(h.job), '--ignore-not-found']), { allowFail: true });
   },
 
   async cancel(handle: JobHandle): Promise<void> {
-    const h = handle as K8sHandle;
-    const t = handleTarget(h);
-    await run(kubectl(t, ['delete', 'job', h.job, '--ignore-not-found']), { allowFail: true });
-    if (h.service) await run(kubectl(t, ['delete', 'service', h.service, '--ignore-not-found']), { allowFail: true });
-    await run(kubectl(t, ['delete', 'secret', secretName(h.job), '--ignore-not-found']), { allowFail: true });
+    const h = asK8s(handle);
+    await run(kubectl(h, ['delete', 'job', h.job, '--ignore-not-found']));
+    if (h.service) await run(kubectl(h, ['delete', 'service', h.service, '--ignore-not-found']));
+    await run(kubectl(h, ['delete', 'secret', secretName(h.job), '--ignore-not-found']));
   },
 
   async forwardPort(handle: JobHandle, _job, remotePort: number, localPort?: number): Promise<PortForward> {
-    const h = handle as K8sHandle;
-    const port = localPort ?? (await freePort());
-    const [cmd, ...args] = kubectl(handleTarget(h), ['port-forward', `svc/${h.service ?? h.job}`, `${port}:${remotePort}`]);
-    const child = spawn(cmd!, args, { stdio: 'ignore' });
-    for (let i = 0; i < 100; i++) {
-      if (child.exitCode !== null) throw new RuntimeFailure(`kubectl port-forward exited with ${child.exitCode}`);
-      if (await accepts(port)) return { url: `http://127.0.0.1:${port}/v1`, close: () => void child.kill('SIGTERM') };
-      await sleep(100);
-    }
-    child.kill('SIGTERM');
-    throw new RuntimeFailure(`kubectl port-forward to ${h.service ?? h.job}:${remotePort} did not open`);
+    const h = asK8s(handle);
+    const target = h.service ? `svc/${h.service}` : `job/${h.job}`;
+    let forward: Background | null = null;
+    // Without a local port kubectl picks a free one and says which: "Forwarding from 127.0.0.1:PORT -> REMOTE".
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => fail(new RuntimeFailure(`kubectl port-forward ${target} did not say where it listens within a minute`)), 60_000);
+      const fail = (err: Error): void => {
+        clearTimeout(timer);
+        fwd.stop();
+        reject(err);
+      };
+      const fwd = background(kubectl(h, ['port-forward', '--address', '127.0.0.1', target, `${localPort ?? ''}:${remotePort}`]), (line) => {
+        const m = /^Forwarding from 127\.0\.0\.1:(\d+) ->/.exec(line);
+        if (!m) return;
+        clearTimeout(timer);
+        forward = fwd;
+        resolve(Number(m[1]));
+      });
+      fwd.exited.then(
+        (r) => fail(new RuntimeFailure(`kubectl port-forward ${target} exited with status ${r.code}: ${lastLines(r.stderr, 2)}`)),
+        (err: Error) => fail(err),
+      );
+    });
+    return { url: `http://127.0.0.1:${port}/v1`, close: () => forward?.stop() };
   },
 };
-
-async function waitRunning(t: Pick<K8sTarget, 'context' | 'namespace'>, pod: string, container: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const r = await run(kubectl(t, ['get', 'pod', pod, '-o', `jsonpath={.status.initContainerStatuses[?(@.name=="${container}")].state.running}`]), { allowFail: true });
-    if (r.code === 0 && r.stdout.trim()) return;
-    await sleep(1000);
-  }
-  throw new RuntimeFailure(`the pod ${pod} did not start in 10 minutes — kubectl describe pod ${pod}`);
-}

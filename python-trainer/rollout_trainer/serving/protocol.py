@@ -1,0 +1,285 @@
+"""The OpenAI chat-completions wire format: a request checked field by field (a client
+that sends something this server would misread gets a 400 naming the field, not a
+silently different completion), and the response, whole or as server-sent-event chunks.
+
+Token ids follow vLLM: `return_token_ids` adds `token_ids` to the choice and
+`prompt_token_ids` to the response, so Rollout Lab's GRPO records carry the exact tokens
+and logprobs the behaviour policy sampled."""
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional
+
+ROLES = {"system", "user", "assistant", "tool"}
+# The logprob OpenAI reports for a token of probability 0 (JSON has no -Infinity).
+MIN_LOGPROB = -9999.0
+
+
+class ApiError(Exception):
+    """An answer other than 200, with an OpenAI-style error body."""
+
+    def __init__(self, status: int, message: str, code: Optional[str] = None, param: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.param = param
+
+    @property
+    def kind(self) -> str:
+        if self.status == 401:
+            return "authentication_error"
+        if self.status >= 500:
+            return "server_error"
+        return "invalid_request_error"
+
+    def body(self) -> Dict[str, Any]:
+        return {"error": {"message": str(self), "type": self.kind, "code": self.code, "param": self.param}}
+
+
+def bad(param: str, message: str) -> ApiError:
+    return ApiError(400, f"{param}: {message}", "invalid_value", param)
+
+
+@dataclass
+class ChatRequest:
+    """A checked chat-completions request, in the shape the generator needs."""
+
+    model: Optional[str]
+    messages: List[Dict[str, Any]]
+    tools: Optional[List[Dict[str, Any]]] = None
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: Optional[int] = None
+    seed: Optional[int] = None
+    stop: List[str] = field(default_factory=list)
+    logprobs: bool = False
+    return_token_ids: bool = False
+    stream: bool = False
+    include_usage: bool = False
+    parse_tools: bool = True
+
+
+def _number(body: Dict[str, Any], name: str, default: float, low: float, high: float, low_open: bool = False) -> float:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise bad(name, f"expected a number, got {json.dumps(value)}")
+    if value > high or value < low or (low_open and value == low):
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+        raise bad(name, f"{value} is outside {interval}")
+    return float(value)
+
+
+def _integer(body: Dict[str, Any], name: str, minimum: Optional[int] = None) -> Optional[int]:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad(name, f"expected an integer, got {json.dumps(value)}")
+    if minimum is not None and value < minimum:
+        raise bad(name, f"must be at least {minimum}, got {value}")
+    return value
+
+
+def _flag(body: Dict[str, Any], name: str) -> bool:
+    value = body.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise bad(name, f"expected true or false, got {json.dumps(value)}")
+    return value
+
+
+def _text_content(content: Any, where: str) -> str:
+    """Message content as text: a string, null, or a list of text parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise bad(where, "expected a string or a list of text parts")
+    texts = []
+    for j, part in enumerate(content):
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        if not isinstance(part, dict) or part.get("type") not in ("text", "input_text") or not isinstance(part.get("text"), str):
+            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+            raise bad(f"{where}[{j}]", f"only text parts are supported by this model server, got {kind!r}")
+        texts.append(part["text"])
+    return "".join(texts)
+
+
+def _tool_calls(calls: Any, where: str) -> List[Dict[str, Any]]:
+    """An assistant turn's tool calls in the one shape the chat template and the training
+    data use: {id, type: function, function: {name, arguments (JSON text)}}."""
+    if not isinstance(calls, list):
+        raise bad(where, "expected a list of tool calls")
+    out = []
+    for j, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise bad(f"{where}[{j}]", "expected {type: function, id, function: {name, arguments}}")
+        args = fn.get("arguments", "{}")
+        if isinstance(args, dict):
+            args = json.dumps(args, ensure_ascii=False)
+        if not isinstance(args, str):
+            raise bad(f"{where}[{j}].function.arguments", "expected a JSON string")
+        call_id = call.get("id")
+        out.append({"id": call_id if isinstance(call_id, str) else f"call_{j}", "type": "function", "function": {"name": fn["name"], "arguments": args}})
+    return out
+
+
+def parse_messages(messages: Any) -> List[Dict[str, Any]]:
+    if not isinstance(messages, list) or not messages:
+        raise ApiError(400, "messages: a non-empty list of chat messages is required", "missing_field", "messages")
+    out = []
+    for i, m in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(m, dict):
+            raise bad(where, "expected an object with role and content")
+        role = "system" if m.get("role") == "developer" else m.get("role")
+        if role not in ROLES:
+            raise bad(f"{where}.role", f"expected one of {', '.join(sorted(ROLES | {'developer'}))}, got {json.dumps(m.get('role'))}")
+        msg: Dict[str, Any] = {"role": role, "content": _text_content(m.get("content"), f"{where}.content")}
+        if role == "assistant" and m.get("tool_calls"):
+            msg["tool_calls"] = _tool_calls(m["tool_calls"], f"{where}.tool_calls")
+        if role == "tool" and m.get("tool_call_id") is not None:
+            if not isinstance(m["tool_call_id"], str):
+                raise bad(f"{where}.tool_call_id", "expected a string")
+            msg["tool_call_id"] = m["tool_call_id"]
+        if isinstance(m.get("name"), str):
+            msg["name"] = m["name"]
+        out.append(msg)
+    return out
+
+
+def parse_tools(tools: Any) -> Optional[List[Dict[str, Any]]]:
+    if tools is None or tools == []:
+        return None
+    if not isinstance(tools, list):
+        raise bad("tools", "expected a list of {type: function, function: {name, description, parameters}}")
+    for i, tool in enumerate(tools):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise bad(f"tools[{i}]", "expected {type: function, function: {name, description, parameters}}")
+    return tools
+
+
+def _stops(value: Any) -> List[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise bad("stop", "expected a string or a list of strings")
+    return [s for s in value if s]
+
+
+def parse_chat_request(body: Dict[str, Any]) -> ChatRequest:
+    """Fields this server does not implement but that do not change what a completion
+    means (user, metadata, penalties, ...) are accepted and ignored; fields that would
+    (n > 1, top_logprobs, non-text content) are refused."""
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise bad("model", "expected the served model name")
+    n = _integer(body, "n", 1)
+    if n not in (None, 1):
+        raise bad("n", f"this server returns one choice per request; send {n} requests (with different seeds) instead")
+    if _integer(body, "top_logprobs", 0):
+        raise bad("top_logprobs", "alternatives are not reported; ask for logprobs alone to get the sampled tokens' logprobs")
+    max_tokens = _integer(body, "max_completion_tokens", 1)
+    if max_tokens is None:
+        max_tokens = _integer(body, "max_tokens", 1)
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise bad("stream_options", "expected an object like {include_usage: true}")
+    choice = body.get("tool_choice")
+    if choice is not None and not isinstance(choice, (str, dict)):
+        raise bad("tool_choice", "expected none, auto, required or {type: function, function: {name}}")
+    return ChatRequest(
+        model=model,
+        messages=parse_messages(body.get("messages")),
+        tools=parse_tools(body.get("tools")),
+        temperature=_number(body, "temperature", 1.0, 0.0, 2.0),
+        top_p=_number(body, "top_p", 1.0, 0.0, 1.0, low_open=True),
+        max_tokens=max_tokens,
+        seed=_integer(body, "seed"),
+        stop=_stops(body.get("stop")),
+        logprobs=_flag(body, "logprobs"),
+        return_token_ids=_flag(body, "return_token_ids"),
+        stream=_flag(body, "stream"),
+        include_usage=bool((options or {}).get("include_usage")),
+        parse_tools=choice != "none",
+    )
+
+
+@dataclass
+class Generation:
+    """What the policy produced for one request."""
+
+    prompt_ids: List[int]
+    ids: List[int]
+    logprobs: List[float]
+    tokens: List[str]
+    token_bytes: List[List[int]]
+    content: Optional[str]
+    tool_calls: List[Dict[str, Any]]
+    finish_reason: str
+
+
+def _logprob(value: float) -> float:
+    return value if math.isfinite(value) else MIN_LOGPROB
+
+
+def logprobs_content(gen: Generation) -> List[Dict[str, Any]]:
+    return [{"token": t, "logprob": _logprob(lp), "bytes": b, "top_logprobs": []} for t, lp, b in zip(gen.tokens, gen.logprobs, gen.token_bytes)]
+
+
+def usage(gen: Generation) -> Dict[str, int]:
+    return {"prompt_tokens": len(gen.prompt_ids), "completion_tokens": len(gen.ids), "total_tokens": len(gen.prompt_ids) + len(gen.ids)}
+
+
+def completion_body(req: ChatRequest, gen: Generation, model: str, request_id: str, created: int) -> Dict[str, Any]:
+    message: Dict[str, Any] = {"role": "assistant", "content": gen.content}
+    if gen.tool_calls:
+        message["tool_calls"] = gen.tool_calls
+    choice: Dict[str, Any] = {"index": 0, "message": message, "logprobs": None, "finish_reason": gen.finish_reason}
+    if req.logprobs:
+        choice["logprobs"] = {"content": logprobs_content(gen), "refusal": None}
+    if req.return_token_ids:
+        choice["token_ids"] = list(gen.ids)
+    body: Dict[str, Any] = {"id": request_id, "object": "chat.completion", "created": created, "model": model, "choices": [choice], "usage": usage(gen)}
+    if req.return_token_ids:
+        body["prompt_token_ids"] = list(gen.prompt_ids)
+    return body
+
+
+def stream_chunks(req: ChatRequest, gen: Generation, model: str, request_id: str, created: int) -> Iterator[Dict[str, Any]]:
+    """The completion as chat.completion.chunk objects: the role, the content (with its
+    logprobs and token ids when asked), the tool calls, the finish reason, and the usage
+    when stream_options.include_usage asks for it. Generation is not incremental, so the
+    chunks come once the completion is done."""
+
+    def chunk(delta: Dict[str, Any], finish: Optional[str] = None, **extra: Any) -> Dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish, **extra}
+        return {"id": request_id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [choice]}
+
+    first = chunk({"role": "assistant", "content": ""})
+    if req.return_token_ids:
+        first["prompt_token_ids"] = list(gen.prompt_ids)
+    yield first
+    extra: Dict[str, Any] = {}
+    if req.logprobs:
+        extra["logprobs"] = {"content": logprobs_content(gen), "refusal": None}
+    if req.return_token_ids:
+        extra["token_ids"] = list(gen.ids)
+    if gen.content or extra:
+        yield chunk({"content": gen.content or ""}, **extra)
+    if gen.tool_calls:
+        yield chunk({"tool_calls": [{"index": i, **call} for i, call in enumerate(gen.tool_calls)]})
+    yield chunk({}, gen.finish_reason)
+    if req.include_usage:
+        yield {"id": request_id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage(gen)}

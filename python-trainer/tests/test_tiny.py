@@ -1,0 +1,147 @@
+"""The tiny backend's Policy: batching, the reference, sampling, adapters."""
+
+import pytest
+import torch
+
+from conftest import TINY
+from rollout_trainer.backends.tiny import ByteChatTokenizer, TinyPolicy, resolve_config
+from rollout_trainer.errors import SpecError
+
+
+def make_spec(config=TINY, adapter=None, bundle_dir=None):
+    from pathlib import Path
+
+    class Model:
+        pass
+
+    class Spec:
+        model = Model()
+
+        @staticmethod
+        def path(rel):
+            return Path(bundle_dir) / rel
+
+    Spec.model.config, Spec.model.adapter, Spec.model.base = config, adapter, "tiny"
+    return Spec
+
+
+def test_the_byte_tokenizer_round_trips_text_and_keeps_special_tokens_whole():
+    tok = ByteChatTokenizer()
+    text = "<|im_start|>user\nnaïve café — ok<|im_end|>\n"
+    ids, offsets = tok.encode_with_offsets(text)
+    assert ids[0] == tok.special_ids["<|im_start|>"] and tok.eos_token_id in ids
+    assert tok.decode(ids) == "user\nnaïve café — ok\n"
+    assert len(offsets) == len(ids) and offsets[0] == (0, len("<|im_start|>")) and offsets[-1] == (len(text) - 1, len(text))
+    assert tok.token_text(tok.eos_token_id) == "<|im_end|>"
+    rendered = tok.render([{"role": "user", "content": "hi"}], tools=[{"type": "function", "function": {"name": "f"}}], add_generation_prompt=True)
+    assert rendered == '<|im_start|>system\n# Tools\n<tools>\n{"name": "f"}\n</tools><|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n'
+
+
+def test_batched_logprobs_equal_one_at_a_time_despite_left_padding():
+    policy = TinyPolicy.from_spec(make_spec(), "cpu")
+    seqs = [[1, 2, 3, 4, 5, 6, 7], [9, 8, 7], [5, 5, 5, 5, 5]]
+    starts = [3, 1, 4]
+    together = policy.sequence_logprobs(seqs, starts)
+    for seq, start, got in zip(seqs, starts, together):
+        alone = policy.sequence_logprobs([seq], [start])[0]
+        assert got.shape == (len(seq) - start,) and got.requires_grad
+        assert torch.allclose(got, alone, atol=1e-5)
+        assert (got <= 0).all()
+    ref = policy.sequence_logprobs(seqs, starts, reference=True)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ref, together)) and not ref[0].requires_grad
+    with torch.no_grad():
+        for p in policy.model.parameters():
+            p.add_(0.05)
+    moved = policy.sequence_logprobs(seqs, starts)
+    assert not torch.allclose(moved[0], together[0]), "the reference stays frozen while the policy moves"
+    with pytest.raises(ValueError, match="completion start"):
+        policy.sequence_logprobs([[1, 2]], [0])
+
+
+def test_generation_is_seeded_greedy_at_temperature_0_and_stops_at_the_end_of_turn():
+    policy = TinyPolicy.from_spec(make_spec(), "cpu")
+    prompt = policy.tokenizer.encode(policy.tokenizer.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True))
+    a = policy.generate(prompt, 12, 1.0, 0.9, seed=7)
+    b = policy.generate(prompt, 12, 1.0, 0.9, seed=7)
+    assert a == b and len(a[0]) == len(a[1]) <= 12 and all(lp <= 0 for lp in a[1])
+    g1 = policy.generate(prompt, 6, 0.0, 1.0, seed=None)
+    g2 = policy.generate(prompt, 6, 0.0, 1.0, seed=123)
+    assert g1 == g2
+    # the logprobs reported are the policy's (temperature 1), as sequence_logprobs scores them
+    with torch.no_grad():
+        scored = policy.sequence_logprobs([prompt + a[0]], [len(prompt)])[0]
+    assert torch.allclose(scored, torch.tensor(a[1]), atol=1e-4)
+    stop = policy.generate(prompt, 50, 1.0, 1.0, seed=1, stop_ids=set(range(policy.tokenizer.vocab_size)))
+    assert len(stop[0]) == 1, "any token in stop_ids ends the completion and is kept"
+    policy.model.train()
+    policy.generate(prompt, 2, 1.0, 1.0, seed=1)
+    assert policy.model.training, "generation runs in eval mode and restores the mode it found"
+
+
+def test_adapters_round_trip_and_refuse_another_architecture(tmp_path):
+    policy = TinyPolicy.from_spec(make_spec(), "cpu")
+    with torch.no_grad():
+        for p in policy.model.parameters():
+            p.mul_(1.5)
+    policy.optimizer = object()
+    policy.save_adapter(tmp_path / "v1")
+    assert {p.name for p in (tmp_path / "v1").iterdir()} == {"tiny_model.pt", "tiny_config.json"}
+    other = TinyPolicy.from_spec(make_spec(), "cpu")
+    other.optimizer = object()
+    other.load_adapter(tmp_path / "v1", "v1")
+    assert other.version == "v1" and other.optimizer is None
+    assert all(torch.equal(a, b) for a, b in zip(policy.model.state_dict().values(), other.model.state_dict().values()))
+    # model.config null: the adapter says which tiny model it is
+    again = TinyPolicy.from_spec(make_spec(config=None, adapter="v1", bundle_dir=tmp_path), "cpu")
+    assert again.version == "v1" and again.config["hidden_size"] == TINY["hidden_size"]
+    bigger = TinyPolicy.from_spec(make_spec(config={**TINY, "hidden_size": 64}), "cpu")
+    with pytest.raises(SpecError, match="another tiny model .*hidden_size"):
+        bigger.load_adapter(tmp_path / "v1", "v1")
+    with pytest.raises(SpecError, match="not a tiny-model adapter"):
+        bigger.load_adapter(tmp_path, "x")
+
+
+def test_the_tiny_config_is_checked():
+    assert resolve_config(None)["hidden_size"] == 64
+    with pytest.raises(SpecError, match="hidden_size 30 must be a multiple of num_heads 4"):
+        resolve_config({"hidden_size": 30})
+    with pytest.raises(SpecError, match="takes vocab, hidden_size"):
+        resolve_config({"layers": 2})
+    with pytest.raises(SpecError, match="vocabulary is 'bytes'"):
+        resolve_config({"vocab": "bpe"})
+
+
+def test_the_transformers_policy_plumbing_agrees_on_a_stand_in_model():
+    """HfPolicy's batching (left padding, position ids, logits_to_keep) and its KV-cache
+    generation loop, run on the tiny model dressed as a transformers causal LM: the only
+    part of the transformers backend that can run without transformers."""
+    from types import SimpleNamespace
+
+    from rollout_trainer.backends.hf import HfPolicy
+
+    tiny = TinyPolicy.from_spec(make_spec(), "cpu")
+
+    class CausalLMLike(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = tiny.model
+            self.config = SimpleNamespace(max_position_embeddings=TINY["max_positions"])
+
+        def forward(self, input_ids=None, attention_mask=None, position_ids=None, use_cache=None, logits_to_keep=0, past_key_values=None):
+            if past_key_values is not None:  # the "cache" is the ids so far
+                input_ids = torch.cat([past_key_values, input_ids], 1)
+            logits = self.inner(input_ids, attention_mask if attention_mask is not None else torch.ones_like(input_ids))
+            self.widths.append(logits_to_keep)
+            return SimpleNamespace(logits=logits[:, -logits_to_keep:] if logits_to_keep else logits, past_key_values=input_ids if use_cache else None)
+
+    model = CausalLMLike()
+    model.widths = []
+    tok = tiny.tokenizer
+    policy = HfPolicy(model, tok, torch.device("cpu"), "stand-in", "stand-in", torch.float32, False)
+    assert policy._keep_arg == "logits_to_keep"
+    seqs, starts = [[1, 2, 3, 4, 5, 6, 7], [9, 8, 7], [5, 5, 5, 5, 5]], [3, 1, 4]
+    got = policy.sequence_logprobs(seqs, starts)
+    assert model.widths == [5], "only the last max(completion) + 1 positions' logits are asked for"
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(got, tiny.sequence_logprobs(seqs, starts)))
+    prompt = tok.encode(tok.render([{"role": "user", "content": "hi"}], add_generation_prompt=True))
+    assert policy.generate(prompt, 8, 1.0, 0.9, seed=5) == tiny.generate(prompt, 8, 1.0, 0.9, seed=5)

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { TargetSchema, type TargetConfig } from '../../../../src/core/config/trainingSchema';
+import { writeBundle } from '../../../../src/core/train/jobs/jobBundle';
+import type { JobSpecInput } from '../../../../src/core/train/jobs/jobSpec';
+import type { PreparedJob } from '../../../../src/core/train/jobs/launcher';
+
+export const FIXTURES = path.resolve(__dirname, '../../../fixtures/launchers');
+export const SECRET_NAME = 'ROLLOUT_TEST_SECRET';
+export const SECRET = 'hf_s3cr3t-value_never_in_files_7c1d';
+export const SECRET_SHA256 = createHash('sha256').update(SECRET).digest('hex');
+/** The Python the test jobs run with: Debian's when there, else whatever python3 is on PATH. */
+export const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(path.join(tmpdir(), `rollout-lab-${prefix}-`));
+}
+
+export interface JobOptions {
+  id?: string;
+  target: Record<string, unknown>;
+  command?: string[];
+  secrets?: Record<string, string>;
+  serve?: boolean;
+  resources?: JobSpecInput['resources'];
+  /** Bundle-relative path → file on this machine (default: the test job script). */
+  files?: Record<string, string>;
+  spec?: Partial<JobSpecInput>;
+}
+
+/** A real bundle (writeBundle: job.yaml, python-trainer/, the files) and an empty job folder. */
+export function makeJob(root: string, o: JobOptions): PreparedJob {
+  const id = o.id ?? `job-${Math.random().toString(16).slice(2, 8)}`;
+  const jobDir = path.join(root, 'jobs', id);
+  const bundleDir = path.join(jobDir, 'bundle');
+  const secrets = o.secrets ?? {};
+  const spec = writeBundle(bundleDir, {
+    spec: {
+      apiVersion: 'rollout-lab/v1',
+      kind: 'TrainingJob',
+      id,
+      phase: { name: 'test', kind: o.serve ? 'serve' : 'sft' },
+      model: { base: 'tiny', backend: 'tiny' },
+      data: { train: o.serve ? null : 'job.py' },
+      output: {},
+      resources: o.resources ?? {},
+      ...(o.serve ? { serve: { host: '0.0.0.0', port: 8000 } } : {}),
+      env: Object.keys(secrets).sort(),
+      command: o.command ?? ['python3', 'job.py', '0'],
+      ...o.spec,
+    },
+    files: o.files ?? { 'job.py': path.join(FIXTURES, 'job.py') },
+  });
+  const target: TargetConfig = TargetSchema.parse(o.target);
+  return { spec, bundleDir, jobDir, targetName: target.kind, target, secrets };
+}
+
+/** Every file under the folders (recursively). */
+export function allFiles(...dirs: string[]): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    if (!existsSync(d)) return;
+    for (const name of readdirSync(d)) {
+      const p = path.join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.push(p);
+    }
+  };
+  dirs.forEach(walk);
+  return out;
+}
+
+export function assertNotInFiles(secret: string, ...dirs: string[]): void {
+  const files = allFiles(...dirs);
+  assert.ok(files.length > 0, `there are files under ${dirs.join(', ')}`);
+  for (const f of files) assert.ok(!readFileSync(f).includes(secret), `the secret is in ${f}`);
+}
+
+/** The command lines of every process on this machine (Linux /proc), to check a secret is in none. */
+export function allCommandLines(): string[] {
+  if (!existsSync('/proc')) return [];
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      out.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
+}
+
+export interface Recorded {
+  tool: string;
+  argv: string[];
+  stdin?: string;
+  envHashes?: Record<string, string | null>;
+}
+
+export function readRecord(file: string): Recorded[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Recorded);
+}
+
+/** A `name` on PATH that runs one of the fake tools of test/fixtures/launchers. */
+export function fakeTool(binDir: string, name: string, fixture: string): void {
+  mkdirSync(binDir, { recursive: true });
+  const file = path.join(binDir, name);
+  writeFileSync(file, `#!/bin/sh\nexec '${process.execPath}' '${path.join(FIXTURES, fixture)}' "$@"\n`);
+  chmodSync(file, 0o755);
+}
+
+/** A `name` on PATH that records its argv into $FAKE_RECORD, then runs the real tool with the same stdio and signals. */
+export function recordingShim(binDir: string, name: string, real: string): void {
+  mkdirSync(binDir, { recursive: true });
+  const file = path.join(binDir, name);
+  writeFileSync(
+    file,
+    [
+      `#!${process.execPath}`,
+      "const { appendFileSync } = require('node:fs');",
+      "const { spawn } = require('node:child_process');",
+      'const args = process.argv.slice(2);',
+      `appendFileSync(process.env.FAKE_RECORD, JSON.stringify({ tool: ${JSON.stringify(name)}, argv: [${JSON.stringify(name)}, ...args] }) + '\\n');`,
+      `const child = spawn(${JSON.stringify(real)}, args, { stdio: 'inherit' });`,
+      "for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => child.kill(s));",
+      "child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + require('node:os').constants.signals[signal] : 1)));",
+      '',
+    ].join('\n'),
+  );
+  chmodSync(file, 0o755);
+}
+
+/** The real executable of `name` on PATH (before any test shims). */
+export function which(name: string, pathVar = process.env.PATH ?? ''): string | null {
+  for (const dir of pathVar.split(path.delimiter)) {
+    const p = path.join(dir, name);
+    if (dir && existsSync(p)) return p;
+  }
+  return null;
+}
+
+/** Resolves when `pred` holds for a line seen so far (checked on each new line). */
+export class Lines {
+  readonly all: string[] = [];
+  private waiters: Array<{ pred: (l: string) => boolean; resolve: () => void }> = [];
+
+  readonly push = (line: string): void => {
+    this.all.push(line);
+    this.waiters = this.waiters.filter((w) => (w.pred(line) ? (w.resolve(), false) : true));
+  };
+
+  waitFor(pred: (l: string) => boolean): Promise<void> {
+    if (this.all.some(pred)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ pred, resolve }));
+  }
+}
