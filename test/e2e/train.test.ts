@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
 import type { DryRun, TrainResult } from '../../src/core/train/jobs/trainingJobs';
-import { cli, json, tempWorkspace, PUBMEDQA, type RunDoc, type SpanDoc } from './cliHelpers';
+import { cli, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
 const PYTHON = '/usr/bin/python3';
@@ -21,16 +21,29 @@ const SENIORS = ['HypothesisRefiner', 'ProtocolDesigner'];
 let ws: string;
 before(() => {
   ws = tempWorkspace();
-  assert.equal(cli(['init', '--workspace', ws, '--dataset', PUBMEDQA]).code, 0);
+  // Short tasks, one-line prompts and no tools keep every conversation within the tiny model's context,
+  // so real training and serving on the CPU take seconds, not minutes.
+  const tasks = join(ws, 'tasks.jsonl');
+  const rows = [
+    ['t1', 'Does APOE4 raise amyloid-beta in the ageing brain?', 'APOE4 carriers had higher amyloid-beta in 40 brains.', 'yes'],
+    ['t2', 'Does GLP-1 signalling slow cognitive decline?', 'A GLP-1 agonist slowed decline in mice only.', 'maybe'],
+    ['t3', 'Is TREM2 loss protective?', 'TREM2 loss raised plaque burden in two models.', 'no'],
+  ];
+  writeFileSync(tasks, rows.map(([id, goal, context, d]) => JSON.stringify({ id, goal, context, expected_decision: d })).join('\n') + '\n');
+  assert.equal(cli(['init', '--workspace', ws, '--dataset', tasks]).code, 0);
   const file = join(ws, '.rollout-lab/lab.json');
   const cfg = JSON.parse(readFileSync(file, 'utf8'));
+  for (const [name, agent] of Object.entries<{ tools: string[]; prompt?: string }>(cfg.agents)) {
+    agent.tools = [];
+    writeFileSync(join(ws, '.rollout-lab', agent.prompt ?? `prompts/${name}.md`), `You are the ${name}. Reply with one JSON object.\n`);
+  }
   // GRPO's pre-flight wants the behaviour policy's logprobs on the seniors' calls.
   cfg.models.senior.logprobs = true;
   // The served tiny model writes no protocol anyway: a few tokens per call keep the rollout against it short.
   cfg.models.senior.maxTokens = 8;
   cfg.training = {
     groupSize: 2,
-    trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 8192 }, secrets: ['HF_TOKEN'] },
+    trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 2048 }, secrets: ['HF_TOKEN'] },
     targets: {
       cpu: { kind: 'local', python: PYTHON },
       box: { kind: 'ssh', host: 'trainer@gpu-box.example', port: 2222, identityFile: '/home/me/.ssh/id_ed25519', gpuType: 'A100' },
@@ -39,8 +52,8 @@ before(() => {
     },
     phases: [
       { name: 'gather', kind: 'gather', samples: 2 },
-      { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 8192 } },
-      { name: 'grpo-seniors', kind: 'grpo', agents: ['ProtocolDesigner'], model: 'senior', hyperparameters: { max_steps: 1, batch_size: 1, epochs: 1, max_prompt_length: 7168, max_response_length: 1024, kl_coef: 0 } },
+      { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 2048 } },
+      { name: 'grpo-seniors', kind: 'grpo', agents: SENIORS, model: 'senior', hyperparameters: { max_steps: 2, batch_size: 2, epochs: 1, max_prompt_length: 1536, max_response_length: 512 } },
     ],
   };
   writeFileSync(file, JSON.stringify(cfg, null, 2));
@@ -136,10 +149,10 @@ test('train on this machine: SFT of the juniors with the tiny model, then GRPO o
     const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', traces.rollouts[0]!.id, '--json'])).spans;
     const seniorCalls = spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name'])));
     assert.ok(seniorCalls.length > 0);
-    for (const c of seniorCalls) {
-      assert.equal(c.attributes['rollout_lab.model.version'], g.job!.id);
-      assert.equal(c.attributes['server.address'], g.serve!.serveUrl);
-    }
+    for (const c of seniorCalls) assert.equal(c.attributes['rollout_lab.model.version'], g.job!.id);
+    const answered = seniorCalls.filter((c) => c.status === 'ok');
+    assert.ok(answered.length > 0, `the served policy answered: ${JSON.stringify(seniorCalls.map((c) => c.attributes['error.type']))}`);
+    for (const c of answered) assert.equal(c.attributes['server.address'], g.serve!.serveUrl);
   } finally {
     const cancel = cli(['jobs', 'cancel', g.serve!.id, '--workspace', ws]);
     assert.equal(cancel.code, 0, cancel.stderr);
