@@ -161,6 +161,27 @@ test('train on this machine: SFT of the juniors with the tiny model, then GRPO o
   assert.deepEqual(jobs.map((j) => [j.kind, j.state]), [['serve', 'cancelled'], ['grpo', 'succeeded'], ['sft', 'succeeded']]);
 });
 
+test('the online loop: rollouts against the served policy, their groups sent to its control API, the version it serves next registered', { skip: noTrainer }, () => {
+  const r = cli(['train', '--workspace', ws, '--phase', 'grpo', '--online', '--rounds', '2', '--tasks', '2', '--samples', '2', '--target', 'cpu', '--json'], env);
+  assert.equal(r.code, 0, r.stderr.slice(-3000));
+  const online = JSON.parse(r.stdout) as { serveJob: string; serveUrl: string; rounds: Array<{ round: number; runId: string; rollouts: number; records: number; version: string; updated: boolean }> };
+  try {
+    assert.deepEqual(online.rounds.map((x) => [x.round, x.rollouts]), [[1, 4], [2, 4]]);
+    assert.ok(online.rounds.every((x) => x.records > 0), 'each round sent the seniors\' calls');
+    const status = json<{ models: Array<{ name: string; active: string | null; history: string[] }> }>(cli(['pipeline', 'status', '--workspace', ws, '--json']));
+    const senior = status.models.find((m) => m.name === 'senior')!;
+    assert.equal(senior.active, online.rounds.at(-1)!.version, 'the last version served is the active one');
+    for (const x of online.rounds.filter((y) => y.updated)) assert.match(x.version, new RegExp(`^${online.serveJob}-v\\d+$`));
+    // Round 2's rollouts called the version round 1 produced.
+    const traces = json<{ rollouts: Array<{ id: string }> }>(cli(['traces', '--workspace', ws, '--run', online.rounds[1]!.runId, '--json']));
+    const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', traces.rollouts[0]!.id, '--json'])).spans;
+    const versions = new Set(spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name']))).map((sp) => sp.attributes['rollout_lab.model.version']));
+    assert.deepEqual([...versions], [online.rounds[0]!.version]);
+  } finally {
+    assert.equal(cli(['jobs', 'cancel', online.serveJob, '--workspace', ws]).code, 0);
+  }
+});
+
 test('a trainer that fails leaves the job and its phase failed, with the trainer\'s reason', { skip: noTrainer }, () => {
   const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--set', 'max_steps=0', '--set', 'epochs=0', '--json'], env);
   assert.equal(r.code, 1, r.stderr.slice(-2000));

@@ -37,6 +37,8 @@ export interface OnlineRound {
   records: number;
   /** The version served after this round's update. */
   version: string;
+  /** Whether the update changed the policy (false: no group carried a signal). */
+  updated: boolean;
   metrics: Record<string, number>;
 }
 
@@ -48,6 +50,8 @@ export interface OnlineResult {
 
 interface TrainAnswer {
   version: string;
+  updated?: boolean;
+  note?: string;
   adapter?: string;
   metrics?: Record<string, unknown>;
 }
@@ -98,7 +102,9 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
       const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
       if (!records.length) throw new RuntimeFailure(`online round ${round}: the rollouts gave no model calls of ${(phase.agents ?? []).join(', ') || 'the phase\'s agents'} to train on (skipped: ${JSON.stringify(manifest.counts.skipped)})`);
       const answer = await postTrain(control, records, opts.signal);
-      registerTrainedModel(lab.loaded, phase.model, { version: answer.version, baseUrl: serveUrl, model: answer.version, phase: phase.name, job: serve.id });
+      // An update without signal (no group with differing rewards) keeps the version it had.
+      if (answer.updated !== false) registerTrainedModel(lab.loaded, phase.model, { version: answer.version, baseUrl: serveUrl, model: answer.version, phase: phase.name, job: serve.id });
+      else log(`online round ${round}: no group had differing rewards; the policy stays ${answer.version}${answer.note ? ` (${answer.note})` : ''}`);
       const rewards = run.rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
       const metrics = Object.fromEntries(Object.entries(answer.metrics ?? {}).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
       const r: OnlineRound = {
@@ -108,6 +114,7 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
         meanReward: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
         records: records.length,
         version: answer.version,
+        updated: answer.updated !== false,
         metrics,
       };
       rounds.push(r);
