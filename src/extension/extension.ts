@@ -23,6 +23,7 @@ import { registerPreflightCommands } from './training/preflightCommands';
 import { registerBanditCommands } from './training/banditCommands';
 import { registerOptimizeCommands } from './training/optimizeCommands';
 import { registerPipelineCommands } from './training/pipelineCommands';
+import { registerJobCommands, type TrainingJobsApi } from './training/jobCommands';
 import type { PanelHost } from './webviews/panelHost';
 
 /** What activate() returns: the extension-host tests drive the extension through it. */
@@ -36,6 +37,8 @@ export interface RolloutLabApi {
   prompts: PromptHistoryApi;
   /** The Training view's tree (phases and model versions). */
   trainingTree: vscode.TreeDataProvider<unknown>;
+  /** The training jobs this window follows and their curves panels. */
+  trainingJobs: TrainingJobsApi;
 }
 
 let service: LabService | undefined;
@@ -130,11 +133,12 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   registerBanditCommands(feature);
   registerOptimizeCommands(feature);
   const { trainingTree } = registerPipelineCommands(feature);
+  const trainingJobs = registerJobCommands(feature, trainingTree);
 
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;
   log(`Rollout Lab activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree };
+  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree, trainingJobs };
 }
 
 /** Closes the labs so each store writes its catalog checkpoint. */

@@ -187,6 +187,11 @@ export class LabService implements vscode.Disposable {
     return created;
   }
 
+  /** A lab of its own for the caller, who closes it (each online-training round opens one, to see the version the last round registered). */
+  openDetached(folder: string): Promise<Lab> {
+    return this.open(folder);
+  }
+
   private async open(folder: string): Promise<Lab> {
     const started = performance.now();
     const { Lab } = await import('../core/rollout/lab');

@@ -7,10 +7,11 @@ import type { PhaseRecord } from '../../core/train/pipelineState';
 import { CoalescingTrigger } from '../coalescingTrigger';
 import type { LabService } from '../labService';
 import { escapeMarkdown as esc } from '../view/rolloutPresentation';
+import type { JobNode, JobsSection } from './jobsTree';
 
 /** An element of the Training view. */
 export type TrainingNode =
-  | { kind: 'section'; folder: string; section: 'pipeline' | 'models' }
+  | { kind: 'section'; folder: string; section: 'pipeline' | 'jobs' | 'models' }
   | { kind: 'phase'; folder: string; labDir: string; status: PhaseStatus }
   | { kind: 'file'; folder: string; labDir: string; file: string }
   | { kind: 'run'; folder: string; runId: string }
@@ -18,7 +19,8 @@ export type TrainingNode =
   | { kind: 'model'; folder: string; model: ModelStatus }
   | { kind: 'version'; folder: string; model: string; version: ModelVersion; active: boolean }
   | { kind: 'base'; folder: string; model: ModelStatus }
-  | { kind: 'message'; folder: string | null; text: string; error?: boolean };
+  | { kind: 'message'; folder: string | null; text: string; error?: boolean }
+  | JobNode;
 
 /** A plain copy of what the view shows (labels, descriptions, icons, children), for tests and the refresh command. */
 export interface TrainingSnapshotItem {
@@ -29,6 +31,9 @@ export interface TrainingSnapshotItem {
   children?: TrainingSnapshotItem[];
 }
 
+const SECTION_LABEL = { pipeline: 'Pipeline', jobs: 'Jobs', models: 'Models' } as const;
+const SECTION_ICON = { pipeline: 'run-all', jobs: 'server-process', models: 'versions' } as const;
+
 const STATE_ICON: Record<PhaseRecord['state'], string> = {
   pending: 'circle-outline',
   running: 'sync~spin',
@@ -38,16 +43,18 @@ const STATE_ICON: Record<PhaseRecord['state'], string> = {
 
 /**
  * The Training view: "Pipeline" with each phase of lab.json's training
- * pipeline (state, data counts, run, data files, what it produced) and
- * "Models" with each logical model's registered versions, the active one
- * marked and lab.json's own settings as the base. Reads pipeline.json and
- * registry.json from disk each time, so changes made by the CLI show too.
+ * pipeline (state, data counts, run, data files, what it produced), "Jobs"
+ * with the training jobs once there are any (jobsTree.ts), and "Models"
+ * with each logical model's registered versions, the active one marked and
+ * lab.json's own settings as the base. Reads pipeline.json, the job records
+ * and registry.json from disk each time, so changes made by the CLI show too.
  */
 export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<TrainingNode | undefined>();
   readonly onDidChangeTreeData: vscode.Event<TrainingNode | undefined> = this.changed.event;
   private readonly refresher: CoalescingTrigger;
   private readonly disposables: vscode.Disposable[] = [this.changed];
+  private jobs: JobsSection | undefined;
 
   constructor(private readonly service: LabService) {
     // Live progress writes pipeline.json once per rollout: redraw once per burst.
@@ -57,6 +64,13 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
 
   refresh(): void {
     this.changed.fire(undefined);
+  }
+
+  /** Adds the "Jobs" section (training jobs), shown once the lab has a job. */
+  setJobs(jobs: JobsSection): void {
+    this.jobs = jobs;
+    this.disposables.push(jobs);
+    this.refresh();
   }
 
   /** Redraws soon (coalesced with other requests). */
@@ -76,13 +90,22 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       const folder = this.service.activeFolder();
       // No lab: the view's welcome content says what to do.
       if (!folder) return [];
+      const hasJobs = this.jobs ? (await this.jobs.jobs(folder).catch(() => [])).length > 0 : false;
       return [
         { kind: 'section', folder, section: 'pipeline' },
+        ...(hasJobs ? [{ kind: 'section', folder, section: 'jobs' } as const] : []),
         { kind: 'section', folder, section: 'models' },
       ];
     }
     switch (node.kind) {
       case 'section': {
+        if (node.section === 'jobs') {
+          try {
+            return (await this.jobs?.jobs(node.folder)) ?? [];
+          } catch (err) {
+            return [{ kind: 'message', folder: node.folder, text: errorMessage(err), error: true }];
+          }
+        }
         let s: PipelineStatus;
         try {
           s = await this.status(node.folder);
@@ -109,6 +132,8 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
           .map((version) => ({ kind: 'version', folder: node.folder, model: m.name, version, active: version.version === m.active }));
         return m.base ? [...versions, { kind: 'base', folder: node.folder, model: m }] : versions;
       }
+      case 'job':
+        return this.jobs?.children(node) ?? [];
       default:
         return [];
     }
@@ -117,9 +142,9 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
   getTreeItem(node: TrainingNode): vscode.TreeItem {
     switch (node.kind) {
       case 'section': {
-        const item = new vscode.TreeItem(node.section === 'pipeline' ? 'Pipeline' : 'Models', vscode.TreeItemCollapsibleState.Expanded);
+        const item = new vscode.TreeItem(SECTION_LABEL[node.section], vscode.TreeItemCollapsibleState.Expanded);
         item.id = `${node.folder}:${node.section}`;
-        item.iconPath = new vscode.ThemeIcon(node.section === 'pipeline' ? 'run-all' : 'versions');
+        item.iconPath = new vscode.ThemeIcon(SECTION_ICON[node.section]);
         item.contextValue = `rolloutLab.training.${node.section}`;
         return item;
       }
@@ -179,6 +204,10 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
         item.tooltip = node.text;
         return item;
       }
+      case 'job':
+      case 'jobMetric':
+      case 'jobInfo':
+        return this.jobs ? this.jobs.item(node) : new vscode.TreeItem(node.kind);
     }
   }
 
@@ -212,7 +241,8 @@ function phaseItem(node: Extract<TrainingNode, { kind: 'phase' }>): vscode.TreeI
   item.iconPath = new vscode.ThemeIcon(STATE_ICON[r.state]);
   item.description = phaseDescription(node.status);
   item.tooltip = phaseTooltip(node.status, node.labDir);
-  item.contextValue = `rolloutLab.training.phase.${r.state}`;
+  // A GPU phase says its kind too: Launch Training Phase… is offered on those.
+  item.contextValue = `rolloutLab.training.phase.${r.state}${phase.kind === 'sft' || phase.kind === 'grpo' ? `.${phase.kind}` : ''}`;
   return item;
 }
 

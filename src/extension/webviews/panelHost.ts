@@ -41,6 +41,18 @@ const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalRepo
  * nothing remote; scripts and styles only from the extension's dist and media.
  */
 export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri, panel: PanelKind): string {
+  return webviewPageHtml(webview, extensionUri, { bundle: panel, title: TITLES[panel], stylesheet: PANEL_STYLES.has(panel) ? panel : undefined });
+}
+
+/** What a webview page loads: its script bundle (dist/webview/<bundle>.js) and, optionally, media/<stylesheet>.css. */
+export interface WebviewPage {
+  bundle: string;
+  title: string;
+  stylesheet?: string;
+}
+
+/** The page every Rollout Lab webview uses (the lab panels and the per-job ones), with the CSP above. */
+export function webviewPageHtml(webview: vscode.Webview, extensionUri: vscode.Uri, page: WebviewPage): string {
   const nonce = randomBytes(16).toString('base64');
   const asset = (...p: string[]): string => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
   const csp = [
@@ -57,12 +69,12 @@ export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri, pan
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${asset('dist', 'webview', 'codicon.css')}" id="vscode-codicon-stylesheet">
-<link rel="stylesheet" href="${asset('media', 'webview.css')}">${PANEL_STYLES.has(panel) ? `\n<link rel="stylesheet" href="${asset('media', `${panel}.css`)}">` : ''}
-<title>${TITLES[panel]}</title>
+<link rel="stylesheet" href="${asset('media', 'webview.css')}">${page.stylesheet ? `\n<link rel="stylesheet" href="${asset('media', `${page.stylesheet}.css`)}">` : ''}
+<title>${page.title}</title>
 </head>
-<body data-panel="${panel}">
-<div id="app" role="application" aria-label="${TITLES[panel]}"></div>
-<script nonce="${nonce}" src="${asset('dist', 'webview', `${panel}.js`)}"></script>
+<body data-panel="${page.bundle}">
+<div id="app" role="application" aria-label="${page.title}"></div>
+<script nonce="${nonce}" src="${asset('dist', 'webview', `${page.bundle}.js`)}"></script>
 </body>
 </html>`;
 }

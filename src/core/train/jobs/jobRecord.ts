@@ -44,6 +44,8 @@ const JobRecordSchema = z.object({
   registered: z.object({ model: z.string(), version: z.string() }).nullable(),
   /** A training job: the serve job that serves its result. */
   serveJob: z.string().nullable().default(null),
+  /** A training job: serve its result and register it when it succeeds (what the launch asked for; a reattach does the same). */
+  serveOnSuccess: z.boolean().default(true),
   /** A serve job: the registry version its policy becomes once it serves. */
   serves: z.string().nullable().default(null),
   /** A serve job: where its endpoint answers on this machine. */

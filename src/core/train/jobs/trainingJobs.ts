@@ -256,16 +256,17 @@ function newRecord(d: JobDraft): JobRecord {
     registered: null,
     serveJob: null,
     serves: null,
+    serveOnSuccess: false,
     serveUrl: null,
     result: null,
   };
 }
 
 /** Launches a drafted job: bundle, record, launcher. The record says failed (with why) when the launch itself fails. */
-async function launchDraft(lab: Lab, d: JobDraft, hooks: JobHooks, serves: string | null = null): Promise<JobRecord> {
+async function launchDraft(lab: Lab, d: JobDraft, hooks: JobHooks, serves: string | null = null, serveOnSuccess = false): Promise<JobRecord> {
   const dir = jobDir(trainingDir(lab), d.id);
   const log = hooks.log ?? ((): void => undefined);
-  let rec = { ...newRecord(d), serves };
+  let rec = { ...newRecord(d), serves, serveOnSuccess };
   writeJobRecord(dir, rec);
   hooks.onRecord?.(rec);
   try {
@@ -306,7 +307,7 @@ export async function trainPhase(lab: Lab, opts: TrainOptions, hooks: JobHooks =
     return { job: null, serve: null, phase: await runPhase(lab, phase.name, runOpts) };
   }
   const launched = await launchTraining(lab, opts, hooks);
-  const job = launched.state === 'failed' ? launched : await followJob(lab, launched.id, { ...hooks, signal: opts.signal }, { serve: opts.serve ?? true });
+  const job = launched.state === 'failed' ? launched : await followJob(lab, launched.id, { ...hooks, signal: opts.signal }, { ...(opts.secrets ? { secrets: opts.secrets } : {}) });
   return { job, serve: job.serveJob ? readJob(lab, job.serveJob) : null, phase: readPipelineState(pipelineStateFile(lab.loaded)).phases[phase.name]! };
 }
 
@@ -334,7 +335,7 @@ export async function launchTraining(lab: Lab, opts: TrainOptions, hooks: JobHoo
       note: `job ${d.id} on ${d.target.name}`,
     })),
   );
-  const rec = await launchDraft(lab, d, hooks);
+  const rec = await launchDraft(lab, d, hooks, null, opts.serve ?? true);
   if (rec.state === 'failed') notifyPhase(hooks, setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error: rec.error })));
   return rec;
 }
@@ -362,8 +363,10 @@ export function jobEvents(lab: Lab, id: string): TrainerEvent[] {
 }
 
 export interface FollowOptions {
-  /** A training job that succeeds: serve its result and register it (default true). */
+  /** A training job that succeeds: serve its result and register it (default: what the launch asked for). */
   serve?: boolean;
+  /** Environment values for the serve job (from SecretStorage in the editor). */
+  secrets?: Record<string, string>;
 }
 
 /**
@@ -427,6 +430,8 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
   } catch (err) {
     fetchError = `fetching the outputs failed: ${errorMessage(err)}`;
   }
+  // A cancel from elsewhere while this process followed: the record already says so.
+  if (readJobRecord(dir).state === 'cancelled') return readJobRecord(dir);
   const ok = exit.state === 'succeeded' && result?.status === 'succeeded';
   const error = ok
     ? null
@@ -444,14 +449,14 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
   const adapterRel = adapter ? path.relative(lab.loaded.labDir, adapter).split(path.sep).join('/') : null;
   const metrics = (result?.metrics ?? {}) as Record<string, unknown>;
   const counts = { ...rec.data, ...Object.fromEntries(Object.entries(metrics).filter(([, v]) => typeof v === 'number')) } as Record<string, number>;
-  if (fo.serve === false || !rec.model) {
+  if (!(fo.serve ?? rec.serveOnSuccess) || !rec.model) {
     const note = !rec.model
       ? `trained adapter in ${adapterRel}; the phase names no "model", so no model version was registered`
       : `trained adapter in ${adapterRel}; serve it to use it: rollout-lab jobs serve ${id}`;
     notifyPhase(hooks, setPhaseJob(lab, rec.phase, phaseKind, (r) => ({ ...r, state: 'done', endedAt: Date.now(), error: null, job: id, counts, produced: { kind: 'model', id }, note })));
     return rec;
   }
-  const served = await serveJobResult(lab, id, { target: rec.targetName }, hooks);
+  const served = await serveJobResult(lab, id, { target: rec.targetName, ...(fo.secrets ? { secrets: fo.secrets } : {}) }, hooks);
   notifyPhase(
     hooks,
     setPhaseJob(lab, rec.phase, phaseKind, (r) => ({

@@ -1,0 +1,361 @@
+import * as vscode from 'vscode';
+import { jobSecrets } from './jobFiles';
+import * as path from 'node:path';
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import type { JobRecord } from '../../core/train/jobs/jobRecord';
+import type { DryRun, JobHooks, TrainOptions } from '../../core/train/jobs/trainingJobs';
+import type { PhaseRecord } from '../../core/train/pipelineState';
+import { commandArgument, type FeatureContext } from '../featureContext';
+import { jobLogPath, labFolderOf, listJobsOf, readJobOf } from './jobFiles';
+import { JobFollowers } from './jobFollowers';
+import { JobsSection, jobDescription } from './jobsTree';
+import { pickLaunch } from './launchPickers';
+import { CurvesPanels, type CurvesPanel } from './trainingCurvesPanel';
+import type { TrainingNode, TrainingTree } from './trainingTree';
+
+const HyperValue = z.union([z.number(), z.string(), z.boolean(), z.array(z.string())]);
+
+/** `rolloutLab.launchTrainingPhase`'s argument object: it skips the pickers (tests, keybindings). */
+const LaunchArgs = z.strictObject({
+  phase: z.string().min(1),
+  target: z.string().min(1).optional(),
+  baseModel: z.string().min(1).optional(),
+  hyperparameters: z.record(z.string(), HyperValue).optional(),
+  serve: z.boolean().optional(),
+  folder: z.string().optional(),
+  dryRun: z.boolean().optional(),
+});
+type LaunchArgs = z.infer<typeof LaunchArgs>;
+
+/** The argument of the per-job commands: a job id (and its lab), or the view item they were invoked on. */
+const JobArgs = z.strictObject({ id: z.string().min(1), folder: z.string().optional(), confirm: z.boolean().optional(), target: z.string().min(1).optional() });
+type JobArgs = z.infer<typeof JobArgs>;
+
+/** How long after activation a window looks for jobs a reload left running, when the Training view has not looked yet. */
+const REATTACH_DELAY_MS = 10_000;
+const ACTIVE = new Set(['launching', 'running', 'fetching']);
+const GPU_KINDS = new Set(['sft', 'grpo']);
+
+/** What the extension-host tests reach of the training jobs (through the API activate() returns). */
+export interface TrainingJobsApi {
+  isFollowing(folder: string, id: string): boolean;
+  curves(folder: string, id: string): Pick<CurvesPanel, 'notified' | 'isReady'> | undefined;
+}
+
+/**
+ * Training jobs in the editor: Launch Training Phase… (pickers, pre-flight,
+ * export, launch, then the job followed in the background), the "Rollout
+ * Lab Training" output channel with each job's log, the Jobs section of the
+ * Training view, the per-job commands (curves, log, cancel, serve,
+ * reattach) and the reattach after a window reload.
+ */
+export function registerJobCommands(ctx: FeatureContext, tree: TrainingTree): TrainingJobsApi {
+  const output = vscode.window.createOutputChannel('Rollout Lab Training');
+  const followers = new JobFollowers(ctx, output);
+  const curves = new CurvesPanels(ctx.extension.extensionUri, ctx.log);
+  tree.setJobs(new JobsSection(followers, () => tree.poke()));
+
+  // Jobs launched by the CLI (or another window) show up, and open curves follow their state.
+  const watcher = vscode.workspace.createFileSystemWatcher('**/.rollout-lab/**/jobs/*/job.json');
+  const onRecordFile = (uri: vscode.Uri): void => {
+    tree.poke();
+    const folder = labFolderOf(uri.fsPath);
+    if (folder) curves.recordChanged(folder, path.basename(path.dirname(uri.fsPath)));
+  };
+  const reattachTimer = setTimeout(() => {
+    for (const folder of ctx.lab.labFolders()) void followers.reattachAll(folder).catch((err: unknown) => ctx.log(`reattaching training jobs in ${folder}: ${String(err)}`));
+  }, REATTACH_DELAY_MS);
+  ctx.extension.subscriptions.push(
+    output,
+    followers,
+    curves,
+    watcher,
+    watcher.onDidChange(onRecordFile),
+    watcher.onDidCreate(onRecordFile),
+    watcher.onDidDelete(onRecordFile),
+    { dispose: () => clearTimeout(reattachTimer) },
+    followers.onActivity((a) => {
+      tree.poke();
+      if (a.jobId) curves.update(a.folder, a.jobId, a.kind === 'record' ? a.record : undefined);
+    }),
+  );
+
+  const jobs = { ctx, followers, curves, output, tree };
+  ctx.register('rolloutLab.launchTrainingPhase', (arg) => launch(jobs, arg));
+  ctx.register('rolloutLab.cancelTrainingJob', (arg) => cancel(jobs, arg));
+  ctx.register('rolloutLab.serveTrainingJob', (arg) => serve(jobs, arg));
+  ctx.register('rolloutLab.reattachTrainingJob', (arg) => reattach(jobs, arg));
+  ctx.register('rolloutLab.showTrainingJobLog', (arg) => showLog(jobs, arg));
+  ctx.register('rolloutLab.startOnlineTraining', (arg) => startOnline(jobs, arg));
+  ctx.register('rolloutLab.openTrainingCurves', async (arg) => {
+    const ref = await jobRef(jobs, arg, 'Open Training Curves', () => true);
+    if (ref) curves.show(ref.folder, ref.id);
+  });
+  return {
+    isFollowing: (folder, id) => followers.isFollowing(folder, id),
+    curves: (folder, id) => curves.get(folder, id),
+  };
+}
+
+interface Jobs {
+  ctx: FeatureContext;
+  followers: JobFollowers;
+  curves: CurvesPanels;
+  output: vscode.OutputChannel;
+  tree: TrainingTree;
+}
+
+
+function parseArgs<T>(schema: z.ZodType<T>, raw: unknown, usage: string): T {
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new Error(`${usage}: ${issue?.path.join('.') || 'argument'} ${issue?.message ?? 'is invalid'}`);
+  }
+  return r.data;
+}
+
+async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord | DryRun | undefined> {
+  const { ctx, followers, output } = jobs;
+  const explicit = commandArgument(arg);
+  const args: LaunchArgs | undefined = explicit === undefined ? undefined : parseArgs(LaunchArgs, explicit, 'Launch Training Phase takes { phase, target?, baseModel?, hyperparameters?, serve?, folder?, dryRun? }');
+  const node = arg as TrainingNode | undefined;
+  const fromPhase = node?.kind === 'phase' ? node : undefined;
+  const folder = ctx.lab.resolveFolder(args?.folder ?? fromPhase?.folder);
+  const { loadConfig } = await import('../../core/config/loader');
+  const loaded = await loadConfig(folder);
+  let opts: TrainOptions;
+  if (args) {
+    opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, hyperparameters: args.hyperparameters, serve: args.serve };
+  } else {
+    const { pipelinePhases } = await import('../../core/train/pipeline');
+    const { referenceHyperparameters } = await import('../../core/train/jobs/jobBundle');
+    const choice = await pickLaunch(loaded, pipelinePhases(loaded.config), referenceHyperparameters, fromPhase?.status.phase.name);
+    if (!choice) return undefined;
+    opts = { phase: choice.phase.name, target: choice.target, baseModel: choice.baseModel, hyperparameters: choice.hyperparameters, serve: choice.serve };
+  }
+  opts.secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
+  const core = await import('../../core/train/jobs/trainingJobs');
+
+  if (args?.dryRun) {
+    const dry = await ctx.lab.withLab(folder, (lab) => core.dryRunTraining(lab, opts, (l) => output.appendLine(l)));
+    output.appendLine(`DRY RUN — nothing is launched. Job ${dry.spec.id} on ${dry.plan.target}:`);
+    for (const step of dry.plan.steps) output.appendLine(`  ${step.title}: ${step.argv.join(' ')}`);
+    return dry;
+  }
+
+  const controller = new AbortController();
+  const base = followers.hooks(folder, controller);
+  const phaseKind = await ctx.lab.withLab(folder, async (lab) => core.resolvePhase(lab, opts.phase).kind);
+  if (!GPU_KINDS.has(phaseKind)) {
+    // bandit and apo (a gather too) train on this machine, as Run Training Phase runs them.
+    const result = await withProgress(`phase ${opts.phase}`, base, true, (signal, hooks) => ctx.lab.withLab(folder, (lab) => core.trainPhase(lab, { ...opts, signal }, hooks)));
+    jobs.tree.refresh();
+    const rec = result.phase;
+    if (rec.state === 'done') void vscode.window.showInformationMessage(`Phase ${rec.name} done${rec.produced ? `: ${rec.produced.kind} ${rec.produced.id}` : ''}.`);
+    else void vscode.window.showWarningMessage(`Phase ${rec.name} failed: ${rec.error ?? 'unknown error'}`);
+    return rec;
+  }
+
+  output.show(true);
+  const launched = await withProgress(`launching ${opts.phase}${opts.target ? ` on ${opts.target}` : ''}`, base, true, (signal, hooks) =>
+    ctx.lab.withLab(folder, (lab) => core.launchTraining(lab, { ...opts, signal }, hooks)),
+  );
+  jobs.tree.poke();
+  if (launched.state === 'failed') {
+    void vscode.window.showErrorMessage(`Rollout Lab: job ${launched.id} did not launch: ${launched.error ?? 'unknown error'}`);
+    return launched;
+  }
+  const following = followers.followInBackground(folder, launched.id, controller);
+  void vscode.window.showInformationMessage(`Rollout Lab: training job ${launched.id} runs on ${launched.targetName} (${launched.targetKind}).`, 'Open Training Curves', 'Show Log').then((a) => {
+    if (a === 'Open Training Curves') jobs.curves.show(folder, launched.id);
+    else if (a === 'Show Log') output.show();
+  });
+  // A call with an argument (a test, a keybinding) gets the final record; the palette and the view go on at once.
+  return args ? following : launched;
+}
+
+/** Runs work (pre-flight, export, launch) under a notification that shows the core's progress lines; cancelling aborts `signal`. */
+function withProgress<T>(what: string, base: JobHooks, cancellable: boolean, work: (signal: AbortSignal, hooks: JobHooks) => Promise<T>): Thenable<T> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Rollout Lab: ${what}`, cancellable }, async (progress, token) => {
+    const controller = new AbortController();
+    const sub = token.onCancellationRequested(() => controller.abort());
+    const hooks: JobHooks = {
+      ...base,
+      log: (line): void => {
+        base.log?.(line);
+        progress.report({ message: line });
+      },
+    };
+    try {
+      return await work(controller.signal, hooks);
+    } finally {
+      sub.dispose();
+    }
+  });
+}
+
+/**
+ * The job a per-job command works on: from its view item, its argument
+ * object, or a quick pick of the lab's jobs (those `eligible` lets through).
+ */
+async function jobRef(jobs: Jobs, arg: unknown, command: string, eligible: (j: JobRecord) => boolean): Promise<(JobArgs & { folder: string }) | undefined> {
+  const node = arg as TrainingNode | undefined;
+  if (node?.kind === 'job') return { id: node.job.id, folder: node.folder };
+  if (node?.kind === 'jobMetric' || node?.kind === 'jobInfo') return { id: node.jobId, folder: node.folder };
+  const explicit = commandArgument(arg);
+  if (explicit !== undefined) {
+    const a = parseArgs(JobArgs, explicit, `${command} takes { id, folder? }`);
+    return { ...a, folder: jobs.ctx.lab.resolveFolder(a.folder) };
+  }
+  const folder = jobs.ctx.lab.resolveFolder();
+  const list = (await listJobsOf(folder)).jobs.filter(eligible);
+  if (list.length === 0) {
+    void vscode.window.showInformationMessage(`Rollout Lab: no training job to ${command.toLowerCase()} — launch one with "Launch Training Phase…".`);
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(
+    list.map((j) => ({ label: j.id, description: jobDescription(j), detail: j.error ?? undefined, id: j.id })),
+    { title: command, placeHolder: 'Training jobs, newest first', matchOnDescription: true },
+  );
+  return picked ? { id: picked.id, folder } : undefined;
+}
+
+async function cancel(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> {
+  const ref = await jobRef(jobs, arg, 'Cancel Job', (j) => ACTIVE.has(j.state));
+  if (!ref) return undefined;
+  const { job } = await readJobOf(ref.folder, ref.id);
+  if (!ACTIVE.has(job.state)) throw new Error(`job ${ref.id} is not running (it is ${job.state})`);
+  if (ref.confirm !== true) {
+    const answer = await vscode.window.showWarningMessage(
+      `Cancel training job ${ref.id} on ${job.targetName}?`,
+      { modal: true, detail: job.kind === 'serve' ? 'The served policy stops answering.' : 'The job is stopped on its target; nothing is registered.' },
+      'Cancel Job',
+    );
+    if (answer !== 'Cancel Job') return undefined;
+  }
+  // Stop following first: the follower would otherwise record the killed process as a failure.
+  jobs.followers.stop(ref.folder, ref.id);
+  const { cancelJob } = await import('../../core/train/jobs/trainingJobs');
+  try {
+    const rec = await cancelJob(await jobs.ctx.lab.lab(ref.folder), ref.id);
+    jobs.output.appendLine(`job ${ref.id}: cancelled`);
+    jobs.tree.poke();
+    jobs.curves.update(ref.folder, ref.id, rec);
+    return rec;
+  } catch (err) {
+    // The job still runs: keep following it.
+    void jobs.followers.followInBackground(ref.folder, ref.id);
+    throw err;
+  }
+}
+
+async function serve(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> {
+  const ref = await jobRef(jobs, arg, 'Serve Result', (j) => j.kind !== 'serve' && j.state === 'succeeded');
+  if (!ref) return undefined;
+  const { ctx, followers, output } = jobs;
+  const { loadConfig } = await import('../../core/config/loader');
+  const secrets = await jobSecrets(ctx, (await loadConfig(ref.folder)).config.training.trainer.secrets);
+  const { serveJobResult } = await import('../../core/train/jobs/trainingJobs');
+  // The serve job outlives this command: it is followed (and its port forwarded) under this controller until cancelled or the window closes.
+  const controller = new AbortController();
+  output.show(true);
+  const served = await withProgress(`serving the result of ${ref.id}`, followers.hooks(ref.folder, controller), false, async (_signal, hooks) =>
+    serveJobResult(await ctx.lab.lab(ref.folder), ref.id, { ...(ref.target ? { target: ref.target } : {}), secrets }, hooks),
+  );
+  jobs.tree.poke();
+  void vscode.window.showInformationMessage(
+    `Rollout Lab: ${served.registered ? `"${served.registered.model}" version ${served.registered.version} is active, ` : ''}served at ${served.serveUrl} (job ${served.id}).`,
+  );
+  return served;
+}
+
+async function reattach(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> {
+  const ref = await jobRef(jobs, arg, 'Reattach', (j) => ACTIVE.has(j.state));
+  if (!ref) return undefined;
+  const { job } = await readJobOf(ref.folder, ref.id);
+  if (!ACTIVE.has(job.state)) throw new Error(`job ${ref.id} has ended (${job.state}): there is nothing to follow`);
+  if (jobs.followers.isFollowing(ref.folder, ref.id)) {
+    void vscode.window.showInformationMessage(`Rollout Lab: this window already follows job ${ref.id}.`);
+    return job;
+  }
+  jobs.output.appendLine(`job ${ref.id}: reattaching (${job.state} on ${job.targetName})`);
+  jobs.output.show(true);
+  void jobs.followers.followInBackground(ref.folder, ref.id);
+  return job;
+}
+
+async function showLog(jobs: Jobs, arg: unknown): Promise<string | undefined> {
+  const ref = await jobRef(jobs, arg, 'Show Log', () => true);
+  if (!ref) return undefined;
+  const { trainingDir } = await readJobOf(ref.folder, ref.id);
+  const file = jobLogPath(trainingDir, ref.id);
+  if (!existsSync(file)) throw new Error(`job ${ref.id} has no log yet (${file})`);
+  await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+  return file;
+}
+
+const OnlineArgs = z.strictObject({
+  phase: z.string().min(1).optional(),
+  target: z.string().min(1).optional(),
+  rounds: z.number().int().min(1).max(100).optional(),
+  tasks: z.number().int().min(1).optional(),
+  samples: z.number().int().min(2).optional(),
+  folder: z.string().optional(),
+});
+
+/**
+ * Start Online Training…: serves the phase's model with python-trainer, then
+ * each round runs rollouts against it, sends their groups to its control API
+ * and registers the version it serves next (onlineTraining in the core).
+ */
+async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core/train/jobs/onlineTraining').OnlineResult | undefined> {
+  const { ctx, followers, output } = jobs;
+  const explicit = commandArgument(arg);
+  const args = explicit === undefined ? {} : parseArgs(OnlineArgs, explicit, 'Start Online Training takes { phase?, target?, rounds?, tasks?, samples?, folder? }');
+  const folder = ctx.lab.resolveFolder(args.folder);
+  const { loadConfig } = await import('../../core/config/loader');
+  const loaded = await loadConfig(folder);
+  const { pipelinePhases } = await import('../../core/train/pipeline');
+  const grpo = pipelinePhases(loaded.config).filter((p) => p.kind === 'grpo');
+  let phase = args.phase;
+  if (!phase) {
+    if (grpo.length === 0) throw new Error('no grpo phase in training.phases (or the reference pipeline) — online training updates a grpo phase');
+    phase = grpo.length === 1 ? grpo[0]!.name : (await vscode.window.showQuickPick(grpo.map((p) => ({ label: p.name, description: (p.agents ?? []).join(', ') })), { title: 'Start Online Training: the phase' }))?.label;
+    if (!phase) return undefined;
+  }
+  let target = args.target;
+  if (explicit === undefined) {
+    const targets = ['local', ...Object.keys(loaded.config.training.targets).filter((t) => t !== 'local')];
+    target = (await vscode.window.showQuickPick(targets, { title: 'Start Online Training: where the policy is served and trained' })) ?? undefined;
+    if (!target) return undefined;
+  }
+  let rounds = args.rounds;
+  if (rounds === undefined) {
+    const text = await vscode.window.showInputBox({ title: 'Start Online Training: rounds (rollouts → update)', value: '3', validateInput: (v) => (/^[1-9]\d*$/.test(v.trim()) ? undefined : 'a whole number ≥ 1') });
+    if (!text) return undefined;
+    rounds = Number(text.trim());
+  }
+  const secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
+  const { onlineTraining } = await import('../../core/train/jobs/onlineTraining');
+  output.show(true);
+  const base = followers.hooks(folder, new AbortController());
+  const result = await withProgress(`online training of ${phase}`, base, true, (signal, hooks) =>
+    ctx.lab.withLab(folder, (lab) =>
+      onlineTraining(
+        lab,
+        { phase: phase!, ...(target ? { target } : {}), rounds: rounds!, ...(args.tasks ? { tasks: args.tasks } : {}), ...(args.samples ? { samples: args.samples } : {}), secrets, signal },
+        () => ctx.lab.openDetached(folder),
+        { ...hooks, onRound: () => ctx.lab.notifyStoreChanged(folder) },
+      ),
+    ),
+  );
+  ctx.lab.invalidate(folder);
+  jobs.tree.refresh();
+  const last = result.rounds.at(-1);
+  void vscode.window.showInformationMessage(
+    last ? `Online training: ${result.rounds.length} rounds; the policy now serves ${last.version} at ${result.serveUrl} (job ${result.serveJob}).` : `Online training stopped before a round finished (job ${result.serveJob} still serves).`,
+  );
+  return result;
+}

@@ -1,0 +1,243 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'mocha';
+import * as vscode from 'vscode';
+import { api, CLI, ensureRun, waitFor, workspaceDir } from './helpers';
+
+/** The part of the DryRun Launch Training Phase returns with `dryRun: true` that these tests read. */
+interface DryRunLike {
+  spec: { id: string; phase: { name: string; kind: string }; model: { base: string; backend: string }; hyperparameters: Record<string, unknown>; env: string[]; command: string[] };
+  plan: { target: string; steps: Array<{ title: string; argv: string[]; cwd?: string; env?: string[] }> };
+  data: Record<string, number>;
+}
+
+interface JobRecordLike {
+  id: string;
+  kind: string;
+  phase: string;
+  state: string;
+  targetName: string;
+  targetKind: string;
+  error: string | null;
+  registered: unknown;
+  serveJob: string | null;
+  result: { status?: string; adapter?: string } | null;
+}
+
+interface SnapshotItem {
+  label: string;
+  description?: string;
+  icon?: string;
+  contextValue?: string;
+  children?: SnapshotItem[];
+}
+
+interface TrainingJobsApiLike {
+  isFollowing(folder: string, id: string): boolean;
+  curves(folder: string, id: string): { notified: Array<{ type: string; params: { points?: unknown[] } }>; isReady: boolean } | undefined;
+}
+
+// A real training job needs the trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema.
+const PYTHON = '/usr/bin/python3';
+const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
+const JUNIORS = ['Geneticist', 'Pharmacologist', 'Neurologist'];
+const SECRET_NAME = 'ROLLOUT_LAB_TEST_TRAINER_TOKEN';
+const SECRET = `hf_test_${Math.random().toString(36).slice(2)}`;
+
+/** Runs the CLI in another process, as a user in a terminal would (the extension host must not block on it). */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function snapshot(): Promise<SnapshotItem[]> {
+  return vscode.commands.executeCommand<SnapshotItem[]>('rolloutLab.refreshTraining');
+}
+
+describe('training jobs', () => {
+  const dir = workspaceDir();
+  const labFile = join(dir, '.rollout-lab', 'lab.json');
+  let original = '';
+
+  before(async function () {
+    this.timeout(120_000);
+    await ensureRun();
+    original = readFileSync(labFile, 'utf8');
+    // The tiny trainer on this machine; an SFT phase that takes every succeeded rollout (the simulated rewards are modest).
+    const config = JSON.parse(original) as Record<string, unknown>;
+    config.training = {
+      ...(config.training as object | undefined),
+      trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 32, num_layers: 1, num_heads: 2, max_positions: 8192 }, secrets: [SECRET_NAME] },
+      targets: { local: { kind: 'local', python: PYTHON } },
+      phases: [
+        { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { batch_size: 1, grad_accum: 1, max_length: 8192 } },
+        // No "model": a job of this phase is never served, whoever follows it.
+        { name: 'sft-plain', kind: 'sft', agents: JUNIORS, minReward: 0, hyperparameters: { batch_size: 1, grad_accum: 1, max_length: 8192 } },
+      ],
+    };
+    writeFileSync(labFile, JSON.stringify(config, null, 2));
+    ((await api()).service as { invalidate(folder?: string): void }).invalidate(dir);
+    await vscode.commands.executeCommand('rolloutLab.setApiKey', { envVar: SECRET_NAME, value: SECRET });
+  });
+
+  after(async () => {
+    writeFileSync(labFile, original);
+    ((await api()).service as { invalidate(folder?: string): void }).invalidate(dir);
+    await vscode.commands.executeCommand('rolloutLab.setApiKey', { envVar: SECRET_NAME, value: '' });
+  });
+
+  it('Launch Training Phase with dryRun exports the data and returns the spec and the exact command, launching nothing', async function () {
+    this.timeout(120_000);
+    const dry = await vscode.commands.executeCommand<DryRunLike>('rolloutLab.launchTrainingPhase', { phase: 'sft', target: 'local', dryRun: true });
+    assert.equal(dry.spec.phase.name, 'sft-juniors');
+    assert.equal(dry.spec.phase.kind, 'sft');
+    assert.equal(dry.spec.model.base, 'tiny');
+    assert.equal(dry.spec.model.backend, 'tiny');
+    assert.ok(dry.data.records! > 0, `exported records: ${JSON.stringify(dry.data)}`);
+    assert.equal(dry.plan.target, 'local');
+    assert.equal(dry.plan.steps.length, 1);
+    assert.deepEqual(dry.plan.steps[0]!.argv, [PYTHON, '-m', 'rollout_trainer', 'sft', '--spec', 'job.yaml']);
+    // The key from SecretStorage reaches the job by name only.
+    assert.deepEqual(dry.spec.env, [SECRET_NAME]);
+    assert.ok(dry.plan.steps[0]!.env?.includes(SECRET_NAME), `env names: ${dry.plan.steps[0]!.env?.join(', ')}`);
+    assert.ok(!JSON.stringify(dry).includes(SECRET), 'the value of a secret is never in the plan');
+    // Nothing was launched: no Jobs section.
+    assert.ok(!(await snapshot()).some((s) => s.label === 'Jobs'), 'a dry run launches no job');
+  });
+
+  it('rejects a hyper-parameter the trainer does not know, before anything is launched', async () => {
+    await assert.rejects(
+      Promise.resolve(vscode.commands.executeCommand('rolloutLab.launchTrainingPhase', { phase: 'sft', target: 'local', hyperparameters: { lora_rank: 8 }, dryRun: true })),
+      /unknown sft hyper-parameter "lora_rank"/,
+    );
+    await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.launchTrainingPhase', { phase: 'sft', serve: 'yes' })), /serve/);
+  });
+
+  it('launches an SFT job of the tiny model on this machine, follows it to success, and the Jobs section and the curves show it', async function () {
+    if (!trainerRuns) {
+      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed for a real training job (apt-get install python3-torch python3-yaml python3-jsonschema)`);
+      this.skip();
+    }
+    this.timeout(420_000);
+    const rec = await vscode.commands.executeCommand<JobRecordLike>('rolloutLab.launchTrainingPhase', { phase: 'sft', target: 'local', hyperparameters: { max_steps: 2 }, serve: false });
+    assert.equal(rec.state, 'succeeded', rec.error ?? '');
+    assert.equal(rec.kind, 'sft');
+    assert.equal(rec.phase, 'sft-juniors');
+    assert.equal(rec.targetName, 'local');
+    assert.equal(rec.registered, null, 'serve: false registers nothing');
+    assert.equal(rec.serveJob, null);
+    assert.equal(rec.result?.status, 'succeeded');
+    const jobs = (await api()) as unknown as { trainingJobs: TrainingJobsApiLike };
+    assert.equal(jobs.trainingJobs.isFollowing(dir, rec.id), false, 'the follower let go of the finished job');
+
+    const jobDir = join(dir, '.rollout-lab', 'training', 'jobs', rec.id);
+    const log = readFileSync(join(jobDir, 'job.log'), 'utf8');
+    assert.match(log, /^@rollout-trainer \{"event":\s*"metrics"/m);
+    assert.ok(existsSync(join(jobDir, String(rec.result?.adapter ?? 'out/adapter'))), 'the adapter came back');
+    for (const f of ['job.log', 'job.json', join('bundle', 'job.yaml')]) assert.ok(!readFileSync(join(jobDir, f), 'utf8').includes(SECRET), `no secret in ${f}`);
+
+    const section = await waitFor('the Jobs section with the job', async () => {
+      const s = (await snapshot()).find((i) => i.label === 'Jobs');
+      return s?.children?.some((c) => c.label === rec.id) ? s : undefined;
+    });
+    const item = section.children!.find((c) => c.label === rec.id)!;
+    assert.equal(item.icon, 'pass');
+    assert.equal(item.contextValue, 'rolloutLab.training.job.sft.succeeded');
+    assert.match(item.description!, /^sft · succeeded · local · \d+ (s|min)/);
+    const loss = item.children?.find((c) => c.label === 'loss');
+    assert.ok(loss, `a loss child: ${JSON.stringify(item.children)}`);
+    assert.match(loss.description!, /^\S+ {2}[▁▂▃▄▅▆▇█]{2} {2}step 2$/);
+    assert.ok(item.children!.some((c) => c.label === 'Open Log'), 'an Open Log child');
+    const phases = (await snapshot()).find((i) => i.label === 'Pipeline')!.children!;
+    assert.match(phases.find((p) => p.label === 'sft-juniors')!.contextValue!, /^rolloutLab\.training\.phase\.done\.sft$/);
+
+    // The curves panel gets the job's two metrics events.
+    await vscode.commands.executeCommand('rolloutLab.openTrainingCurves', { id: rec.id });
+    const panel = await waitFor('the curves panel', () => jobs.trainingJobs.curves(dir, rec.id));
+    const reset = await waitFor('the points sent to the panel', () => panel.notified.find((m) => m.type === 'curves/reset'));
+    assert.equal(reset.params.points!.length, 2);
+    await waitFor('the curves webview to be ready', () => panel.isReady);
+
+    assert.equal(await vscode.commands.executeCommand<string>('rolloutLab.showTrainingJobLog', { id: rec.id }), join(jobDir, 'job.log'));
+    await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.cancelTrainingJob', { id: rec.id, confirm: true })), /not running/);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('Launch Training Phase… from the palette takes each picker\'s default and launches; Cancel Job stops it and the job stays cancelled', async function () {
+    if (!trainerRuns) {
+      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed to launch a training job`);
+      this.skip();
+    }
+    this.timeout(180_000);
+    // No argument: phase, target, base model, hyper-parameters, serve — each answered with its default (Enter).
+    let done = false;
+    const launching = Promise.resolve(vscode.commands.executeCommand<JobRecordLike>('rolloutLab.launchTrainingPhase')).finally(() => (done = true));
+    for (let i = 0; !done && i < 400; i++) {
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const rec = await launching;
+    assert.ok(rec, 'the pickers were answered and the job launched');
+    assert.equal(rec.state, 'running', rec.error ?? '');
+    assert.equal(rec.phase, 'sft-juniors');
+    assert.equal(rec.targetName, 'local');
+    const jobs = (await api()) as unknown as { trainingJobs: TrainingJobsApiLike };
+    assert.equal(jobs.trainingJobs.isFollowing(dir, rec.id), true, 'the window follows the job it launched');
+
+    const cancelled = await vscode.commands.executeCommand<JobRecordLike>('rolloutLab.cancelTrainingJob', { id: rec.id, confirm: true });
+    assert.equal(cancelled.state, 'cancelled');
+    await waitFor('the follower to let go', () => !jobs.trainingJobs.isFollowing(dir, rec.id));
+    // The follower stopped before the kill, so nothing records the killed process as a failure afterwards.
+    await new Promise((r) => setTimeout(r, 1500));
+    const record = JSON.parse(readFileSync(join(dir, '.rollout-lab', 'training', 'jobs', rec.id, 'job.json'), 'utf8')) as JobRecordLike;
+    assert.equal(record.state, 'cancelled');
+    const item = await waitFor('the cancelled job in the view', async () =>
+      (await snapshot()).find((i) => i.label === 'Jobs')?.children?.find((c) => c.label === rec.id && c.icon === 'circle-slash'),
+    );
+    assert.equal(item.contextValue, 'rolloutLab.training.job.sft.cancelled');
+  });
+
+  it('a job the CLI launched detached shows in the Jobs section, and Reattach follows it to its end', async function () {
+    if (!trainerRuns) {
+      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed to launch a training job`);
+      this.skip();
+    }
+    this.timeout(240_000);
+    const r = await cli(['train', '--workspace', dir, '--phase', 'sft-plain', '--target', 'local', '--set', 'max_steps=2', '--detach', '--json']);
+    assert.equal(r.code, 0, r.stderr.slice(-2000));
+    const launched = JSON.parse(r.stdout) as JobRecordLike;
+    assert.equal(launched.state, 'running');
+    await waitFor('the CLI job in the view', async () => (await snapshot()).find((i) => i.label === 'Jobs')?.children?.some((c) => c.label === launched.id));
+    const jobs = (await api()) as unknown as { trainingJobs: TrainingJobsApiLike };
+    assert.equal(jobs.trainingJobs.isFollowing(dir, launched.id), false, 'nobody follows a detached job');
+
+    const rec = await vscode.commands.executeCommand<JobRecordLike>('rolloutLab.reattachTrainingJob', { id: launched.id });
+    assert.equal(rec.id, launched.id);
+    // Only a follower fetches the outputs and records the end: succeeded means this window's follower finished it.
+    const file = join(dir, '.rollout-lab', 'training', 'jobs', launched.id, 'job.json');
+    const done = await waitFor('the reattached job to succeed', () => {
+      const j = JSON.parse(readFileSync(file, 'utf8')) as JobRecordLike;
+      return j.state === 'succeeded' || j.state === 'failed' ? j : undefined;
+    }, 180_000);
+    assert.equal(done.state, 'succeeded', done.error ?? '');
+    assert.equal(done.serveJob, null, 'a phase without a model is not served');
+    await waitFor('the follower to let go', () => !jobs.trainingJobs.isFollowing(dir, launched.id));
+  });
+
+  it('Start Online Training… checks its argument and names the phases there are', async () => {
+    await assert.rejects(
+      Promise.resolve(vscode.commands.executeCommand('rolloutLab.startOnlineTraining', { phase: 'nope', target: 'local', rounds: 1 })),
+      /no pipeline phase "nope"/,
+    );
+    await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.startOnlineTraining', { rounds: 0 })), /rounds/);
+  });
+});
