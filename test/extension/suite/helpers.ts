@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as vscode from 'vscode';
@@ -109,4 +110,17 @@ export async function runInTree(tree: vscode.TreeDataProvider<unknown>, runId: s
   if (!run) return undefined;
   const rollouts = (await treeChildren(tree, run)).filter((n) => n.kind === 'rollout');
   return { run, rollouts };
+}
+
+/** Runs the CLI in another process, as a user in a terminal would (the extension host must not block on it). */
+export function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }

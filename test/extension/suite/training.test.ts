@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { api, CLI, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
+import { api, cli, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
 
 /** What `rolloutLab.refreshTraining` returns: the Training view as plain data. */
 interface SnapshotItem {
@@ -36,17 +35,6 @@ function child(items: SnapshotItem[] | undefined, label: string): SnapshotItem |
   return items?.find((i) => i.label === label);
 }
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 async function lab(): Promise<LabLike> {
   const service = (await api()).service as { lab(folder?: string): Promise<LabLike> };

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { api, CLI, ensureRun, waitFor, workspaceDir } from './helpers';
+import { api, cli, ensureRun, waitFor, workspaceDir } from './helpers';
 
 /** The part of the DryRun Launch Training Phase returns with `dryRun: true` that these tests read. */
 interface DryRunLike {
@@ -46,18 +46,6 @@ const JUNIORS = ['Geneticist', 'Pharmacologist', 'Neurologist'];
 const SECRET_NAME = 'ROLLOUT_LAB_TEST_TRAINER_TOKEN';
 const SECRET = `hf_test_${Math.random().toString(36).slice(2)}`;
 
-/** Runs the CLI in another process, as a user in a terminal would (the extension host must not block on it). */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    p.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    p.on('error', reject);
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 async function snapshot(): Promise<SnapshotItem[]> {
   return vscode.commands.executeCommand<SnapshotItem[]>('rolloutLab.refreshTraining');
