@@ -203,11 +203,11 @@ export class Catalog {
     this.dirty = true;
   }
 
-  /** Stored once per hash; the earliest sighting names the agent, whatever order journals are read in. */
+  /** Stored once per agent and hash; the earliest sighting dates it, whatever order journals are read in. */
   applyPrompt(p: PromptVersionRecord): void {
     this.run(
       `INSERT INTO prompt_versions(hash, agent, text, first_seen) VALUES(?, ?, ?, ?)
-       ON CONFLICT(hash) DO UPDATE SET agent = excluded.agent, first_seen = excluded.first_seen
+       ON CONFLICT(agent, hash) DO UPDATE SET first_seen = excluded.first_seen
        WHERE excluded.first_seen < prompt_versions.first_seen`,
       [p.hash, p.agent, p.text, p.firstSeen],
     );
@@ -461,8 +461,12 @@ export class Catalog {
     }));
   }
 
-  getPromptVersion(hash: string): PromptVersionRecord | null {
-    const r = this.get('SELECT * FROM prompt_versions WHERE hash = ?', [hash]);
+  /** A version's text (the same for every agent that ran it); with an agent, only that agent's. */
+  getPromptVersion(hash: string, agent?: string): PromptVersionRecord | null {
+    const r =
+      agent === undefined
+        ? this.get('SELECT * FROM prompt_versions WHERE hash = ? ORDER BY first_seen, agent LIMIT 1', [hash])
+        : this.get('SELECT * FROM prompt_versions WHERE agent = ? AND hash = ?', [agent, hash]);
     return r ? toPrompt(r) : null;
   }
 

@@ -92,6 +92,19 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    description: 'prompt versions per agent: two agents running the same text each own that version',
+    up: (db) =>
+      db.run(`
+        CREATE TABLE prompt_versions_v4(hash TEXT NOT NULL, agent TEXT NOT NULL, text TEXT NOT NULL, first_seen REAL NOT NULL, PRIMARY KEY(agent, hash));
+        INSERT INTO prompt_versions_v4(hash, agent, text, first_seen) SELECT hash, agent, text, first_seen FROM prompt_versions;
+        DROP TABLE prompt_versions;
+        ALTER TABLE prompt_versions_v4 RENAME TO prompt_versions;
+        CREATE INDEX prompt_versions_agent ON prompt_versions(agent, first_seen);
+        CREATE INDEX prompt_versions_hash ON prompt_versions(hash);
+      `),
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -173,7 +173,7 @@ export class TraceStore implements SpanSink {
   }
 
   putPromptVersion(p: PromptVersionRecord): void {
-    if (this.catalog.getPromptVersion(p.hash)) return;
+    if (this.catalog.getPromptVersion(p.hash, p.agent)) return;
     this.append(encodeJsonFrame(FrameType.prompt, { prompt: p } satisfies PromptFrame));
     this.catalog.applyPrompt(p);
   }
@@ -283,9 +283,9 @@ export class TraceStore implements SpanSink {
     return this.catalog.aggregateByAgent(q);
   }
 
-  getPromptVersion(hash: string): PromptVersionRecord | null {
+  getPromptVersion(hash: string, agent?: string): PromptVersionRecord | null {
     this.assertOpen();
-    return this.catalog.getPromptVersion(hash);
+    return this.catalog.getPromptVersion(hash, agent);
   }
 
   listPromptVersions(agent?: string): PromptVersionRecord[] {
