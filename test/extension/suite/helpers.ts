@@ -124,3 +124,12 @@ export function cli(args: string[]): Promise<{ code: number | null; stdout: stri
     p.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** What `rolloutLab.refreshTraining` returns: the Training view as plain data. */
+export interface SnapshotItem {
+  label: string;
+  description?: string;
+  icon?: string;
+  contextValue?: string;
+  children?: SnapshotItem[];
+}

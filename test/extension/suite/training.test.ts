@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { api, cli, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
+import { api, cli, waitFor, workspaceDir, type RunSummaryLike, type SnapshotItem } from './helpers';
 
-/** What `rolloutLab.refreshTraining` returns: the Training view as plain data. */
-interface SnapshotItem {
-  label: string;
-  description?: string;
-  icon?: string;
-  contextValue?: string;
-  children?: SnapshotItem[];
-}
 
 interface PhaseRecordLike {
   name: string;

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { api, cli, ensureRun, waitFor, workspaceDir } from './helpers';
+import { api, cli, ensureRun, waitFor, workspaceDir, type SnapshotItem } from './helpers';
 
 /** The part of the DryRun Launch Training Phase returns with `dryRun: true` that these tests read. */
 interface DryRunLike {
@@ -26,13 +26,6 @@ interface JobRecordLike {
   result: { status?: string; adapter?: string } | null;
 }
 
-interface SnapshotItem {
-  label: string;
-  description?: string;
-  icon?: string;
-  contextValue?: string;
-  children?: SnapshotItem[];
-}
 
 interface TrainingJobsApiLike {
   isFollowing(folder: string, id: string): boolean;

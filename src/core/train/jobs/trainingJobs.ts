@@ -431,7 +431,8 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
     fetchError = `fetching the outputs failed: ${errorMessage(err)}`;
   }
   // A cancel from elsewhere while this process followed: the record already says so.
-  if (readJobRecord(dir).state === 'cancelled') return readJobRecord(dir);
+  const current = readJobRecord(dir);
+  if (current.state === 'cancelled') return current;
   const ok = exit.state === 'succeeded' && result?.status === 'succeeded';
   const error = ok
     ? null

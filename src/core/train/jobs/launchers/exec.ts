@@ -87,8 +87,12 @@ function killOnAbort(child: ChildProcess, signal: AbortSignal | undefined): () =
   return () => signal.removeEventListener('abort', kill);
 }
 
-/** Runs to the end. A non-zero exit is an error naming the command, its status and its last stderr lines, unless `allowFail`. */
-export function run(argv: string[], opts: ExecOptions & { allowFail?: boolean } = {}): Promise<ExecResult> {
+/**
+ * Spawns the command, hands each stdout and stderr chunk to the callbacks,
+ * feeds its stdin and settles with its status (stderr's end kept for errors);
+ * a command that cannot start rejects with why.
+ */
+function execute(argv: string[], opts: ExecOptions, onStdout: (d: Buffer) => void, onStderr: (d: Buffer) => void = () => undefined): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
@@ -97,10 +101,12 @@ export function run(argv: string[], opts: ExecOptions & { allowFail?: boolean } 
       reject(err);
       return;
     }
-    let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout = (stdout + d.toString()).slice(-STDOUT_CAP)));
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-STDERR_CAP)));
+    child.stdout!.on('data', onStdout);
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-STDERR_CAP);
+      onStderr(d);
+    });
     const detach = killOnAbort(child, opts.signal);
     child.on('error', (err) => {
       detach();
@@ -108,12 +114,18 @@ export function run(argv: string[], opts: ExecOptions & { allowFail?: boolean } 
     });
     child.on('close', (code, signal) => {
       detach();
-      const result = { code: exitCode(code, signal), stdout, stderr };
-      if (result.code !== 0 && !opts.allowFail) reject(exitFailure(argv, result.code, stderr));
-      else resolve(result);
+      resolve({ code: exitCode(code, signal), stderr });
     });
     feed(child, opts.stdin);
   });
+}
+
+/** Runs to the end. A non-zero exit is an error naming the command, its status and its last stderr lines, unless `allowFail`. */
+export async function run(argv: string[], opts: ExecOptions & { allowFail?: boolean } = {}): Promise<ExecResult> {
+  let stdout = '';
+  const { code, stderr } = await execute(argv, opts, (d) => (stdout = (stdout + d.toString()).slice(-STDOUT_CAP)));
+  if (code !== 0 && !opts.allowFail) throw exitFailure(argv, code, stderr);
+  return { code, stdout, stderr };
 }
 
 /**
@@ -154,36 +166,13 @@ export interface StreamOptions extends ExecOptions {
 }
 
 /** Streams the command's output line by line until it ends (or the signal kills it); resolves with its status, never rejects on one. */
-export function stream(argv: string[], onLine: (line: string) => void, opts: StreamOptions = {}): Promise<ExecResult> {
-  return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = start(argv, opts, ['pipe', 'pipe', 'pipe']);
-    } catch (err) {
-      reject(err);
-      return;
-    }
-    let stderr = '';
-    const out = new LineSplitter(onLine);
-    const err = new LineSplitter(opts.stderr === 'capture' ? (): void => undefined : onLine);
-    child.stdout!.on('data', (d: Buffer) => out.push(d));
-    child.stderr!.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-STDERR_CAP);
-      err.push(d);
-    });
-    const detach = killOnAbort(child, opts.signal);
-    child.on('error', (e) => {
-      detach();
-      reject(startFailure(argv, e));
-    });
-    child.on('close', (code, signal) => {
-      detach();
-      out.end();
-      err.end();
-      resolve({ code: exitCode(code, signal), stdout: '', stderr });
-    });
-    feed(child, opts.stdin);
-  });
+export async function stream(argv: string[], onLine: (line: string) => void, opts: StreamOptions = {}): Promise<ExecResult> {
+  const out = new LineSplitter(onLine);
+  const err = new LineSplitter(opts.stderr === 'capture' ? (): void => undefined : onLine);
+  const { code, stderr } = await execute(argv, opts, (d) => out.push(d), (d) => err.push(d));
+  out.end();
+  err.end();
+  return { code, stdout: '', stderr };
 }
 
 /**

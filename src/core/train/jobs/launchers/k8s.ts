@@ -5,6 +5,7 @@ import { RuntimeFailure } from '../../../errors';
 import type { FollowHooks, JobExit, JobHandle, LaunchPlan, Launcher, PlannedStep, PortForward, PreparedJob } from '../launcher';
 import { background, type Background, lastLines, pipe, run, sleep, stream } from './exec';
 import { INIT_CONTAINER, K8S_EXIT_MARK, TRAINER_CONTAINER, WORKSPACE, manifestsYaml, secretName, secretYaml } from './k8sManifests';
+import { handleOf, targetOf } from './narrow';
 
 /**
  * A Kubernetes Job driven with kubectl (the target's --context and
@@ -17,7 +18,6 @@ import { INIT_CONTAINER, K8S_EXIT_MARK, TRAINER_CONTAINER, WORKSPACE, manifestsY
  */
 
 type K8sTarget = Extract<TargetConfig, { kind: 'k8s' }>;
-type K8sHandle = Extract<JobHandle, { target: 'k8s' }>;
 type Where = { context: string | null; namespace: string };
 
 const MARK_LINE = new RegExp(`${K8S_EXIT_MARK}(\\d+)$`);
@@ -25,15 +25,7 @@ const POLL_MS = 2000;
 /** How long launch waits for the pod to run (scheduling, a GPU node scaling up, the image pull). */
 const START_TIMEOUT_MS = 30 * 60_000;
 
-function k8sTarget(job: Pick<PreparedJob, 'target'>): K8sTarget {
-  if (job.target.kind !== 'k8s') throw new RuntimeFailure(`not a k8s target (${job.target.kind})`);
-  return job.target;
-}
 
-function asK8s(handle: JobHandle): K8sHandle {
-  if (handle.target !== 'k8s') throw new RuntimeFailure(`not a k8s job handle (${handle.target})`);
-  return handle;
-}
 
 function whereOf(t: K8sTarget): Where {
   return { context: t.context ?? null, namespace: t.namespace };
@@ -58,7 +50,7 @@ interface LaunchSteps {
 }
 
 function launchSteps(job: PreparedJob, mask: boolean): LaunchSteps {
-  const w = whereOf(k8sTarget(job));
+  const w = whereOf(targetOf(job, 'k8s'));
   const ref = `job/${job.spec.id}`;
   return {
     secret: Object.keys(job.secrets).length
@@ -89,13 +81,13 @@ export const k8sLauncher: Launcher = {
     const s = launchSteps(job, true);
     return {
       target: 'k8s',
-      files: [{ path: manifestFile(job), content: manifestsYaml(job, k8sTarget(job)) }],
+      files: [{ path: manifestFile(job), content: manifestsYaml(job, targetOf(job, 'k8s')) }],
       steps: [...(s.secret ? [s.secret] : []), s.apply, s.waitForPod, s.pack, s.unpack, s.release],
     };
   },
 
   async launch(job: PreparedJob, log?: (line: string) => void): Promise<JobHandle> {
-    const t = k8sTarget(job);
+    const t = targetOf(job, 'k8s');
     mkdirSync(job.jobDir, { recursive: true });
     writeFileSync(manifestFile(job), manifestsYaml(job, t));
     const s = launchSteps(job, false);
@@ -116,7 +108,7 @@ export const k8sLauncher: Launcher = {
   },
 
   async follow(handle: JobHandle, hooks: FollowHooks): Promise<JobExit> {
-    const h = asK8s(handle);
+    const h = handleOf(handle, 'k8s');
     // kubectl logs replays from the start: after a broken stream, lines already handed out are skipped.
     let emitted = 0;
     for (;;) {
@@ -161,7 +153,7 @@ export const k8sLauncher: Launcher = {
   },
 
   async fetchOutputs(handle: JobHandle, job, destDir: string): Promise<void> {
-    const h = asK8s(handle);
+    const h = handleOf(handle, 'k8s');
     const ref = `job/${h.job}`;
     rmSync(destDir, { recursive: true, force: true });
     mkdirSync(destDir, { recursive: true });
@@ -172,14 +164,14 @@ export const k8sLauncher: Launcher = {
   },
 
   async cancel(handle: JobHandle): Promise<void> {
-    const h = asK8s(handle);
+    const h = handleOf(handle, 'k8s');
     await run(kubectl(h, ['delete', 'job', h.job, '--ignore-not-found']));
     if (h.service) await run(kubectl(h, ['delete', 'service', h.service, '--ignore-not-found']));
     await run(kubectl(h, ['delete', 'secret', secretName(h.job), '--ignore-not-found']));
   },
 
   async forwardPort(handle: JobHandle, _job, remotePort: number, localPort?: number): Promise<PortForward> {
-    const h = asK8s(handle);
+    const h = handleOf(handle, 'k8s');
     const target = h.service ? `svc/${h.service}` : `job/${h.job}`;
     let forward: Background | null = null;
     // Without a local port kubectl picks a free one and says which: "Forwarding from 127.0.0.1:PORT -> REMOTE".

@@ -6,6 +6,7 @@ import { RuntimeFailure } from '../../../errors';
 import { HOST } from '../../../store/processLiveness';
 import type { FollowHooks, JobExit, JobHandle, LaunchPlan, Launcher, PortForward, PreparedJob } from '../launcher';
 import { jobArgv, LineSplitter, sleep } from './exec';
+import { handleOf } from './narrow';
 
 /**
  * A subprocess on this machine, detached in its own process group so it
@@ -15,7 +16,6 @@ import { jobArgv, LineSplitter, sleep } from './exec';
  * follows the job later, from another process, knows how it ended.
  */
 
-type LocalHandle = Extract<JobHandle, { target: 'local' }>;
 
 // $1 the bundle, $2 the exit file, then the job's argv. The trap lets a TERM
 // to the group stop the job while this shell lives on to record its status.
@@ -47,10 +47,6 @@ function jobEnv(job: PreparedJob): NodeJS.ProcessEnv {
   return { ...process.env, ...job.secrets, PYTHONPATH: pythonPath, PYTHONUNBUFFERED: '1' };
 }
 
-function asLocal(handle: JobHandle): LocalHandle {
-  if (handle.target !== 'local') throw new RuntimeFailure(`not a local job handle (${handle.target})`);
-  return handle;
-}
 
 /** Whether any process of the group still runs (signal 0 checks without touching it). */
 function groupAlive(pgid: number): boolean {
@@ -148,7 +144,7 @@ export const localLauncher: Launcher = {
   },
 
   async follow(handle: JobHandle, hooks: FollowHooks): Promise<JobExit> {
-    const h = asLocal(handle);
+    const h = handleOf(handle, 'local');
     const tail = new FileTail(h.logFile, hooks.onLine);
     let gone = 0;
     for (;;) {
@@ -173,7 +169,7 @@ export const localLauncher: Launcher = {
   },
 
   async fetchOutputs(handle: JobHandle, _job, destDir: string): Promise<void> {
-    const h = asLocal(handle);
+    const h = handleOf(handle, 'local');
     if (!existsSync(h.outDir)) throw new RuntimeFailure(`the job wrote no ${h.outDir}`);
     if (path.resolve(h.outDir) === path.resolve(destDir)) return;
     rmSync(destDir, { recursive: true, force: true });
@@ -182,7 +178,7 @@ export const localLauncher: Launcher = {
   },
 
   async cancel(handle: JobHandle): Promise<void> {
-    const h = asLocal(handle);
+    const h = handleOf(handle, 'local');
     if (h.host !== HOST) throw new RuntimeFailure(`job ${h.pid} runs on ${h.host}, not on this machine — cancel it there`);
     if (!groupAlive(h.pid)) return;
     signalGroup(h.pid, 'SIGTERM');

@@ -1,10 +1,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import type { TargetConfig } from '../../../config/trainingSchema';
 import { RuntimeFailure } from '../../../errors';
 import type { FollowHooks, JobExit, JobHandle, LaunchPlan, Launcher, PlannedStep, PortForward, PreparedJob } from '../launcher';
 import { exitFailure, lastLines, remoteCommandLine, run, stream } from './exec';
+import { handleOf, targetOf } from './narrow';
 
 /**
  * A cloud GPU through SkyPilot's CLI: a task YAML (resources, the bundle as
@@ -16,8 +16,6 @@ import { exitFailure, lastLines, remoteCommandLine, run, stream } from './exec';
  * environment of the `sky` process, never in the YAML or an argument.
  */
 
-type SkyTarget = Extract<TargetConfig, { kind: 'skypilot' }>;
-type SkyHandle = Extract<JobHandle, { target: 'skypilot' }>;
 
 /** Where SkyPilot syncs the workdir on the cluster (and where setup and run start). */
 export const SKY_WORKDIR = '~/sky_workdir';
@@ -52,23 +50,15 @@ export interface SkyTask {
   run: string;
 }
 
-function skyTarget(job: Pick<PreparedJob, 'target'>): SkyTarget {
-  if (job.target.kind !== 'skypilot') throw new RuntimeFailure(`not a skypilot target (${job.target.kind})`);
-  return job.target;
-}
 
-function asSky(handle: JobHandle): SkyHandle {
-  if (handle.target !== 'skypilot') throw new RuntimeFailure(`not a skypilot job handle (${handle.target})`);
-  return handle;
-}
 
 /** The target's cluster, or one per job. */
 export function clusterName(job: Pick<PreparedJob, 'spec' | 'target'>): string {
-  return skyTarget(job).cluster ?? `rl-${job.spec.id}`;
+  return targetOf(job, 'skypilot').cluster ?? `rl-${job.spec.id}`;
 }
 
 export function skyTask(job: PreparedJob): SkyTask {
-  const t = skyTarget(job);
+  const t = targetOf(job, 'skypilot');
   const r = job.spec.resources;
   const resources: SkyTask['resources'] = {};
   if (r.gpus > 0) resources.accelerators = r.gpuType ? `${r.gpuType}:${r.gpus}` : Object.fromEntries(ANY_GPU.map((g) => [g, r.gpus]));
@@ -100,7 +90,7 @@ function taskFile(job: Pick<PreparedJob, 'jobDir'>): string {
 }
 
 function launchStep(job: PreparedJob): PlannedStep {
-  const t = skyTarget(job);
+  const t = targetOf(job, 'skypilot');
   const names = Object.keys(job.secrets).sort();
   const idle = t.idleMinutesToAutostop ?? (t.down ? SAFETY_AUTODOWN_MINUTES : undefined);
   return {
@@ -163,7 +153,7 @@ export const skypilotLauncher: Launcher = {
   },
 
   async follow(handle: JobHandle, hooks: FollowHooks): Promise<JobExit> {
-    const h = asSky(handle);
+    const h = handleOf(handle, 'skypilot');
     const job = h.jobId === null ? [] : [String(h.jobId)];
     const r = await stream(['sky', 'logs', '--follow', h.cluster, ...job], (line) => hooks.onLine(cleanSkyLine(line)), { signal: hooks.signal });
     if (hooks.signal?.aborted) return { state: 'cancelled', exitCode: null };
@@ -183,22 +173,22 @@ export const skypilotLauncher: Launcher = {
   },
 
   async fetchOutputs(handle: JobHandle, job, destDir: string): Promise<void> {
-    const h = asSky(handle);
+    const h = handleOf(handle, 'skypilot');
     rmSync(destDir, { recursive: true, force: true });
     mkdirSync(destDir, { recursive: true });
     // SkyPilot adds a Host entry named after the cluster to ~/.ssh/config: rsync goes over it.
     await run(['rsync', '-Pavz', `${h.cluster}:${SKY_WORKDIR}/${job.spec.output.dir}/`, `${path.resolve(destDir)}/`]);
-    if (skyTarget(job).down) await run(['sky', 'down', '-y', h.cluster]);
+    if (targetOf(job, 'skypilot').down) await run(['sky', 'down', '-y', h.cluster]);
   },
 
   async cancel(handle: JobHandle, job): Promise<void> {
-    const h = asSky(handle);
+    const h = handleOf(handle, 'skypilot');
     await run(['sky', 'cancel', '-y', h.cluster, ...(h.jobId !== null ? [String(h.jobId)] : ['--all'])], { allowFail: true });
-    if (skyTarget(job).down) await run(['sky', 'down', '-y', h.cluster]);
+    if (targetOf(job, 'skypilot').down) await run(['sky', 'down', '-y', h.cluster]);
   },
 
   async forwardPort(handle: JobHandle, _job, remotePort: number): Promise<PortForward> {
-    const h = asSky(handle);
+    const h = handleOf(handle, 'skypilot');
     // The task opened the port (resources.ports): the endpoint is reachable as it is, nothing runs here.
     const r = await run(['sky', 'status', '--endpoint', String(remotePort), h.cluster]);
     const endpoint = cleanSkyLine(r.stdout.trim().split('\n').pop() ?? '').trim().replace(/^https?:\/\//, '').replace(/\/+$/, '');

@@ -5,6 +5,14 @@ import { RuntimeFailure } from '../../../errors';
 import type { FollowHooks, JobExit, JobHandle, LaunchPlan, Launcher, PlannedStep, PortForward, PreparedJob } from '../launcher';
 import { background, envLines, jobArgv, lastLines, pipe, remoteCommandLine, run, sleep, stream } from './exec';
 import { accepts, freePort } from './net';
+import { handleOf, targetOf } from './narrow';
+
+function sshTarget(job: Pick<PreparedJob, 'target'>): SshTarget {
+  const t = targetOf(job, 'ssh');
+  // A host that starts with "-" would be read as an ssh option (-oProxyCommand=...).
+  if (t.host.startsWith('-')) throw new RuntimeFailure(`ssh host "${t.host}" may not start with "-"`);
+  return t;
+}
 
 /**
  * A GPU box over SSH with the system's ssh and tar. The bundle travels as a
@@ -20,7 +28,6 @@ import { accepts, freePort } from './net';
  */
 
 type SshTarget = Extract<TargetConfig, { kind: 'ssh' }>;
-type SshHandle = Extract<JobHandle, { target: 'ssh' }>;
 
 export const EXIT_MARK = '@@rollout-lab-exit ';
 const MARK_LINE = new RegExp(`${EXIT_MARK}(\\d+|lost)$`);
@@ -67,17 +74,7 @@ const CANCEL = [
 
 const RECONNECT_WAIT_MS = [1000, 3000, 10_000];
 
-function sshTarget(job: Pick<PreparedJob, 'target'>): SshTarget {
-  if (job.target.kind !== 'ssh') throw new RuntimeFailure(`not an ssh target (${job.target.kind})`);
-  // A host that starts with "-" would be read as an ssh option (-oProxyCommand=...).
-  if (job.target.host.startsWith('-')) throw new RuntimeFailure(`ssh host "${job.target.host}" may not start with "-"`);
-  return job.target;
-}
 
-function asSsh(handle: JobHandle): SshHandle {
-  if (handle.target !== 'ssh') throw new RuntimeFailure(`not an ssh job handle (${handle.target})`);
-  return handle;
-}
 
 /** ssh's options for the target: batch mode (never a password prompt), port, key, the target's -o options, keep-alives. */
 export function sshOptions(t: SshTarget): string[] {
@@ -138,7 +135,7 @@ export const sshLauncher: Launcher = {
   },
 
   async follow(handle: JobHandle, hooks: FollowHooks, job): Promise<JobExit> {
-    const h = asSsh(handle);
+    const h = handleOf(handle, 'ssh');
     const t = { ...sshTarget(job), host: h.host };
     // A dropped connection reconnects; the remote loop starts over, so lines already handed out are skipped.
     let emitted = 0;
@@ -179,7 +176,7 @@ export const sshLauncher: Launcher = {
   },
 
   async fetchOutputs(handle: JobHandle, job, destDir: string): Promise<void> {
-    const h = asSsh(handle);
+    const h = handleOf(handle, 'ssh');
     const t = { ...sshTarget(job), host: h.host };
     rmSync(destDir, { recursive: true, force: true });
     mkdirSync(destDir, { recursive: true });
@@ -187,12 +184,12 @@ export const sshLauncher: Launcher = {
   },
 
   async cancel(handle: JobHandle, job): Promise<void> {
-    const h = asSsh(handle);
+    const h = handleOf(handle, 'ssh');
     await run(sshArgv({ ...sshTarget(job), host: h.host }, ['sh', '-c', CANCEL, 'rollout-lab-cancel', String(h.pid)]));
   },
 
   async forwardPort(handle: JobHandle, job, remotePort: number, localPort?: number): Promise<PortForward> {
-    const h = asSsh(handle);
+    const h = handleOf(handle, 'ssh');
     const t = { ...sshTarget(job), host: h.host };
     const port = localPort ?? (await freePort());
     const fwd = background(['ssh', ...sshOptions(t), '-o', 'ExitOnForwardFailure=yes', '-N', '-L', `127.0.0.1:${port}:127.0.0.1:${remotePort}`, t.host]);
