@@ -1,5 +1,6 @@
 import { Lab } from '../core/rollout/lab';
-import { err, type Values } from './args';
+import { warningSummaryLine, type RunWarning } from '../core/rollout/runWarnings';
+import { err, out, type Values } from './args';
 
 /**
  * Opens the workspace's lab for a command that runs rollouts: says so when an
@@ -26,4 +27,17 @@ export async function withRunningLab(v: Values, work: (lab: Lab, signal: AbortSi
     process.off('SIGTERM', onSignal);
     await lab.close();
   }
+}
+
+/** A run's warning as it first happens: on stderr, beside the progress lines. */
+export function tellWarning(w: RunWarning, prefix = ''): void {
+  err(`${prefix}warning: ${w.message}`);
+}
+
+/** The totals of a run's warnings, after its summary; `rollouts` is how many ran in this invocation. */
+export function printWarnings(warnings: readonly RunWarning[], rollouts: number, heading = 'Warnings'): void {
+  if (!warnings.length) return;
+  out('');
+  out(`${heading}:`);
+  for (const w of warnings) out(`  ${warningSummaryLine(w, rollouts)}`);
 }

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LabError, UsageError, errorMessage } from '../core/errors';
 import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption, type Values } from './args';
-import { withRunningLab } from './labSession';
+import { printWarnings, tellWarning, withRunningLab } from './labSession';
 import { rescoreCommand } from './commands/rescore';
 import { reportCommand } from './commands/report';
 import { compareCommand } from './commands/compare';
@@ -16,40 +16,14 @@ import { jobsCommand, trainCommand } from './commands/train';
 import { initWorkspace } from '../core/config/init';
 import { startSimServer } from '../core/sim/simServer';
 import { runRollouts, type RunProgress } from '../core/rollout/runner';
+import type { RunWarning } from '../core/rollout/runWarnings';
 import { computeMetrics, type EvalMetrics } from '../core/reward/metrics';
+import { rewardSetupOf } from '../core/reward/rewardSetup';
 import type { RolloutRecord } from '../core/store/types';
+import { statusText } from '../core/store/failureKinds';
 import { duration, metricsTable, num, table } from './format';
 import { spanTreeText } from './spanTree';
-
-const USAGE = `Rollout Lab: run, trace and score multi-agent LangGraph.js systems.
-
-Usage:
-  rollout-lab init   [--workspace DIR] [--dataset FILE] [--force]
-  rollout-lab run    [--workspace DIR] [--dataset FILE] [--split train|val|all] [--limit N] [--samples G]
-                     [--concurrency C] [--seed S] [--resume RUN_ID] [--json]
-  rollout-lab eval   [--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--json]
-  rollout-lab traces [--workspace DIR] [--rollout ID] [--run RUN_ID] [--limit N] [--json]
-  rollout-lab sim    [--port P] [--latency-ms MS]
-  rollout-lab compact [--workspace DIR] [--json]
-  rollout-lab rescore [--workspace DIR] [--run RUN_ID] [--split train|val] [--dry-run] [--json]
-  rollout-lab report  [--workspace DIR] [--run RUN_ID] [--format md|html|json] [--out FILE]
-  rollout-lab compare [--workspace DIR] --a SPEC --b SPEC [--dataset FILE] [--split val] [--limit N] [--samples G] [--json]
-  rollout-lab compare [--workspace DIR] --runs RUN_A,RUN_B [--json]
-  rollout-lab export    [--workspace DIR] --format sft|rl|bandit --out FILE [--agents A,B] [--min-reward X] [--split S]
-                        [--credit equal|last|discounted] [--gamma G] [--prompt-version HASH] [--model-version V]
-                        [--run RUN_ID] [--json]
-  rollout-lab preflight [--workspace DIR] --phase sft|grpo|bandit|apo [--agents A,B] [--min-reward X] [--split train|val] [--json]
-  rollout-lab bandit    [--workspace DIR] train|show [--json]
-  rollout-lab optimize  [--workspace DIR] --agent NAME [--rounds R] [--beam B] [--candidates N] [--tasks N] [--apply] [--json]
-  rollout-lab pipeline  [--workspace DIR] status|run PHASE [--limit N] [--samples G]|rollback MODEL|register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--json]
-  rollout-lab train     [--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]
-                        [--base-model M] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--json]
-  rollout-lab train     [--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--json]
-  rollout-lab jobs      [--workspace DIR] [list|show ID|logs ID|attach ID|cancel ID|serve ID [--target T]] [--json]
-  rollout-lab demo   [--workspace DIR] [--limit N]
-
-Common options: --base-url URL and --model NAME override every model (a quick start against one server).
-Exit codes: 0 success, 1 runtime failure, 2 usage or config error.`;
+import { COMMAND_NAMES, commandUsage, globalUsage, isCommandName } from './usage';
 
 const RUN_OPTIONS = {
   ...COMMON,
@@ -60,7 +34,7 @@ const RUN_OPTIONS = {
 function progressLine(p: RunProgress, simulated: boolean): string {
   const r = p.last;
   const what = r
-    ? `${r.taskId.padEnd(10)} ${(r.decision ?? '-').padEnd(5)} reward ${num(r.finalReward)}  ${r.turns ?? '-'} turns  ${r.status}${r.error ? `: ${r.error}` : ''}`
+    ? `${r.taskId.padEnd(10)} ${(r.decision ?? '-').padEnd(5)} reward ${num(r.finalReward)}  ${r.turns ?? '-'} turns  ${statusText(r)}${r.error ? `: ${r.error}` : ''}`
     : '';
   return `[${String(p.done).padStart(String(p.total).length)}/${p.total}] ${what}  mean ${num(p.meanReward)}  eta ${duration(p.etaMs)}${simulated ? '  SIMULATED' : ''}`;
 }
@@ -74,6 +48,8 @@ interface BatchOutput {
   cancelled: boolean;
   skipped: number;
   metrics: EvalMetrics;
+  /** Per kind, over the rollouts this invocation ran. */
+  warnings: RunWarning[];
 }
 
 async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
@@ -117,8 +93,9 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       signal,
       onStart: ({ runId, total, skipped }) => err(`run ${runId}: ${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`),
       onProgress: (p) => err(progressLine(p, lab.simulated)),
+      onWarning: (w) => tellWarning(w),
     });
-    const metrics = computeMetrics(result.rollouts, Object.keys(cfg.reward.criteria));
+    const metrics = computeMetrics(result.rollouts, rewardSetupOf(cfg));
     const doc: BatchOutput = {
       runId: result.runId,
       simulated: lab.simulated,
@@ -128,12 +105,14 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       cancelled: result.cancelled,
       skipped: result.skipped,
       metrics,
+      warnings: result.warnings,
     };
     if (json) out(JSON.stringify(doc));
     else {
       if (lab.simulated) out('SIMULATED endpoint: outputs and rewards below come from the built-in simulator, not a model.');
       out(`run ${result.runId}: ${doc.rollouts} rollouts, ${doc.succeeded} succeeded, ${doc.failed} failed${result.skipped ? `, ${result.skipped} already done (resumed)` : ''}`);
       out(metricsTable(metrics, lab.simulated));
+      printWarnings(result.warnings, result.ranNow);
       out(`store: ${lab.store.dir}`);
     }
     if (result.cancelled) {
@@ -151,7 +130,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
 }
 
 function rolloutSummary(r: RolloutRecord): Record<string, unknown> {
-  return { id: r.id, runId: r.runId, taskId: r.taskId, status: r.status, finalReward: r.finalReward, startTime: r.startTime, endTime: r.endTime, split: r.split, sample: r.sample, decision: r.decision, turns: r.turns, simulated: r.simulated, error: r.error };
+  return { id: r.id, runId: r.runId, taskId: r.taskId, status: r.status, failure: r.failure ?? null, finalReward: r.finalReward, startTime: r.startTime, endTime: r.endTime, split: r.split, sample: r.sample, decision: r.decision, turns: r.turns, simulated: r.simulated, error: r.error };
 }
 
 async function traces(v: Values): Promise<number> {
@@ -173,8 +152,9 @@ async function traces(v: Values): Promise<number> {
       }
       return 0;
     }
-    const limit = intOption(v, 'limit', 1) ?? 50;
-    const { rollouts, total } = store.listRollouts({ runId: v.run as string | undefined, sort: 'startTime', order: 'desc', limit: v.json ? Number.MAX_SAFE_INTEGER : limit });
+    // A script reading --json gets every rollout unless it asks for fewer; a terminal gets a screenful.
+    const limit = intOption(v, 'limit', 1) ?? (v.json ? Number.MAX_SAFE_INTEGER : 50);
+    const { rollouts, total } = store.listRollouts({ runId: v.run as string | undefined, sort: 'startTime', order: 'desc', limit });
     if (v.json) {
       out(JSON.stringify({ total, rollouts: rollouts.map(rolloutSummary) }));
       return 0;
@@ -183,7 +163,7 @@ async function traces(v: Values): Promise<number> {
     out(
       table(
         ['rollout', 'run', 'task', 'status', 'reward', 'decision', 'turns', 'duration', ''],
-        rollouts.map((r) => [r.id, r.runId, r.taskId, r.status, num(r.finalReward), r.decision ?? '-', String(r.turns ?? '-'), duration(r.endTime ? r.endTime - r.startTime : null), r.simulated ? 'sim' : '']),
+        rollouts.map((r) => [r.id, r.runId, r.taskId, statusText(r), num(r.finalReward), r.decision ?? '-', String(r.turns ?? '-'), duration(r.endTime ? r.endTime - r.startTime : null), r.simulated ? 'sim' : '']),
       ),
     );
     out(`${rollouts.length} of ${total} rollouts${total > rollouts.length ? ' (use --limit N or --run RUN_ID)' : ''}`);
@@ -243,19 +223,30 @@ async function demo(v: Values): Promise<number> {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
-    out(USAGE);
-    return command ? 0 : 2;
+    // `rollout-lab help run` is `rollout-lab run --help`.
+    const topic = command === 'help' ? rest[0] : undefined;
+    if (topic === undefined) {
+      out(globalUsage());
+      return command ? 0 : 2;
+    }
+    if (!isCommandName(topic)) throw new UsageError(`no command "${topic}" — one of ${COMMAND_NAMES.join(', ')}`);
+    out(commandUsage(topic));
+    return 0;
   }
+  if (!isCommandName(command)) throw new UsageError(`unknown command "${command}" — one of ${COMMAND_NAMES.join(', ')} (rollout-lab --help)`);
+  const usage = commandUsage(command);
   switch (command) {
     case 'init': {
-      const v = parse('init', rest, { ...COMMON, dataset: { type: 'string' }, force: { type: 'boolean' } });
-      if (v.help) return out(USAGE), 0;
+      const v = parse('init', rest, { ...COMMON, dataset: { type: 'string' }, graph: { type: 'string' }, export: { type: 'string' }, force: { type: 'boolean' } });
+      if (v.help) return out(usage), 0;
+      if (v.export !== undefined && v.graph === undefined) throw new UsageError('--export names an export of a graph module: pass it together with --graph FILE');
       const dir = resolve((v.workspace as string) ?? '.');
-      const r = await initWorkspace(dir, { force: Boolean(v.force), dataset: v.dataset as string | undefined });
+      const r = await initWorkspace(dir, { force: Boolean(v.force), dataset: v.dataset as string | undefined, graph: v.graph as string | undefined, graphExport: v.export as string | undefined });
       if (v.json) out(JSON.stringify({ workspace: dir, ...r }));
       else {
         for (const f of r.created) out(`created ${f}`);
         for (const f of r.skipped) out(`kept    ${f} (exists; --force overwrites)`);
+        if (r.agents) out(`agents (${r.agents.source === 'factory' ? "named by the factory's ctx.model() / ctx.prompt() calls" : "the graph's agent nodes"}): ${r.agents.names.join(', ')}`);
         out('Models have no baseUrl yet, so runs use the SIMULATED endpoint until you set one in .rollout-lab/lab.json.');
       }
       return 0;
@@ -263,51 +254,49 @@ export async function main(argv: string[]): Promise<number> {
     case 'run':
     case 'eval': {
       const v = parse(command, rest, RUN_OPTIONS);
-      if (v.help) return out(USAGE), 0;
+      if (v.help) return out(usage), 0;
       return batch(command, v);
     }
     case 'traces': {
       const v = parse('traces', rest, { ...COMMON, rollout: { type: 'string' }, run: { type: 'string' }, limit: { type: 'string' } });
-      if (v.help) return out(USAGE), 0;
+      if (v.help) return out(usage), 0;
       return traces(v);
     }
     case 'sim': {
       const v = parse('sim', rest, { port: { type: 'string' }, 'latency-ms': { type: 'string' }, help: { type: 'boolean', short: 'h' } });
-      if (v.help) return out(USAGE), 0;
+      if (v.help) return out(usage), 0;
       return sim(v);
     }
     case 'compact': {
       const v = parse('compact', rest, { workspace: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
-      if (v.help) return out(USAGE), 0;
+      if (v.help) return out(usage), 0;
       return compact(v);
     }
     case 'demo': {
       const v = parse('demo', rest, { ...COMMON, limit: { type: 'string' } });
-      if (v.help) return out(USAGE), 0;
+      if (v.help) return out(usage), 0;
       return demo(v);
     }
     case 'rescore':
-      return rescoreCommand(rest, USAGE);
+      return rescoreCommand(rest, usage);
     case 'report':
-      return reportCommand(rest, USAGE);
+      return reportCommand(rest, usage);
     case 'compare':
-      return compareCommand(rest, USAGE);
+      return compareCommand(rest, usage);
     case 'export':
-      return exportCommand(rest, USAGE);
+      return exportCommand(rest, usage);
     case 'preflight':
-      return preflightCommand(rest, USAGE);
+      return preflightCommand(rest, usage);
     case 'bandit':
-      return banditCommand(rest, USAGE);
+      return banditCommand(rest, usage);
     case 'optimize':
-      return optimizeCommand(rest, USAGE);
+      return optimizeCommand(rest, usage);
     case 'pipeline':
-      return pipelineCommand(rest, USAGE);
+      return pipelineCommand(rest, usage);
     case 'train':
-      return trainCommand(rest, USAGE);
+      return trainCommand(rest, usage);
     case 'jobs':
-      return jobsCommand(rest, USAGE);
-    default:
-      throw new UsageError(`unknown command "${command}" — one of init, run, eval, traces, sim, compact, demo, rescore, report, compare, export, preflight, bandit, optimize, pipeline, train, jobs (rollout-lab --help)`);
+      return jobsCommand(rest, usage);
   }
 }
 

@@ -3,6 +3,7 @@ import { errorMessage } from '../core/errors';
 import type { PanelKind } from '../shared/protocol';
 import { ApiKeys } from './apiKeys';
 import { filterRolloutsCommand } from './commands/filterRollouts';
+import { initializeLab } from './commands/initializeLab';
 import { runBatchCommand } from './commands/runCommands';
 import { SimEndpoint } from './commands/simEndpoint';
 import { labRequestHandlers } from './labRequests';
@@ -94,7 +95,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     context.subscriptions.push(vscode.commands.registerCommand(id, guarded(fn)));
   };
 
-  register('rolloutLab.initialize', () => initialize(lab, output));
+  register('rolloutLab.initialize', (arg) => initializeLab(lab, output, arg));
   register('rolloutLab.runRollouts', (arg) => runBatchCommand(runContext, 'run', arg));
   register('rolloutLab.evaluate', (arg) => runBatchCommand(runContext, 'eval', arg));
   register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
@@ -207,15 +208,3 @@ async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown):
   panels.showTrace(id);
 }
 
-async function initialize(lab: LabService, output: vscode.OutputChannel): Promise<void> {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder) throw new Error('Rollout Lab needs an open folder: open the folder that holds (or will hold) .rollout-lab/');
-  const dir = folder.uri.fsPath;
-  const { initWorkspace } = await import('../core/config/init');
-  const r = await initWorkspace(dir);
-  output.appendLine(`Initialized ${dir}: created ${r.created.length}, kept ${r.skipped.length}`);
-  lab.invalidate(dir);
-  await vscode.commands.executeCommand('setContext', 'rolloutLab.hasLab', true);
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(`${dir}/.rollout-lab/lab.json`));
-  await vscode.window.showTextDocument(doc);
-}

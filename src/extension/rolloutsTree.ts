@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { statusText } from '../core/store/failureKinds';
 import type { RolloutRecord, RunRecord } from '../core/store/types';
 import type { TraceStore } from '../core/store/traceStore';
 import { errorMessage } from '../core/errors';
@@ -9,10 +10,10 @@ import { describeFilter, filterToQuery, isEmptyFilter, type RolloutFilter } from
 import {
   escapeMarkdown,
   rolloutDescription,
+  rolloutIcon,
   rolloutTooltipMarkdown,
   runDescription,
   runLabel,
-  statusIcon,
   summariseRollouts,
   type RunSummary,
 } from './view/rolloutPresentation';
@@ -233,12 +234,12 @@ function rolloutItem(folder: string, r: RolloutRecord): vscode.TreeItem {
   const item = new vscode.TreeItem(r.taskId, vscode.TreeItemCollapsibleState.None);
   item.id = `rollout:${folder}:${r.id}`;
   item.description = rolloutDescription(r);
-  const icon = statusIcon(r.status);
+  const icon = rolloutIcon(r);
   item.iconPath = new vscode.ThemeIcon(icon.icon, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
   // Not trusted, no HTML: task ids and errors come from datasets and models.
   item.tooltip = new vscode.MarkdownString(rolloutTooltipMarkdown(r), false);
   item.command = { command: 'rolloutLab.openTraceExplorer', title: 'Open in Trace Explorer', arguments: [r.id] };
   item.contextValue = `rolloutLab.rollout.${r.status}`;
-  item.accessibilityInformation = { label: `${r.taskId}, ${r.status}, ${rolloutDescription(r)}` };
+  item.accessibilityInformation = { label: `${r.taskId}, ${statusText(r)}, ${rolloutDescription(r)}` };
   return item;
 }

@@ -19,9 +19,11 @@ after(() => rmSync(ws, { recursive: true, force: true }));
 test('optimize --json --apply: rounds scored by stored runs, the winner written to the prompt file', async () => {
   const file = join(ws, '.rollout-lab', 'prompts', 'ProtocolDesigner.md');
   const before = readFileSync(file, 'utf8');
-  const r = cli(['optimize', '--workspace', ws, '--agent', 'ProtocolDesigner', '--rounds', '2', '--beam', '2', '--candidates', '2', '--tasks', '3', '--json', '--apply']);
+  // The simulated endpoint's rollouts are the critic's low-reward examples only when asked for.
+  const r = cli(['optimize', '--workspace', ws, '--agent', 'ProtocolDesigner', '--rounds', '2', '--beam', '2', '--candidates', '2', '--tasks', '3', '--json', '--apply', '--include-simulated']);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /SIMULATED/);
+  assert.doesNotMatch(r.stderr, /the critic is shown no simulated rollouts/);
   const doc = json<ApoResult & { applied: { file: string; version: string } | null }>(r);
   assert.equal(doc.agent, 'ProtocolDesigner');
   assert.equal(doc.baseline.text, before);
@@ -66,6 +68,7 @@ test('optimize --json --apply: rounds scored by stored runs, the winner written 
 test('optimize prints each round, the winner against the baseline and a unified diff', () => {
   const r = cli(['optimize', '--workspace', ws, '--agent', 'Supervisor', '--rounds', '1', '--beam', '1', '--candidates', '2', '--tasks', '2']);
   assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /the critic is shown no simulated rollouts as low-reward examples \(pass --include-simulated to show it them\)/);
   assert.match(r.stdout, /^baseline [0-9a-f]{12} {2}score \d\.\d{3}$/m);
   assert.match(r.stdout, /^Round 1$/m);
   assert.match(r.stdout, /critique: .+/);

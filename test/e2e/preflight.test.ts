@@ -11,6 +11,7 @@ interface ReportDoc {
   counts: Record<string, number>;
 }
 
+// The workspace's rollouts come from the simulated endpoint: the checks of them pass --include-simulated.
 let ws: string;
 let rolloutIds: Set<string>;
 
@@ -26,7 +27,7 @@ before(() => {
 after(() => rmSync(ws, { recursive: true, force: true }));
 
 test('preflight exits 0 when no check is an error and prints a readable report', () => {
-  const r = cli(['preflight', '--workspace', ws, '--phase', 'sft', '--min-reward', '0']);
+  const r = cli(['preflight', '--workspace', ws, '--phase', 'sft', '--min-reward', '0', '--include-simulated']);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /^pre-flight for sft: 0 errors, \d+ warnings? — ready to run/);
   assert.match(r.stdout, /✓ no failed or cancelled rollouts among 6/);
@@ -35,7 +36,7 @@ test('preflight exits 0 when no check is an error and prints a readable report',
 });
 
 test('preflight exits 1 when a check fails, says so, and lists rollouts and the fix', () => {
-  const r = cli(['preflight', '--workspace', ws, '--phase', 'grpo']);
+  const r = cli(['preflight', '--workspace', ws, '--phase', 'grpo', '--include-simulated']);
   assert.equal(r.code, 1, r.stdout + r.stderr);
   assert.match(r.stdout, /the phase would fail: fix the errors first/);
   assert.match(r.stdout, /✗ 3 of 3 groups have fewer rollouts than the group size 8/);
@@ -47,7 +48,7 @@ test('preflight exits 1 when a check fails, says so, and lists rollouts and the 
 });
 
 test('--json prints the report; a smaller group size in lab.json completes the groups', () => {
-  const r = cli(['preflight', '--workspace', ws, '--phase', 'grpo', '--json']);
+  const r = cli(['preflight', '--workspace', ws, '--phase', 'grpo', '--json', '--include-simulated']);
   assert.equal(r.code, 1);
   const doc = json<ReportDoc>(r);
   assert.equal(doc.phase, 'grpo');
@@ -62,10 +63,19 @@ test('--json prints the report; a smaller group size in lab.json completes the g
   const cfg = JSON.parse(readFileSync(file, 'utf8'));
   cfg.training = { ...(cfg.training ?? {}), groupSize: 2 };
   writeFileSync(file, JSON.stringify(cfg, null, 2));
-  const again = json<ReportDoc>(cli(['preflight', '--workspace', ws, '--phase', 'grpo', '--json', '--agents', 'HypothesisRefiner']));
+  const again = json<ReportDoc>(cli(['preflight', '--workspace', ws, '--phase', 'grpo', '--json', '--agents', 'HypothesisRefiner', '--include-simulated']));
   assert.equal(again.checks.find((c) => c.id === 'small-groups')!.severity, 'info');
   assert.equal(again.counts.completeGroups, 3);
   assert.equal(again.checks.find((c) => c.id === 'missing-logprobs')!.severity, 'error', 'still no logprobs');
+});
+
+test('preflight leaves simulated rollouts out by default: with nothing else to train on it is an error, never "ready to run"', () => {
+  const r = cli(['preflight', '--workspace', ws, '--phase', 'sft', '--min-reward', '0']);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /^pre-flight for sft: \d+ errors?, \d+ warnings? — the phase would fail: fix the errors first/);
+  assert.doesNotMatch(r.stdout, /ready to run/);
+  assert.match(r.stdout, /✗ all 6 rollouts are simulated, so nothing is left to train on: 6 simulated rollouts left out \(pass --include-simulated to use them\)/);
+  assert.match(r.stdout, /counts: rollouts 0, simulated 6, /);
 });
 
 test('bad usage exits 2 with a one-line message', () => {

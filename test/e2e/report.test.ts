@@ -61,14 +61,15 @@ describe('rollout-lab report', () => {
     assert.equal(report.run.id, faultRun.runId);
     assert.equal(report.run.simulated, false);
     assert.deepEqual(report.table.metrics, faultRun.metrics, 'the report and eval agree on every number of the table');
-    assert.deepEqual(report.run.counts, { total: 3, succeeded: 2, failed: 1, cancelled: 0, running: 0 });
+    assert.deepEqual(report.run.counts, { total: 3, succeeded: 2, failed: 1, noOutput: 0, cancelled: 0, running: 0 });
+    assert.equal(report.table.metrics.failures.server_error, 1, 'the failed rollout carries its category');
     const server = report.failures.categories.find((c) => c.kind === 'server_error');
     assert.ok(server, JSON.stringify(report.failures.categories));
     assert.equal(server.fatal, 1);
     assert.match(server.examples[0]!.message, /503/);
     const judge = report.failures.categories.find((c) => c.kind === 'judge_failed');
     assert.equal(judge?.rollouts, 2);
-    assert.equal(report.table.judgeFailures.count, 2);
+    assert.equal(report.table.judgeFailures?.count, 2);
     const md = cli(['report', '--workspace', ws, '--run', faultRun.runId]).stdout;
     assert.ok(!md.includes('SIMULATED'), 'a run on a configured endpoint is not marked simulated');
     assert.match(md, /\| Server error \(HTTP 5xx\) \| 1 \| 1 \| /);

@@ -62,7 +62,7 @@ test('rescore: --dry-run writes nothing; rescore puts the new rewards in force a
   assert.ok(dryDoc.rows.some((r) => r.kept === null && Math.abs(r.after! - r.before!) > 1e-9), 'the new weights change some reward');
   const text = cli(['rescore', '--workspace', ws, '--dry-run']);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /dry run: would re-score \d+ of \d+ succeeded rollouts; nothing was written/);
+  assert.match(text.stdout, /dry run: would re-score \d+ of \d+ rollouts with a reward; nothing was written/);
   assert.match(text.stdout, /^mean\s+\d\.\d{3}\s+\d\.\d{3}$/m);
   assert.match(text.stdout, /^median\s+\d\.\d{3}\s+\d\.\d{3}$/m);
   assert.match(text.stdout, /rank correlation/);

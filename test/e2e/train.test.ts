@@ -50,10 +50,19 @@ before(() => {
       cloud: { kind: 'skypilot', gpuType: 'H100', gpus: 1, useSpot: true },
       cluster: { kind: 'k8s', namespace: 'ml', gpus: 1 },
     },
+    // The rollouts come from the simulated endpoint (and the served tiny model): the phases train on them on purpose.
     phases: [
       { name: 'gather', kind: 'gather', samples: 2 },
-      { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 2048 } },
-      { name: 'grpo-seniors', kind: 'grpo', agents: SENIORS, model: 'senior', hyperparameters: { max_steps: 2, batch_size: 2, epochs: 1, max_prompt_length: 1536, max_response_length: 512 } },
+      { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, includeSimulated: true, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 2048 } },
+      {
+        name: 'grpo-seniors',
+        kind: 'grpo',
+        agents: SENIORS,
+        model: 'senior',
+        includeSimulated: true,
+        hyperparameters: { max_steps: 2, batch_size: 2, epochs: 1, max_prompt_length: 1536, max_response_length: 512 },
+      },
+      { name: 'sft-plain', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0 },
     ],
   };
   writeFileSync(file, JSON.stringify(cfg, null, 2));
@@ -94,6 +103,15 @@ test('train --dry-run: the spec and the exact commands for each kind of target, 
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^DRY RUN — nothing is launched\. Job grpo-seniors-/);
   assert.match(text.stdout, /job\.yaml:\n {2}# Rollout Lab training job/);
+});
+
+test('train: a phase that does not include simulated rollouts refuses them and says how many; --include-simulated takes them', () => {
+  const plain = cli(['train', '--workspace', ws, '--phase', 'sft-plain', '--target', 'cpu', '--dry-run'], env);
+  assert.equal(plain.code, 2, plain.stdout + plain.stderr);
+  assert.match(plain.stderr, /phase sft-plain: pre-flight failed: all 4 rollouts \(train split\) are simulated, so nothing is left to train on: 4 simulated rollouts left out \(set "includeSimulated": true on the phase \(or pass --include-simulated\) to use them\)/);
+  const flagged = cli(['train', '--workspace', ws, '--phase', 'sft-plain', '--target', 'cpu', '--dry-run', '--include-simulated', '--json'], env);
+  assert.equal(flagged.code, 0, flagged.stderr);
+  assert.ok((JSON.parse(flagged.stdout) as DryRun).data.records! > 0);
 });
 
 test('train: bad targets, phases and hyper-parameters are usage errors that say what to do', () => {

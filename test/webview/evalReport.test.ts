@@ -8,6 +8,7 @@ import { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig, type 
 import type { ReportRunSummary } from '../../src/shared/reportProtocol';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';
 import { tempLab, type TempLab } from './labViewsData';
+import { textToSqlLab, type TextToSqlLab } from '../fixtures/reports/textToSqlLab';
 
 const SHOTS = join(REPO, 'test-results', 'webview');
 const EVIL_TASK = '<img src=x onerror=window.__xss=1>';
@@ -259,5 +260,66 @@ describe('evaluation report panel', () => {
       await h.page.screenshot({ path: join(SHOTS, `eval-report-${theme}.png`), fullPage: true });
       assert.deepEqual(h.errors, []);
     }
+  });
+});
+
+describe('evaluation report panel of a lab without a judge', () => {
+  let sql: TextToSqlLab;
+  let report: EvaluationReport;
+  const open: WebviewHarness[] = [];
+
+  before(async () => {
+    sql = await textToSqlLab();
+    report = buildEvaluationReport(sql.lab.store, reportOptionsFromConfig(sql.lab.loaded.config, sql.runId));
+  });
+  after(async () => {
+    for (const h of open) await h.close();
+    await closeBrowser();
+    await sql?.close();
+  });
+
+  it('shows what the lab has: its decisions, its reward breakdown and info, a rollout without output; no criteria, no judge', async () => {
+    const run = sql.lab.store.getRun(sql.runId)!;
+    const h = await openPanel(
+      'evalReport',
+      {
+        'report/get': () => report,
+        'report/runs': () => ({
+          runs: [{ id: run.id, startTime: run.startTime, status: run.status, command: 'eval', split: 'all', simulated: run.simulated, rollouts: sql.rollouts.length }],
+          defaultRunId: run.id,
+        }),
+        'report/export': () => ({ saved: false, path: null }),
+      },
+      { viewport: { width: 1200, height: 900 } },
+    );
+    open.push(h);
+    await waitReady(h);
+    await h.page.waitForSelector('body[data-ready="true"]', { timeout: 20_000 });
+    const sections = await h.page.evaluate(() => Array.from(document.querySelectorAll<HTMLElement>('section[data-section]')).map((s) => s.dataset.section));
+    assert.deepEqual(sections, ['facts', 'evaluation', 'agents', 'decisions', 'failures', 'lowest']);
+    assert.equal(await h.page.locator('.er-chart-row').count(), 0, 'no criteria chart');
+    const table = (section: string): Promise<{ head: string[]; rows: string[][] }> =>
+      h.page.evaluate((id) => {
+        const s = document.querySelector(`section[data-section="${id}"]`)!;
+        return {
+          head: Array.from(s.querySelectorAll('thead th')).map((c) => c.textContent ?? ''),
+          rows: Array.from(s.querySelectorAll('tbody tr')).map((tr) => Array.from(tr.children).map((c) => c.textContent ?? '')),
+        };
+      }, section);
+    const evaluation = await table('evaluation');
+    assert.deepEqual(evaluation.rows.map((r) => r[0]), ['Execution success rate', 'No final output', 'Average final reward', 'Average turn count', 'Reward: execution_match', 'Reward: valid_sql']);
+    const decisions = await table('decisions');
+    assert.deepEqual(decisions.head, ['Decision', 'Rollouts', 'Mean reward', '95 % CI']);
+    assert.deepEqual(decisions.rows.map((r) => [r[0], r[1]]), [['CORRECT', '3'], ['INCORRECT', '2'], ['(none)', '1']]);
+    const lowest = await table('lowest');
+    assert.deepEqual(lowest.head, ['Rollout', 'Task', 'Status', 'Reward', 'execution_match', 'valid_sql', 'Decision', 'Expected', 'Turns', 'Reward info']);
+    const empty = lowest.rows.find((r) => r[2] === 'failed (no output)')!;
+    assert.deepEqual(empty.slice(3, 6), ['0.000', '0.000', '0.000']);
+    assert.equal(empty.at(-1), 'nothing to run');
+    assert.equal(await h.page.textContent('.er-status'), '6 rollouts · 5 succeeded · 1 failed (1 without output)');
+    const failures = await table('failures');
+    assert.equal(failures.rows[0]![0], 'No final output');
+    await h.page.screenshot({ path: join(SHOTS, 'eval-report-custom-reward.png'), fullPage: true });
+    assert.deepEqual(h.errors, []);
   });
 });

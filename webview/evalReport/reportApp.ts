@@ -155,7 +155,8 @@ export class ReportApp {
     this.content.replaceChildren(...parts);
     this.content.scrollTop = scroll;
     const c = r.run.counts;
-    this.status.textContent = notice ?? `${c.total} rollouts · ${c.succeeded} succeeded · ${c.failed} failed${c.running ? ` · ${c.running} running` : ''}`;
+    this.status.textContent =
+      notice ?? `${c.total} rollouts · ${c.succeeded} succeeded · ${c.failed} failed${c.noOutput ? ` (${c.noOutput} without output)` : ''}${c.running ? ` · ${c.running} running` : ''}`;
   }
 
   private section(t: ReportTableView, r: EvaluationReport): HTMLElement {

@@ -8,12 +8,16 @@ const OPTIONS = {
   workspace: COMMON.workspace,
   json: COMMON.json,
   help: COMMON.help,
+  split: { type: 'string' },
+  'include-simulated': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 /**
  * rollout-lab bandit train|show: trains the Supervisor's contextual bandit
- * on the stored Supervisor decisions and makes the new version active, or
- * shows the active policy, every version and its heaviest features.
+ * on the stored Supervisor decisions (the train split unless --split says
+ * otherwise; simulated rollouts only with --include-simulated) and makes the
+ * new version active, or shows the active policy, every version and its
+ * heaviest features.
  */
 export async function banditCommand(argv: string[], usage: string): Promise<number> {
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
@@ -27,6 +31,9 @@ export async function banditCommand(argv: string[], usage: string): Promise<numb
   const [action, ...extra] = parsed.positionals;
   if (action !== 'train' && action !== 'show') throw new UsageError(`bandit: say what to do: train or show (got ${action === undefined ? 'nothing' : `"${action}"`})`);
   if (extra.length) throw new UsageError(`bandit ${action}: unexpected argument "${extra[0]}"`);
+  const split = v.split as string | undefined;
+  if (split !== undefined && split !== 'train' && split !== 'val' && split !== 'all') throw new UsageError(`bandit: --split must be train, val or all, got "${split}"`);
+  if (action === 'show' && (split !== undefined || v['include-simulated'])) throw new UsageError('bandit show: --split and --include-simulated apply to bandit train only');
 
   const { loadConfig } = await import('../../core/config/loader');
   const loaded = await loadConfig(resolve((v.workspace as string | undefined) ?? '.'));
@@ -37,10 +44,13 @@ export async function banditCommand(argv: string[], usage: string): Promise<numb
     const { TraceStore } = await import('../../core/store/traceStore');
     const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });
     try {
-      const info = await policyStore.trainBanditPolicy(store, config, labDir);
+      const info = await policyStore.trainBanditPolicy(store, config, labDir, { ...(split ? { split } : {}), includeSimulated: v['include-simulated'] === true });
       if (v.json) out(JSON.stringify({ ...info, active: true, mode: config.bandit.mode }, null, 2));
       else {
-        out(`trained ${info.version} (${info.algorithm}) on ${info.records} Supervisor decision${info.records === 1 ? '' : 's'}, mean reward ${num(info.meanReward)}; it is now the active policy`);
+        out(
+          `trained ${info.version} (${info.algorithm}) on ${info.records} Supervisor decision${info.records === 1 ? '' : 's'} (${info.split ?? 'all'} split${info.split ? '' : 's'}), mean reward ${num(info.meanReward)}; it is now the active policy`,
+        );
+        if (info.simulatedLeftOut) out(`${info.simulatedLeftOut} simulated rollouts left out (pass --include-simulated to use them)`);
         out(`file: ${info.file}`);
         if (config.bandit.mode === 'off') err('bandit.mode is "off": set it to "advise" or "decide" in .rollout-lab/lab.json for rollouts to use the policy');
       }

@@ -4,7 +4,7 @@ import { UsageError } from '../../core/errors';
 import type { ComparisonResult } from '../../core/rollout/comparison';
 import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption } from '../args';
 import { num, table } from '../format';
-import { withRunningLab } from '../labSession';
+import { printWarnings, tellWarning, withRunningLab } from '../labSession';
 
 const OPTIONS = {
   ...COMMON,
@@ -74,13 +74,19 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
         const r = p.last;
         err(`[${side.toUpperCase()} ${p.done}/${p.total}] ${r ? `${r.taskId} ${r.status} reward ${num(r.finalReward)}${r.error ? `: ${r.error}` : ''}` : ''}`);
       },
+      onWarning: (side, w) => tellWarning(w, `side ${side.toUpperCase()}: `),
     });
     if (run.cancelled || !run.runB) {
       err(`cancelled: comparison ${run.id} is incomplete (side A: ${run.runA}${run.runB ? `, side B: ${run.runB}` : ', side B not started'})`);
       return 1;
     }
     const result = compareRuns(lab.store, run.runA, run.runB, Object.keys(cfg.reward.criteria));
-    print(result, json);
+    if (json) out(JSON.stringify({ ...result, warnings: { a: run.a.warnings, b: run.b?.warnings ?? [] } }));
+    else {
+      print(result, false);
+      printWarnings(run.a.warnings, run.a.ranNow, `Warnings of side A (${run.runA})`);
+      printWarnings(run.b?.warnings ?? [], run.b?.ranNow ?? 0, `Warnings of side B (${run.runB})`);
+    }
     if (result.a.succeeded === 0 && result.b.succeeded === 0) {
       err('every rollout of both sides failed; see `rollout-lab traces --run RUN_ID`');
       return 1;

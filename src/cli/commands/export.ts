@@ -18,6 +18,7 @@ const OPTIONS = {
   'prompt-version': { type: 'string' },
   'model-version': { type: 'string' },
   run: { type: 'string' },
+  'include-simulated': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 function numberOption(v: Values, name: string): number | undefined {
@@ -35,7 +36,7 @@ function exportOptions(v: Values): ExportOptions {
   const opts: ExportOptions = { format };
   if (v.agents !== undefined) {
     const agents = String(v.agents).split(',').map((a) => a.trim()).filter(Boolean);
-    if (!agents.length) throw new UsageError('export: --agents needs at least one agent name, e.g. --agents Geneticist,Neurologist');
+    if (!agents.length) throw new UsageError('export: --agents needs at least one agent name, e.g. --agents Writer,Critic (the agents of lab.json)');
     opts.agents = agents;
   }
   const minReward = numberOption(v, 'min-reward');
@@ -43,8 +44,9 @@ function exportOptions(v: Values): ExportOptions {
   const gamma = numberOption(v, 'gamma');
   if (gamma !== undefined) opts.gamma = gamma;
   const split = v.split as string | undefined;
-  if (split !== undefined && split !== 'train' && split !== 'val') throw new UsageError(`export: --split must be train or val, got "${split}"`);
+  if (split !== undefined && split !== 'train' && split !== 'val' && split !== 'all') throw new UsageError(`export: --split must be train, val or all, got "${split}"`);
   if (split) opts.split = split;
+  if (v['include-simulated']) opts.includeSimulated = true;
   const credit = v.credit as string | undefined;
   if (credit !== undefined) {
     if (format !== 'rl') throw new UsageError('export: --credit applies to --format rl only');
@@ -60,7 +62,8 @@ function exportOptions(v: Values): ExportOptions {
 /**
  * rollout-lab export: writes the training data of the stored rollouts as
  * JSONL (SFT conversations, RL transitions grouped by task, or the
- * Supervisor's bandit decisions) with FILE.manifest.json beside it.
+ * Supervisor's bandit decisions) with FILE.manifest.json beside it. The
+ * train split by default; simulated rollouts only with --include-simulated.
  */
 export async function exportCommand(argv: string[], usage: string): Promise<number> {
   const v = parse('export', argv, OPTIONS);
@@ -91,9 +94,10 @@ function printSummary(m: ExportManifest, manifestFile: string): void {
   out(`${m.format}: ${m.counts.records} records from ${m.counts.rollouts} rollouts${groups} → ${m.file}`);
   const o = m.options;
   const filters = [
-    `agents ${o.agents.join(',')}`,
+    o.agents.length ? `agents ${o.agents.join(',')}` : 'agents: none made model calls in scope',
     o.minReward !== null ? `reward ≥ ${o.minReward}` : null,
-    o.split ? `split ${o.split}` : null,
+    `split ${o.split ?? 'all'}`,
+    o.includeSimulated ? 'simulated rollouts included' : null,
     o.runId ? `run ${o.runId}` : null,
     o.promptVersion ? `prompt ${o.promptVersion}` : null,
     o.modelVersion ? `model ${o.modelVersion}` : null,
@@ -102,7 +106,10 @@ function printSummary(m: ExportManifest, manifestFile: string): void {
   out(`filters: ${filters.join('; ')}`);
   const skipped = Object.entries(m.counts.skipped);
   if (skipped.length) out(`skipped: ${skipped.map(([k, n]) => `${k} ${n}`).join(', ')}`);
-  if (!m.counts.records) out('no records: no stored rollout passed the filters — run some rollouts first, or loosen --min-reward / --split / --agents');
+  const simulated = m.counts.skipped.simulated ?? 0;
+  if (simulated) out(`${simulated} simulated rollouts left out (pass --include-simulated to use them)`);
+  if (!m.counts.records && simulated) out('no records: no rollout besides the simulated ones passed the filters — gather rollouts against a real model (models.<name>.baseUrl), or pass --include-simulated to try the pipeline on the simulated ones');
+  else if (!m.counts.records) out('no records: no stored rollout passed the filters — run some rollouts first, or loosen --min-reward / --split / --agents');
   out(`sha256: ${m.sha256}`);
   out(`manifest: ${manifestFile}`);
 }

@@ -14,6 +14,7 @@ const OPTIONS = {
   candidates: { type: 'string' },
   tasks: { type: 'string' },
   apply: { type: 'boolean' },
+  'include-simulated': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 /**
@@ -22,7 +23,9 @@ const OPTIONS = {
  * scores, what the beam kept), the winner against the baseline and a unified
  * diff of the winner against the current prompt; --apply writes it.
  * --candidates N (rewrites per kept prompt) and --tasks N (validation tasks)
- * override lab.json's "optimize" settings like --rounds and --beam.
+ * override lab.json's "optimize" settings like --rounds and --beam. The
+ * critic's low-reward examples leave out simulated rollouts unless
+ * --include-simulated.
  */
 export async function optimizeCommand(argv: string[], usage: string): Promise<number> {
   const v = parse('optimize', argv, OPTIONS);
@@ -34,6 +37,7 @@ export async function optimizeCommand(argv: string[], usage: string): Promise<nu
   const candidates = intOption(v, 'candidates', 1);
   const validationTasks = intOption(v, 'tasks', 1);
   const json = Boolean(v.json);
+  const includeSimulated = v['include-simulated'] === true;
   const { optimizePrompt } = await import('../../core/train/apo/optimizePrompt');
   const { applyPrompt, promptTarget } = await import('../../core/train/apo/applyPrompt');
   const { promptPatch } = await import('../../core/train/apo/promptPatch');
@@ -45,12 +49,14 @@ export async function optimizeCommand(argv: string[], usage: string): Promise<nu
       `optimize ${agent}: ${rounds ?? cfg.rounds} round(s), beam ${beam ?? cfg.beam}, ${candidates ?? cfg.candidates} rewrite(s) per kept prompt, ` +
         `${validationTasks ?? cfg.validationTasks} val task(s)${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
     );
+    if (lab.simulated && !includeSimulated) err('the critic is shown no simulated rollouts as low-reward examples (pass --include-simulated to show it them)');
     const result = await optimizePrompt(lab, {
       agent,
       ...(rounds === undefined ? {} : { rounds }),
       ...(beam === undefined ? {} : { beam }),
       ...(candidates === undefined ? {} : { candidates }),
       ...(validationTasks === undefined ? {} : { validationTasks }),
+      includeSimulated,
       signal,
       onScoring: ({ round, candidate, of, runId }) => err(round === 0 ? `scoring the current prompt (run ${runId})` : `round ${round}: scoring rewrite ${candidate + 1} of up to ${of} (run ${runId})`),
       onRound: (r) => err(`round ${r.round} done: best kept ${num(r.beam?.[0]?.score ?? null)}`),

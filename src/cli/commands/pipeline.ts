@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../../core/config/loader';
 import { errorMessage, UsageError } from '../../core/errors';
+import type { PipelineStatus } from '../../core/train/pipeline';
 import type { PhaseRecord } from '../../core/train/pipelineState';
 import { COMMON, BATCH_OPTIONS, err, intOption, out, type Values } from '../args';
 import { num, table } from '../format';
@@ -14,6 +15,7 @@ const OPTIONS = {
   version: { type: 'string' },
   adapter: { type: 'string' },
   phase: { type: 'string' },
+  'include-simulated': { type: 'boolean' },
 } as const;
 
 const ACTIONS = 'status, run PHASE, rollback MODEL or register MODEL --version V';
@@ -65,29 +67,22 @@ async function loaded(v: Values): Promise<LoadedConfig> {
 }
 
 async function status(v: Values): Promise<number> {
-  const { pipelineStatus } = await import('../../core/train/pipeline');
-  const s = pipelineStatus({ loaded: await loaded(v) });
+  const { pipelineExampleText, pipelineStatus } = await import('../../core/train/pipeline');
+  const l = await loaded(v);
+  const s = pipelineStatus({ loaded: l });
   if (v.json) {
     out(JSON.stringify(s, null, 2));
     return 0;
   }
-  out(`Pipeline (${s.declared ? 'training.phases' : 'the reference pipeline: no training.phases in lab.json'}), state in ${s.stateFile}`);
-  out(
-    table(
-      ['phase', 'kind', 'state', 'counts', 'produced', 'ended'],
-      s.phases.map(({ phase, record }) => [
-        phase.name,
-        phase.kind,
-        record.state,
-        countsText(record.counts),
-        record.produced ? `${record.produced.kind} ${record.produced.id}` : '-',
-        record.endedAt ? new Date(record.endedAt).toISOString().replace('T', ' ').slice(0, 19) : '-',
-      ]),
-    ),
-  );
-  for (const { record } of s.phases) {
-    if (record.error) out(`${record.name}: ${record.error}`);
-    else if (record.note && record.state === 'done') out(`${record.name}: ${record.note}`);
+  if (s.example) {
+    out('No training pipeline is declared: this lab runs its own graph (graph.kind "module"), which has no reference pipeline.');
+    out(`Declare one under "training" in ${l.file}; built from this lab's agents and models, for example:`);
+    out('');
+    out(pipelineExampleText(s.example));
+    out('');
+    out('(merge "phases" into an existing "training" object; then `rollout-lab pipeline run gather` runs the first phase)');
+  } else {
+    printPhases(s);
   }
   out('');
   out('Models');
@@ -105,6 +100,27 @@ async function status(v: Values): Promise<number> {
   return 0;
 }
 
+function printPhases(s: PipelineStatus): void {
+  out(`Pipeline (${s.declared ? 'training.phases' : 'the reference pipeline of the research-lab graph: no training.phases in lab.json'}), state in ${s.stateFile}`);
+  out(
+    table(
+      ['phase', 'kind', 'state', 'counts', 'produced', 'ended'],
+      s.phases.map(({ phase, record }) => [
+        phase.name,
+        phase.kind,
+        record.state,
+        countsText(record.counts),
+        record.produced ? `${record.produced.kind} ${record.produced.id}` : '-',
+        record.endedAt ? new Date(record.endedAt).toISOString().replace('T', ' ').slice(0, 19) : '-',
+      ]),
+    ),
+  );
+  for (const { record } of s.phases) {
+    if (record.error) out(`${record.name}: ${record.error}`);
+    else if (record.note && record.state === 'done') out(`${record.name}: ${record.note}`);
+  }
+}
+
 async function run(v: Values, phase: string): Promise<number> {
   const { findPhase, runPhase } = await import('../../core/train/pipeline');
   // An unknown phase is a usage error before the lab (and its simulated endpoint) is opened.
@@ -112,7 +128,7 @@ async function run(v: Values, phase: string): Promise<number> {
   const limit = intOption(v, 'limit', 1);
   const samples = intOption(v, 'samples', 1);
   return withRunningLab(v, async (lab, signal) => {
-    const rec = await runPhase(lab, phase, { signal, log: err, limit, samples });
+    const rec = await runPhase(lab, phase, { signal, log: err, limit, samples, ...(v['include-simulated'] ? { includeSimulated: true } : {}) });
     if (v.json) out(JSON.stringify(rec, null, 2));
     else out(phaseLine(rec));
     return rec.state === 'done' ? 0 : 1;

@@ -11,6 +11,7 @@ const OPTIONS = {
   agents: { type: 'string' },
   'min-reward': { type: 'string' },
   split: { type: 'string' },
+  'include-simulated': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 const PHASES = ['sft', 'grpo', 'bandit', 'apo'] as const;
@@ -42,7 +43,7 @@ export async function preflightCommand(argv: string[], usage: string): Promise<n
       .split(',')
       .map((a) => a.trim())
       .filter((a) => a.length > 0);
-    if (!agents.length) throw new UsageError('preflight: --agents must name at least one agent, e.g. --agents Geneticist,Neurologist');
+    if (!agents.length) throw new UsageError('preflight: --agents must name at least one agent, e.g. --agents Writer,Critic (the agents of lab.json)');
   }
 
   const { loadConfig } = await import('../../core/config/loader');
@@ -59,6 +60,7 @@ export async function preflightCommand(argv: string[], usage: string): Promise<n
       ...(minReward !== undefined ? { minReward } : {}),
       ...(split ? { split } : {}),
       ...(valTasks !== undefined ? { valTasks } : {}),
+      includeSimulated: v['include-simulated'] === true,
     });
     out(v.json ? JSON.stringify(report) : preflightReportText(report));
     return report.ok ? 0 : 1;

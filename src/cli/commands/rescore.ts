@@ -19,7 +19,7 @@ const OPTIONS = {
 const CHANGES_SHOWN = 10;
 
 /**
- * rollout-lab rescore: gives the stored succeeded rollouts (of one run or
+ * rollout-lab rescore: gives the stored rollouts with a reward (of one run or
  * split, or all) new final rewards from their stored criterion scores under the
  * weights now in lab.json — no model calls. The earlier rewards stay in each
  * rollout's history. --dry-run only shows what would change.
@@ -56,7 +56,7 @@ export async function rescoreCommand(argv: string[], usage: string): Promise<num
       return 0;
     }
     if (!result.rows.length) {
-      out('no succeeded rollouts in scope to re-score — run some first, or check --run and --split');
+      out('no rollouts with a reward in scope to re-score — run some first, or check --run and --split');
       return 0;
     }
     printResult(result, weights, { dryRun, rescoreId, file: loaded.file });
@@ -69,9 +69,9 @@ export async function rescoreCommand(argv: string[], usage: string): Promise<num
 function printResult(result: RescoreResult, weights: Record<string, { weight: number }>, ctx: { dryRun: boolean; rescoreId: string | null; file: string }): void {
   const total = result.rows.length;
   out(`weights (${ctx.file}): ${Object.entries(weights).map(([name, c]) => `${name} ${c.weight}`).join(', ')}`);
-  if (ctx.dryRun) out(`dry run: would re-score ${result.rescored} of ${total} succeeded rollouts; nothing was written`);
-  else if (ctx.rescoreId) out(`re-scored ${result.rescored} of ${total} succeeded rollouts as ${ctx.rescoreId}; their earlier rewards stay in the history`);
-  else out(`nothing re-scored: none of the ${total} succeeded rollouts has criterion scores from a judge that did not fail`);
+  if (ctx.dryRun) out(`dry run: would re-score ${result.rescored} of ${total} rollouts with a reward; nothing was written`);
+  else if (ctx.rescoreId) out(`re-scored ${result.rescored} of ${total} rollouts with a reward as ${ctx.rescoreId}; their earlier rewards stay in the history`);
+  else out(`nothing re-scored: none of the ${total} rollouts with a reward has criterion scores from a judge that did not fail`);
   if (result.kept) out(`${result.kept} kept their reward: no criterion scores (no final output) or the judge failed`);
   if (result.missingCriteria.length) {
     out(`criteria without a stored score on some rollouts (counted as 0 there): ${result.missingCriteria.join(', ')}`);

@@ -20,6 +20,7 @@ const TRAIN_OPTIONS = {
   rounds: { type: 'string' },
   tasks: { type: 'string' },
   samples: { type: 'string' },
+  'include-simulated': { type: 'boolean' },
 } as const;
 
 const JOBS_OPTIONS = { ...COMMON, target: { type: 'string' } } as const;
@@ -96,6 +97,7 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
       ...(v['base-model'] ? { baseModel: v['base-model'] as string } : {}),
       hyperparameters,
       serve: !v['no-serve'],
+      ...(v['include-simulated'] ? { includeSimulated: true } : {}),
       signal,
     };
     if (v['dry-run']) {

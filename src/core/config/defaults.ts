@@ -20,6 +20,50 @@ const AGENT_MODEL: Record<ResearchLabAgent, 'junior' | 'senior' | 'strong'> = {
 
 const TOOL_USERS: ReadonlySet<string> = new Set([...JUNIOR_AGENTS, ...SENIOR_AGENTS]);
 
+/** The judge's one criterion in a lab around a user's own graph: the research lab's criteria fit protocols, not any task. */
+export const MODULE_LAB_CRITERIA = {
+  quality: {
+    weight: 1,
+    description: 'The final output does what the task asks: correct, complete and in the form asked for.',
+  },
+} as const;
+
+const AIR_DEFAULTS: NonNullable<LabConfigInput['air']> = [
+  { name: 'tool_ok', when: 'tool.ok', reward: 0.05 },
+  { name: 'tool_error', when: 'tool.error', reward: -0.05 },
+  { name: 'invalid_output', when: 'output.invalid', reward: -0.1 },
+];
+
+/**
+ * A lab around a user's own LangGraph.js module: only its agents (each with a
+ * prompt file), one model for them and one for the judge, neither with a
+ * baseUrl (so it runs on the simulated endpoint until one is set), and no
+ * research-lab tools or criteria.
+ */
+export function moduleLabConfig(opts: { module: string; export?: string; agents: readonly string[]; datasetPath?: string; datasetName?: string }): LabConfigInput {
+  const agents: LabConfigInput['agents'] = {};
+  for (const agent of opts.agents) agents[agent] = { model: 'main', prompt: defaultPromptPath(agent) };
+  const datasetName = opts.datasetName ?? 'tasks';
+  return {
+    version: 1,
+    models: {
+      main: { model: 'qwen2.5:7b-instruct', temperature: 0.7 },
+      judge: { model: 'qwen2.5:14b-instruct', temperature: 0 },
+    },
+    agents,
+    graph: { kind: 'module', module: opts.module, export: opts.export ?? 'default' },
+    datasets: opts.datasetPath ? { [datasetName]: { path: opts.datasetPath, format: 'auto', trainFraction: 0.8 } } : {},
+    reward: {
+      judge: { model: 'judge' },
+      criteria: structuredClone(MODULE_LAB_CRITERIA),
+      judgeFailurePenalty: 0.1,
+      noOutputReward: 0,
+    },
+    air: structuredClone(AIR_DEFAULTS),
+    runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 15, ...(opts.datasetPath ? { dataset: datasetName } : {}) },
+  };
+}
+
 /**
  * The research-lab reference setup. Models have no baseUrl, so a fresh
  * workspace runs against the built-in simulated endpoint; pointing a model at
@@ -60,11 +104,7 @@ export function defaultLabConfig(opts: { datasetPath?: string; datasetName?: str
       judgeFailurePenalty: 0.1,
       noOutputReward: 0,
     },
-    air: [
-      { name: 'tool_ok', when: 'tool.ok', reward: 0.05 },
-      { name: 'tool_error', when: 'tool.error', reward: -0.05 },
-      { name: 'invalid_output', when: 'output.invalid', reward: -0.1 },
-    ],
+    air: structuredClone(AIR_DEFAULTS),
     runner: {
       concurrency: 4,
       samples: 1,

@@ -36,6 +36,14 @@ export const RESEARCH_LAB_TOOLS = [
   'gene_ontology_lookup',
 ] as const;
 
+/** max_tokens of an agent's call when lab.json gives none. */
+export const DEFAULT_MAX_TOKENS = 2048;
+/** max_tokens of the judge's call: its answer is a flat object of scores and a short rationale. */
+export const DEFAULT_JUDGE_MAX_TOKENS = 512;
+export const DEFAULT_TOP_LOGPROBS = 1;
+export const STRUCTURED_OUTPUT_MODES = ['json_schema', 'json_object', 'off'] as const;
+export type StructuredOutputMode = (typeof STRUCTURED_OUTPUT_MODES)[number];
+
 const name = z
   .string()
   .min(1)
@@ -56,10 +64,32 @@ export const ModelSchema = z
       .optional()
       .describe('Name of the environment variable holding the API key. Keys never go in this file.'),
     temperature: z.number().min(0).max(2).optional().describe('Sampling temperature, 0 to 2; agents may override it.'),
-    maxTokens: z.number().int().positive().optional().describe('Upper bound on generated tokens per call.'),
+    maxTokens: z
+      .number()
+      .int()
+      .positive()
+      .default(DEFAULT_MAX_TOKENS)
+      .describe(
+        'Upper bound on generated tokens per call, sent as max_tokens with every call, so a model that loops stops here instead of at the server\'s context limit. The judge has its own (reward.judge.maxTokens); an agent may override it (agents.<Agent>.maxTokens).',
+      ),
     timeoutMs: z.number().int().positive().default(120_000).describe('Per-call timeout in milliseconds.'),
     maxRetries: z.number().int().min(0).max(20).default(4).describe('Retries on 429, 5xx and timeouts.'),
     logprobs: z.boolean().default(false).describe('Ask the server for token logprobs (needed by some RL phases).'),
+    topLogprobs: z
+      .number()
+      .int()
+      .min(0)
+      .max(20)
+      .default(DEFAULT_TOP_LOGPROBS)
+      .describe(
+        'With logprobs: top_logprobs sent (alternatives per token). Only the sampled token\'s logprob is stored. 1 by default because llama.cpp returns no logprobs at all for 0 and 20 alternatives when it is left out; 0 suits OpenAI and vLLM.',
+      ),
+    structuredOutput: z
+      .enum(STRUCTURED_OUTPUT_MODES)
+      .default('json_schema')
+      .describe(
+        'How an answer with a schema is enforced: "json_schema" (response_format with the answer\'s JSON Schema: OpenAI, vLLM, llama.cpp, Ollama, LM Studio), "json_object" (any JSON object; not LM Studio), or "off" (the prompt asks for JSON). Never sent on a call with tools bound; a server that rejects the mode with HTTP 400 is asked again with the next weaker one. Answers are always validated and repaired once.',
+      ),
     tokenIds: z
       .boolean()
       .default(false)
@@ -79,12 +109,50 @@ export const AgentSchema = z
     promptText: z.string().min(1).optional().describe('Prompt written inline instead of in a file.'),
     tools: z.array(z.string().min(1)).default([]).describe('Tool names this agent may call.'),
     temperature: z.number().min(0).max(2).optional().describe('Overrides the model temperature for this agent.'),
+    maxTokens: z.number().int().positive().optional().describe("Overrides its model's maxTokens (max_tokens of each call) for this agent."),
+    trainable: z
+      .boolean()
+      .optional()
+      .describe(
+        'Graph kind "module": the training commands (export, pre-flight, the pipeline example) train the agents marked true by default; when none is marked, every agent that made model calls.',
+      ),
   })
   .describe('An agent of the graph: which model it calls, its prompt and its tools.');
 
+const fieldPath = z
+  .string()
+  .min(1)
+  .regex(/^[^.]+(\.[^.]+)*$/, 'a field name, or a dotted path such as "meta.db_id"');
+
+export const DatasetFieldsSchema = z
+  .strictObject({
+    id: fieldPath
+      .optional()
+      .describe('Field holding the task id. Left out: the row\'s "id" when it has one, else an id made from a hash of the row (the same on every load, whatever the order of the rows).'),
+    goal: fieldPath.describe('Field holding the question or goal the agents work on, e.g. "question".'),
+    context: fieldPath.optional().describe('Field holding background the agents see: a string or a list of strings. Left out: no context.'),
+    expected: fieldPath
+      .optional()
+      .describe('Field holding the gold answer, any JSON value (a SQL query, a label...). Only the reward gets it (task.expected); the agents never see it.'),
+    decision: fieldPath
+      .optional()
+      .describe('Field holding an expert yes/no/maybe answer, for the decision-alignment metrics. The agents never see it.'),
+    visible: z
+      .array(fieldPath)
+      .default([])
+      .describe('Further fields the agents may see, e.g. ["db_id"]: they are in the task the graph input is built from. Every other field reaches only the reward (task.meta).'),
+  })
+  .superRefine((f, ctx) => {
+    f.visible.forEach((v, i) => {
+      const gold = v === f.expected ? 'expected' : v === f.decision ? 'decision' : null;
+      if (gold) ctx.addIssue({ code: 'custom', path: ['visible', i], message: `"${v}" is fields.${gold}, the gold answer; the agents must not see it — remove it from "visible"` });
+    });
+  })
+  .describe('Which field of each row is what, for rows that are not in the project\'s own shape (id, goal, context, expected_decision); dotted paths reach into nested objects.');
+
 export const DatasetSchema = z
   .strictObject({
-    path: z.string().min(1).describe('JSONL, PubMedQA ori_pqal.json, or a Hugging Face pubmed_qa pqa_labeled export. Relative to the workspace.'),
+    path: z.string().min(1).describe('JSONL, a JSON array of rows, PubMedQA ori_pqal.json, or a Hugging Face pubmed_qa pqa_labeled export. Relative to the workspace.'),
     format: z
       .enum(['auto', 'jsonl', 'pubmedqa', 'hf-pubmedqa'])
       .default('auto')
@@ -95,8 +163,16 @@ export const DatasetSchema = z
       .lt(1)
       .default(0.8)
       .describe('The first fraction of tasks, in file order, is the train split; the rest is val.'),
+    fields: DatasetFieldsSchema.optional().describe(
+      'Maps the fields of your own rows (JSONL, or a JSON array such as Spider\'s) to a task, e.g. {"goal": "question", "expected": "query", "visible": ["db_id"]}.',
+    ),
   })
-  .describe('A task file: each task has a goal, a context and optionally an expected yes/no/maybe decision.');
+  .superRefine((ds, ctx) => {
+    if (ds.fields && (ds.format === 'pubmedqa' || ds.format === 'hf-pubmedqa')) {
+      ctx.addIssue({ code: 'custom', path: ['fields'], message: `"fields" maps rows of your own; format "${ds.format}" has fixed fields — set "format" to "jsonl" or "auto", or remove "fields"` });
+    }
+  })
+  .describe('A task file: each task has a goal, a context and optionally a gold answer (expected) or an expected yes/no/maybe decision.');
 
 export const CriterionSchema = z.strictObject({
   weight: z.number().min(0).describe('Weight in the final reward; weights are normalised to sum to 1.'),
@@ -120,6 +196,12 @@ export const RewardSchema = z.strictObject({
     .strictObject({
       model: name.describe('Key of the model that judges.'),
       promptText: z.string().optional().describe('Replaces the built-in judge instructions.'),
+      maxTokens: z
+        .number()
+        .int()
+        .positive()
+        .default(DEFAULT_JUDGE_MAX_TOKENS)
+        .describe("max_tokens of each judge call (its answer is short); used instead of the judge model's maxTokens."),
     })
     .prefault({ model: 'strong' })
     .describe('The LLM judge that scores a finished rollout.'),
@@ -199,6 +281,25 @@ export const RunnerSchema = z.strictObject({
   dataset: z.string().optional().describe('Key in "datasets" used when --dataset is not given.'),
 });
 
+export const SimulatorSchema = z
+  .strictObject({
+    answers: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'JSON Lines file, relative to the workspace, of canned answers: {"agent": "SqlWriter", "match": "substring or /regex/i of the last user message", "answer": "text" | {"content", "tool_calls": [{"name", "arguments"}]}} per line. The first row that fits answers.',
+      ),
+    module: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'TS or JS file, relative to the workspace, whose default export (or export "answer") is (request: { agent, messages, tools }) => string | { content?, tool_calls? } | undefined, sync or async. Asked before "answers"; undefined passes the request on.',
+      ),
+  })
+  .describe("Canned answers the simulated endpoint gives your own graph's agents, so it can be exercised offline. Requests nothing answers get the simulator's generic answer.");
+
 export const LabConfigSchema = z
   .strictObject({
     $schema: z.string().optional().describe('JSON Schema of this file, for completion in editors.'),
@@ -214,6 +315,7 @@ export const LabConfigSchema = z
     bandit: BanditSchema.prefault({}).describe("The contextual bandit that learns the Supervisor's choice among hypotheses."),
     optimize: OptimizeSchema.prefault({}).describe('Prompt optimisation (critique, rewrite, score; no GPU).'),
     training: TrainingSchema.prefault({}).describe('Pre-flight limits and the phased training pipeline.'),
+    simulator: SimulatorSchema.optional().describe('What the built-in simulated endpoint answers for models without a baseUrl.'),
   })
   .describe('Rollout Lab configuration (.rollout-lab/lab.json).')
   .superRefine((cfg, ctx) => {
@@ -277,6 +379,8 @@ export type LabConfigInput = z.input<typeof LabConfigSchema>;
 export type ModelConfig = z.output<typeof ModelSchema>;
 export type AgentConfig = z.output<typeof AgentSchema>;
 export type DatasetConfig = z.output<typeof DatasetSchema>;
+export type DatasetFields = z.output<typeof DatasetFieldsSchema>;
+export type SimulatorConfig = z.output<typeof SimulatorSchema>;
 export type AirRule = z.output<typeof AirRuleSchema>;
 export type RewardConfig = z.output<typeof RewardSchema>;
 export type ToolsConfig = z.output<typeof ToolsSchema>;

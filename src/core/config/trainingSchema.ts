@@ -35,12 +35,21 @@ export const PhaseSchema = z
   .strictObject({
     name: z.string().min(1).regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "-" or "."').describe('Phase name, unique in the pipeline.'),
     kind: z.enum(['gather', 'sft', 'grpo', 'bandit', 'apo']).describe('What the phase does.'),
-    agents: z.array(agentName).optional().describe('Agents the phase trains (sft, grpo, apo) — defaults depend on the kind.'),
+    agents: z
+      .array(agentName)
+      .optional()
+      .describe('Agents the phase trains (sft, grpo, apo). Default: the research-lab graph\'s reference roles; for a module graph the agents marked "trainable", else every agent that made model calls.'),
     model: z.string().optional().describe('Logical model (a key of "models") whose new version the phase registers (sft, grpo).'),
     split: z.enum(['train', 'val', 'all']).default('train').describe('Tasks a gather phase runs, or rollouts the data comes from.'),
     limit: z.number().int().positive().optional().describe('Tasks a gather phase runs (all when left out).'),
     samples: z.number().int().positive().max(64).optional().describe('Rollouts per task in a gather phase (the GRPO group size).'),
     minReward: z.number().min(0).max(1).optional().describe('Rollouts at or over this reward are used (sft default 0.7).'),
+    includeSimulated: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Data phases (sft, grpo, bandit, apo): also learn from rollouts of the simulated endpoint, a test double whose answers teach a model nothing real; left out by default. No effect on gather.',
+      ),
     credit: z.enum(['equal', 'last', 'discounted']).default('equal').describe('How the final reward is credited to an agent\'s calls (grpo).'),
     gamma: z.number().min(0).max(1).default(0.9).describe('Discount of "discounted" credit.'),
     hyperparameters: z

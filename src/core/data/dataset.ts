@@ -2,14 +2,18 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DatasetError } from '../errors';
 import { jsonDocumentRecords, jsonLinesRecords, type DatasetRecord, type DatasetRecords } from './datasetRecords';
+import type { DatasetFields } from '../config/schema';
+import { taskFromMappedRow, unmatchedFields, type MappedRowResult } from './fieldMapping';
 import type { Task } from './tasks';
-import { looksLikeHfRow, looksLikePubMedQaItem, taskFromHfPubMedQa, taskFromPubMedQa, taskFromRow, type RowResult } from './taskFormats';
+import { looksLikeHfRow, looksLikePubMedQaItem, taskFromHfPubMedQa, taskFromPubMedQa, taskFromRow } from './taskFormats';
 
 export type DatasetFormat = 'auto' | 'jsonl' | 'pubmedqa' | 'hf-pubmedqa';
 
 export interface LoadDatasetOptions {
   /** Prefix each PubMedQA abstract section with its label (BACKGROUND: ...). Default true. */
   sectionHeadings?: boolean;
+  /** datasets.<name>.fields: which field of the user's own rows is the goal, the gold answer... */
+  fields?: DatasetFields;
 }
 
 const LINE_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
@@ -44,11 +48,19 @@ function isJsonObject(line: string): boolean {
   }
 }
 
-type Converter = (record: DatasetRecord) => RowResult;
+type Converter = (record: DatasetRecord) => MappedRowResult;
 
-function chooseConverter(format: DatasetFormat, data: DatasetRecords, label: string, file: string, headings: boolean): Converter {
+function chooseConverter(format: DatasetFormat, data: DatasetRecords, label: string, file: string, opts: LoadDatasetOptions): Converter {
+  const headings = opts.sectionHeadings ?? true;
   const first = data.records[0]?.value;
   const keyed = data.layout === 'keyed-object';
+  const { fields } = opts;
+  if (fields) {
+    if (format === 'pubmedqa' || format === 'hf-pubmedqa' || data.layout === 'columns') {
+      throw new DatasetError(`${label}: "fields" maps rows of your own (JSON Lines, a JSON array, or an object keyed by id) — set "format" to "auto" or "jsonl", or remove "fields"`, file);
+    }
+    return (r) => taskFromMappedRow(r.value, fields, r.key);
+  }
   const resolved: Exclude<DatasetFormat, 'auto'> =
     format !== 'auto'
       ? format
@@ -77,9 +89,11 @@ function chooseConverter(format: DatasetFormat, data: DatasetRecords, label: str
 
 /**
  * Loads the tasks of a dataset file, in file order. Formats: the project's
- * JSONL rows (id, goal, context, expected_decision), PubMedQA's ori_pqal.json,
- * and the Hugging Face pubmed_qa pqa_labeled export (JSONL, JSON array or
- * pandas columns). "auto" tells them apart by extension and shape.
+ * JSONL rows (id, goal, context, expected_decision, expected), PubMedQA's
+ * ori_pqal.json, and the Hugging Face pubmed_qa pqa_labeled export (JSONL,
+ * JSON array or pandas columns). "auto" tells them apart by extension and
+ * shape. With `fields`, rows of any shape are mapped field by field, and a
+ * row without an id gets one from a hash of its content.
  * A bad row, a duplicate id or an empty file gives a DatasetError with the line.
  */
 export async function loadDataset(file: string, format: DatasetFormat = 'auto', opts: LoadDatasetOptions = {}): Promise<Task[]> {
@@ -96,12 +110,26 @@ export async function loadDataset(file: string, format: DatasetFormat = 'auto', 
   if (data.records.length === 0) {
     throw new DatasetError(`dataset ${label} has no tasks — add at least one item (JSONL rows need id, goal, context)`, file);
   }
-  const convert = chooseConverter(format, data, label, file, opts.sectionHeadings ?? true);
+  const convert = chooseConverter(format, data, label, file, opts);
+  if (opts.fields) {
+    const unmatched = unmatchedFields(data.records.map((r) => r.value), opts.fields);
+    if (unmatched.length) {
+      const have = Object.keys((data.records[0]?.value ?? {}) as object).join(', ') || 'none';
+      throw new DatasetError(`${label}: ${unmatched.join(', ')} ${unmatched.length > 1 ? 'are' : 'is'} on no row (the first row has: ${have}) — fix "fields" of this dataset in lab.json`, file);
+    }
+  }
   const tasks: Task[] = [];
   const firstLine = new Map<string, number>();
+  const copies = new Map<string, number>();
   for (const record of data.records) {
     const result = convert(record);
     if (!result.ok) throw new DatasetError(`${label} line ${record.line}: ${result.problem}`, file, record.line);
+    if (result.generatedId) {
+      // Exact duplicate rows hash alike: the later copies are told apart by their order among themselves only.
+      const n = (copies.get(result.task.id) ?? 0) + 1;
+      copies.set(result.task.id, n);
+      if (n > 1) result.task.id = `${result.task.id}-${n}`;
+    }
     const seen = firstLine.get(result.task.id);
     if (seen !== undefined) {
       throw new DatasetError(

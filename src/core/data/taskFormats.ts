@@ -4,14 +4,15 @@ import type { Task } from './tasks';
 /** A row turned into a task, or the reason it cannot be (without file and line; the caller adds them). */
 export type RowResult = { ok: true; task: Task } | { ok: false; problem: string };
 
-const DecisionSchema = z.preprocess(
+export const DecisionSchema = z.preprocess(
   (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
   z.enum(['yes', 'no', 'maybe']),
 );
 
 const IdSchema = z.union([z.string().trim().min(1), z.number()]).transform(String);
 
-function describe(value: unknown): string {
+/** A value as a problem message shows it: short strings quoted, others by kind. */
+export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return JSON.stringify(value.length > 30 ? `${value.slice(0, 27)}...` : value);
@@ -19,18 +20,19 @@ function describe(value: unknown): string {
 }
 
 /** "missing "goal"" or ""context" must be ..., got 3", from the first zod issue of a row. */
-function rowProblem(error: z.ZodError, row: unknown, required: string, expectations: Record<string, string>): string {
+function rowProblem(error: z.ZodError, row: unknown, required: string, expectations: Record<string, string>, hint = ''): string {
   const issue = error.issues[0];
   const field = issue.path.map(String).join('.');
-  if (issue.path.length === 0) return `expected a JSON object, got ${describe(row)}`;
+  if (issue.path.length === 0) return `expected a JSON object, got ${describeValue(row)}`;
   let value: unknown = row;
   for (const seg of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[seg as PropertyKey];
-  if (value === undefined) return `missing "${field}" — every row needs ${required}`;
+  if (value === undefined) return `missing "${field}" — every row needs ${required}${hint}`;
   const expected = expectations[field] ?? expectations[String(issue.path[0])] ?? issue.message;
-  return `"${field}" must be ${expected}, got ${describe(value)}`;
+  return `"${field}" must be ${expected}, got ${describeValue(value)}`;
 }
 
-function paragraphs(texts: string[], headings: string[] | undefined, withHeadings: boolean): string {
+/** Paragraphs joined by a blank line, each optionally headed by its label (BACKGROUND: ...). */
+export function joinParagraphs(texts: string[], headings: string[] | undefined, withHeadings: boolean): string {
   return texts
     .map((text, i) => {
       const heading = withHeadings ? headings?.[i]?.trim() : undefined;
@@ -44,6 +46,7 @@ const TaskRowSchema = z.looseObject({
   goal: z.string().trim().min(1),
   context: z.union([z.string(), z.array(z.string())]),
   expected_decision: DecisionSchema.nullish(),
+  expected: z.unknown().optional(),
 });
 const TASK_ROW_EXPECTATIONS = {
   id: 'a non-empty string or a number',
@@ -52,17 +55,24 @@ const TASK_ROW_EXPECTATIONS = {
   expected_decision: '"yes", "no", "maybe" or null',
 };
 
-/** The project's own JSONL row: id, goal, context (string or list), expected_decision; other keys go to meta. */
+/**
+ * The project's own JSONL row: id, goal, context (string or list),
+ * expected_decision, and `expected` (a gold answer, any JSON value); other keys go to meta.
+ */
 export function taskFromRow(row: unknown): RowResult {
   const parsed = TaskRowSchema.safeParse(row);
-  if (!parsed.success) return { ok: false, problem: rowProblem(parsed.error, row, 'id, goal, context', TASK_ROW_EXPECTATIONS) };
-  const { id, goal, context, expected_decision, ...rest } = parsed.data;
+  if (!parsed.success) {
+    const hint = ' (rows of another shape: name their fields under "fields" of the dataset in lab.json, e.g. {"goal": "question"})';
+    return { ok: false, problem: rowProblem(parsed.error, row, 'id, goal, context', TASK_ROW_EXPECTATIONS, hint) };
+  }
+  const { id, goal, context, expected_decision, expected, ...rest } = parsed.data;
   const task: Task = {
     id,
     goal,
-    context: Array.isArray(context) ? paragraphs(context, undefined, false) : context,
+    context: Array.isArray(context) ? joinParagraphs(context, undefined, false) : context,
     expectedDecision: expected_decision ?? null,
   };
+  if (expected !== undefined) task.expected = expected;
   if (Object.keys(rest).length) task.meta = rest;
   return { ok: true, task };
 }
@@ -96,7 +106,7 @@ export function taskFromPubMedQa(pmid: string, item: unknown, sectionHeadings: b
     task: {
       id: pmid,
       goal: p.QUESTION,
-      context: paragraphs(p.CONTEXTS, p.LABELS, sectionHeadings),
+      context: joinParagraphs(p.CONTEXTS, p.LABELS, sectionHeadings),
       expectedDecision: p.final_decision ?? null,
       meta: {
         pmid,
@@ -138,7 +148,7 @@ export function taskFromHfPubMedQa(row: unknown, sectionHeadings: boolean): RowR
     task: {
       id: r.pubid,
       goal: r.question,
-      context: paragraphs(r.context.contexts, r.context.labels, sectionHeadings),
+      context: joinParagraphs(r.context.contexts, r.context.labels, sectionHeadings),
       expectedDecision: r.final_decision ?? null,
       meta: {
         pmid: r.pubid,

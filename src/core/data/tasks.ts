@@ -11,7 +11,14 @@ export interface Task {
   /** Background the agents and the judge see (for PubMedQA: the abstract). */
   context: string;
   expectedDecision: Decision | null;
-  /** Everything else the file had for the item (MeSH terms, year, long answer...). */
+  /**
+   * The gold answer when the dataset has one besides a decision: any JSON
+   * value (a SQL query, a label, a list). Only the reward sees it.
+   */
+  expected?: unknown;
+  /** Fields the dataset declares visible to the agents (datasets.<name>.fields.visible), by the name given there. */
+  visible?: Record<string, unknown>;
+  /** Everything else the file had for the item (MeSH terms, year, long answer...). The agents never see it. */
   meta?: Record<string, unknown>;
 }
 

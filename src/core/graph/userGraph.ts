@@ -5,6 +5,7 @@ import * as lcMessages from '@langchain/core/messages';
 import * as zod from 'zod';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { StructuredToolInterface } from '@langchain/core/tools';
+import type { VisibleTask } from '../data/visibleTask';
 import { ConfigError, LabError, errorMessage } from '../errors';
 import { genericOutcome, type GraphOutcome } from './outcome';
 import { loadUserModule } from './userModule';
@@ -19,22 +20,19 @@ export interface UserGraphContext {
   maxTurns: number;
 }
 
-/** The task fields a graph input is built from. */
-export interface GraphTask {
-  id: string;
-  goal: string;
-  context: string;
-}
-
 export type UserGraph = langgraph.Pregel<any, any>;
 
 export interface LoadedUserGraph {
   graph: UserGraph;
   /** The module's `outcome(state)` export, or genericOutcome. */
   outcome(state: unknown): GraphOutcome;
-  /** The module's `input(task)` export, or defaultGraphInput. */
-  input(task: GraphTask): unknown;
+  /** The module's `input(task)` export, or defaultGraphInput; `task` holds only what the agents may see. */
+  input(task: VisibleTask): unknown;
+  /** The module's `prompts` export: the prompt text per agent it falls back to when lab.json gives none (`init --graph` writes them). */
+  prompts: Record<string, string>;
 }
+
+const PromptsSchema = zod.record(zod.string(), zod.string());
 
 const GraphOutcomeSchema = zod.object({
   finalOutput: zod.string().nullable(),
@@ -44,13 +42,18 @@ const GraphOutcomeSchema = zod.object({
 });
 
 /**
- * Default graph input: the task, and the question plus its context as the
- * first human message, which fits MessagesAnnotation graphs. LangGraph drops
- * input keys the state does not declare, so `task` costs nothing when unused.
+ * Default graph input: the visible task, and the question plus its context
+ * and any other visible field (`db_id: concert_singer`) as the first human
+ * message, which fits MessagesAnnotation graphs. LangGraph drops input keys
+ * the state does not declare, so `task` costs nothing when unused.
  */
-export function defaultGraphInput(task: GraphTask): Record<string, unknown> {
-  const text = task.context ? `${task.goal}\n\nContext:\n${task.context}` : task.goal;
-  return { task, messages: [new lcMessages.HumanMessage(text)] };
+export function defaultGraphInput(task: VisibleTask): Record<string, unknown> {
+  const { id: _id, goal, context, ...extra } = task;
+  const parts = [goal];
+  if (context) parts.push(`Context:\n${context}`);
+  const lines = Object.entries(extra).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  if (lines.length) parts.push(lines.join('\n'));
+  return { task, messages: [new lcMessages.HumanMessage(parts.join('\n\n'))] };
 }
 
 /**
@@ -78,7 +81,8 @@ function describeValue(x: unknown): string {
  * load time, with LangGraph, LangChain core and zod provided by us. The export
  * may be a compiled graph, a StateGraph (compiled here), or a factory
  * `(ctx) => graph | Promise<graph>`. The module may also export
- * `outcome(state) => GraphOutcome` and `input(task) => graph input`.
+ * `outcome(state) => GraphOutcome`, `input(task) => graph input` and
+ * `prompts` (its fallback prompt per agent).
  * Every problem with the file is a ConfigError that names the fix.
  */
 export async function loadUserGraph(file: string, exportName: string, ctx: UserGraphContext): Promise<LoadedUserGraph> {
@@ -115,8 +119,12 @@ export async function loadUserGraph(file: string, exportName: string, ctx: UserG
     );
   }
 
-  const input = typeof exports.input === 'function' ? (exports.input as (t: GraphTask) => unknown) : defaultGraphInput;
-  if (typeof exports.outcome !== 'function') return { graph: value, outcome: genericOutcome, input: (task) => input(task) };
+  const input = typeof exports.input === 'function' ? (exports.input as (t: VisibleTask) => unknown) : defaultGraphInput;
+  const prompts = PromptsSchema.safeParse(exports.prompts ?? {});
+  if (!prompts.success) {
+    throw new ConfigError(`export "prompts" of ${path} must be an object of prompt texts by agent name, e.g. export const prompts = { SqlWriter: 'You write SQL...' }`, path);
+  }
+  if (typeof exports.outcome !== 'function') return { graph: value, outcome: genericOutcome, input: (task) => input(task), prompts: prompts.data };
   const userOutcome = exports.outcome as (s: unknown) => unknown;
   const outcome = (state: unknown): GraphOutcome => {
     const r = GraphOutcomeSchema.safeParse(userOutcome(state));
@@ -127,5 +135,5 @@ export async function loadUserGraph(file: string, exportName: string, ctx: UserG
       path,
     );
   };
-  return { graph: value, outcome, input: (task) => input(task) };
+  return { graph: value, outcome, input: (task) => input(task), prompts: prompts.data };
 }

@@ -2,7 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { z } from 'zod';
+import { DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS } from '../config/schema';
+import { onAbort } from '../onAbort';
+import { FormatFallback, type StructuredOutputUse } from './formatFallback';
 import { LlmAbortError, LlmCallError } from './llmErrors';
+import { modeOf } from './responseFormat';
 import { DEFAULT_BACKOFF, isRetryableStatus, retryAfterMs, retryDelayMs, type BackoffOptions } from './retryPolicy';
 import type { ResolvedModel } from './routing';
 
@@ -11,13 +15,22 @@ export interface ChatResult {
   /** Wall time of the whole call, retries and waits included. */
   latencyMs: number;
   retries: number;
+  /** The request body as last sent, format fallback applied. */
+  sent: ChatCompletionCreateParamsNonStreaming;
+  /** null when the request had no response_format. */
+  structuredOutput: StructuredOutputUse | null;
 }
 
 export interface ChatCallOptions {
   signal?: AbortSignal;
   /** Replaces the default backoff (tests use short delays). */
   backoff?: Partial<BackoffOptions>;
+  /** The agent calling; told to the simulated endpoint (never to a real server) so it can answer per agent. */
+  agent?: string;
 }
+
+/** Header naming the calling agent, sent to the simulated endpoint only. */
+export const AGENT_HEADER = 'x-rollout-lab-agent';
 
 export type ChatRequest = Omit<ChatCompletionCreateParamsNonStreaming, 'model'>;
 
@@ -60,24 +73,39 @@ type Attempt =
  */
 export async function chatCompletion(model: ResolvedModel, request: ChatRequest, opts: ChatCallOptions = {}): Promise<ChatResult> {
   const backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
-  const body: ChatCompletionCreateParamsNonStreaming = {
+  const logprobs = request.logprobs ?? model.logprobs;
+  let body: ChatCompletionCreateParamsNonStreaming = {
     ...request,
     model: model.model,
     ...(request.temperature === undefined && model.temperature !== undefined ? { temperature: model.temperature } : {}),
-    ...(request.max_tokens === undefined && request.max_completion_tokens === undefined && model.maxTokens !== undefined
-      ? { max_tokens: model.maxTokens }
-      : {}),
-    ...(model.logprobs && request.logprobs === undefined ? { logprobs: true } : {}),
+    // Always bounded: a model that loops otherwise generates up to the server's context limit.
+    ...(request.max_tokens === undefined && request.max_completion_tokens === undefined ? { max_tokens: model.maxTokens ?? DEFAULT_MAX_TOKENS } : {}),
+    ...(logprobs ? { logprobs: true } : {}),
+    // Left out, llama.cpp sends 20 alternatives per token (and for 0 it sends no logprobs at all).
+    ...(logprobs && request.top_logprobs === undefined ? { top_logprobs: model.topLogprobs ?? DEFAULT_TOP_LOGPROBS } : {}),
     // Not an OpenAI parameter: servers that know it (vLLM, python-trainer) add the sampled token ids to the choice.
     ...(model.tokenIds ? ({ return_token_ids: true } as object) : {}),
   };
+  const formats = new FormatFallback(`${model.baseUrl}\u0000${model.model}`, body);
+  body = formats.body;
+  const headers = model.simulated && opts.agent && /^[\x20-\x7e]+$/.test(opts.agent) ? { [AGENT_HEADER]: opts.agent } : undefined;
   const started = performance.now();
   const client = clientFor(model);
   let retries = 0;
   for (;;) {
     throwIfAborted(opts.signal, model, retries);
-    const attempt = await attemptOnce(client, body, model, opts.signal);
-    if (attempt.ok) return { completion: attempt.completion, latencyMs: performance.now() - started, retries };
+    let attempt = await attemptOnce(client, body, model, opts.signal, headers);
+    // Servers differ in the formats they take (LM Studio: no json_object; older llama.cpp: no json_schema). A 400 with a
+    // format is asked again with a weaker one; a 400 for another reason fails again without it and is reported then.
+    while (!attempt.ok && attempt.status === 400 && body.response_format) {
+      const rejected = modeOf(body.response_format);
+      body = formats.weaken(`the server rejected response_format ${rejected} (${serverMessage(attempt.cause)})`);
+      attempt = await attemptOnce(client, body, model, opts.signal, headers);
+      if (attempt.ok) formats.remember();
+    }
+    if (attempt.ok) {
+      return { completion: attempt.completion, latencyMs: performance.now() - started, retries, sent: body, structuredOutput: formats.use() };
+    }
     throwIfAborted(opts.signal, model, retries);
     if (!attempt.retryable || retries >= model.maxRetries) throw failure(model, attempt, retries);
     const wait = retryDelayMs(retries, retryAfterMs(attempt.headers), backoff);
@@ -95,12 +123,15 @@ async function attemptOnce(
   body: ChatCompletionCreateParamsNonStreaming,
   model: ResolvedModel,
   signal: AbortSignal | undefined,
+  headers: Record<string, string> | undefined,
 ): Promise<Attempt> {
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), model.timeoutMs);
-  const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
+  // The caller's signal may live for a whole run: AbortSignal.any would leave an entry on it per attempt, this listener goes after the attempt.
+  const unfollow = onAbort(signal, () => timeout.abort());
+  const combined = timeout.signal;
   try {
-    const data: unknown = await client.chat.completions.create(body, { signal: combined, maxRetries: 0 });
+    const data: unknown = await client.chat.completions.create(body, { signal: combined, maxRetries: 0, ...(headers ? { headers } : {}) });
     const shape = CompletionShape.safeParse(data);
     if (!shape.success) {
       const preview = typeof data === 'string' ? data.slice(0, 80) : JSON.stringify(data)?.slice(0, 80);
@@ -130,6 +161,7 @@ async function attemptOnce(
     return { ok: false, retryable: false, reason: `unreadable response (${msg})`, cause: err };
   } finally {
     clearTimeout(timer);
+    unfollow();
   }
 }
 
@@ -146,7 +178,10 @@ function failure(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>,
   else if (attempt.status === 400 || attempt.status === 422) hint = `the server rejected the request: ${serverMessage(attempt.cause)}`;
   else if (attempt.retryable) hint = `check the server log or raise models.${model.logical}.maxRetries`;
   else hint = 'check that the endpoint speaks the OpenAI chat completions protocol';
-  if (attempt.reason.startsWith('timed out')) hint = `check the server or raise models.${model.logical}.timeoutMs`;
+  if (attempt.reason.startsWith('timed out')) {
+    const setting = model.maxTokensSetting ?? `models.${model.logical}.maxTokens`;
+    hint = `the model may be generating up to max_tokens (${model.maxTokens ?? DEFAULT_MAX_TOKENS}) tokens: lower ${setting}, check the server, or raise models.${model.logical}.timeoutMs`;
+  }
   return new LlmCallError(`${where}: ${attempt.reason}${after} — ${hint}`, attempt.status, retries, model.logical, model.baseUrl, attempt.cause);
 }
 

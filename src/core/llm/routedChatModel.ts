@@ -1,26 +1,36 @@
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
-import type { BaseLanguageModelInput } from '@langchain/core/language_models/base';
+import type { BaseLanguageModelInput, StructuredOutputMethodOptions } from '@langchain/core/language_models/base';
 import {
   BaseChatModel,
   type BaseChatModelCallOptions,
   type BindToolsInput,
   type ToolChoice,
 } from '@langchain/core/language_models/chat_models';
-import { AIMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, type AIMessageChunk, type BaseMessage } from '@langchain/core/messages';
+import { OutputParserException } from '@langchain/core/output_parsers';
 import type { ChatResult as LcChatResult } from '@langchain/core/outputs';
-import type { Runnable } from '@langchain/core/runnables';
+import { RunnableLambda, type Runnable, type RunnableConfig } from '@langchain/core/runnables';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import type OpenAI from 'openai';
+import { z } from 'zod';
+import { DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS, type StructuredOutputMode } from '../config/schema';
 import { chatCompletion, type ChatCallOptions, type ChatRequest } from './client';
+import { completionTokenIds, promptTokenIds, sampledLogprobs, type TokenLogprobs } from './completionTokens';
 import { contentText, fromOpenAIToolCalls, toOpenAIMessages } from './messageConversion';
+import { maxTokensCutOf, truncatedError } from './maxTokensCut';
+import { estimatePromptTokens, promptTruncation, serverReportsTruncation } from './promptTruncation';
+import { repairRequest } from './repairRequest';
+import { outputSchemaFor, outputSchemaOf, responseFormatFor, type OutputSchema, type OutputSchemaCallOption } from './responseFormat';
+import { parseStructured } from './structuredOutput';
 import type { ResolvedModel } from './routing';
 import { currentRequestSeed } from './requestSeed';
+import { toolCallIdsIn, uniqueToolCallIds } from './toolCallIds';
 
 function seedParam(seed: number | undefined): { seed?: number } {
   return seed === undefined ? {} : { seed };
 }
 
-export interface RoutedChatModelCallOptions extends BaseChatModelCallOptions {
+export interface RoutedChatModelCallOptions extends BaseChatModelCallOptions, OutputSchemaCallOption {
   tools?: OpenAI.Chat.ChatCompletionFunctionTool[];
   /** Forwarded to the server; the simulator uses it to vary samples of the same task. */
   seed?: number;
@@ -40,10 +50,25 @@ export interface RoutedChatModelFields {
 export interface RoutedResponseMetadata {
   id: string;
   model_name: string;
+  /** "length" when the server stopped the answer at max_tokens. */
   finish_reason: string | null;
-  logprobs: OpenAI.Chat.ChatCompletion.Choice.Logprobs | null;
-  /** The sampled token ids, from servers asked with return_token_ids. */
+  /** Each sampled token and its logprob; the alternatives the server sent are dropped. */
+  logprobs: TokenLogprobs | null;
+  /** The sampled token ids: `choices[].token_ids` (vLLM) or `logprobs.content[].id` (llama.cpp). */
   token_ids: number[] | null;
+  /** The prompt's token ids, from servers that return them (vLLM with return_token_ids). */
+  prompt_token_ids: number[] | null;
+  /** The server's tool-call ids when some were missing, empty or repeated and were replaced ("" for none); else null. */
+  tool_call_original_ids: string[] | null;
+  /** max_tokens sent, and the lab.json key that sets it. */
+  max_tokens: number | null;
+  max_tokens_setting: string | null;
+  /** How the answer's format was enforced, when a schema was asked for: the mode used, and why it is weaker than configured. */
+  structured_output: StructuredOutputMode | null;
+  structured_output_fallback: string | null;
+  /** Lower bound on the prompt's tokens, and whether the server evidently cut the prompt to fit its context. */
+  prompt_estimated_tokens: number;
+  prompt_truncated: boolean;
   latencyMs: number;
   retries: number;
   simulated: boolean;
@@ -92,16 +117,68 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
 
   override invocationParams(options?: this['ParsedCallOptions']): Omit<ChatRequest, 'messages'> & { model: string } {
     const tools = options?.tools?.length ? options.tools : undefined;
+    // Never a format together with tools: it would forbid the tool calls (vLLM) or change how they are parsed (llama.cpp).
+    const format = options?.outputSchema && !tools ? responseFormatFor(this.structuredOutput, options.outputSchema) : undefined;
     return {
       model: this.resolved.model,
       ...(this.temperature !== undefined ? { temperature: this.temperature } : {}),
-      ...(this.resolved.maxTokens !== undefined ? { max_tokens: this.resolved.maxTokens } : {}),
-      ...(this.resolved.logprobs ? { logprobs: true } : {}),
+      max_tokens: this.resolved.maxTokens ?? DEFAULT_MAX_TOKENS,
+      ...(this.resolved.logprobs ? { logprobs: true, top_logprobs: this.resolved.topLogprobs ?? DEFAULT_TOP_LOGPROBS } : {}),
       ...(options?.stop?.length ? { stop: options.stop } : {}),
       ...seedParam(options?.seed ?? currentRequestSeed()),
       ...(tools ? { tools } : {}),
       ...(tools && options?.tool_choice !== undefined ? { tool_choice: toOpenAIToolChoice(options.tool_choice) } : {}),
+      ...(format ? { response_format: format } : {}),
     };
+  }
+
+  /** The configured structured-output mode ("json_schema" unless the model says otherwise). */
+  get structuredOutput(): StructuredOutputMode {
+    return this.resolved.structuredOutput ?? 'json_schema';
+  }
+
+  /**
+   * Answers parsed into `schema` (zod, or a plain JSON Schema), enforced the
+   * configured way (`structuredOutput`: response_format json_schema or
+   * json_object, or only the prompt). An answer that does not validate gets one
+   * repair round trip; one that still does not throws an OutputParserException
+   * that says why ("truncated at max_tokens ..." when the answer was cut off).
+   */
+  override withStructuredOutput<RunOutput extends Record<string, any> = Record<string, any>>(
+    schema: z.ZodType<RunOutput> | Record<string, any>,
+    config?: StructuredOutputMethodOptions<false>,
+  ): Runnable<BaseLanguageModelInput, RunOutput>;
+  override withStructuredOutput<RunOutput extends Record<string, any> = Record<string, any>>(
+    schema: z.ZodType<RunOutput> | Record<string, any>,
+    config?: StructuredOutputMethodOptions<true>,
+  ): Runnable<BaseLanguageModelInput, { raw: BaseMessage; parsed: RunOutput }>;
+  override withStructuredOutput<RunOutput extends Record<string, any> = Record<string, any>>(
+    schema: z.ZodType<RunOutput> | Record<string, any>,
+    config?: StructuredOutputMethodOptions<boolean>,
+  ): Runnable<BaseLanguageModelInput, RunOutput> | Runnable<BaseLanguageModelInput, { raw: BaseMessage; parsed: RunOutput }> {
+    const zodSchema = schema instanceof z.ZodType ? (schema as z.ZodType<RunOutput>) : null;
+    const title = zodSchema ? undefined : (schema as { title?: unknown }).title;
+    const name = config?.name ?? (typeof title === 'string' ? title : 'answer');
+    const out: OutputSchema = zodSchema ? outputSchemaFor(zodSchema, name) : outputSchemaOf(schema as Record<string, unknown>, name);
+    // A plain JSON Schema is enforced by the server; here it is only read as a JSON object.
+    const validator = zodSchema ?? (z.record(z.string(), z.unknown()) as unknown as z.ZodType<RunOutput>);
+    const includeRaw = config?.includeRaw === true;
+    return RunnableLambda.from(async (input: BaseLanguageModelInput, runConfig?: RunnableConfig) => {
+      const messages = RoutedChatModel._convertInputToPromptValue(input).toChatMessages();
+      const options = { ...runConfig, outputSchema: out } as Partial<RoutedChatModelCallOptions>;
+      const raw = await this.invoke(messages, options);
+      let cut = maxTokensCutOf(raw);
+      const parsed = await parseStructured(validator, raw.text, async (problem) => {
+        const fixed = await this.invoke([...messages, new AIMessage(raw.text), new HumanMessage(repairRequest(problem, zodSchema, cut))], options);
+        cut = maxTokensCutOf(fixed) ?? cut;
+        return fixed.text;
+      });
+      if (!parsed.ok) {
+        const problem = `the answer of model '${this.resolved.logical}' does not match the ${name} schema after one repair: ${parsed.error}`;
+        throw new OutputParserException(cut ? truncatedError(cut, problem) : problem, parsed.raw);
+      }
+      return includeRaw ? { raw, parsed: parsed.value } : parsed.value;
+    }).withConfig({ runName: 'RoutedChatModelStructuredOutput' }) as Runnable<BaseLanguageModelInput, RunOutput>;
   }
 
   async _generate(
@@ -110,23 +187,31 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
     _runManager?: CallbackManagerForLLMRun,
   ): Promise<LcChatResult> {
     const { model: _model, ...params } = this.invocationParams(options);
-    const r = await chatCompletion(
-      this.resolved,
-      { ...params, messages: toOpenAIMessages(messages) },
-      { signal: options.signal, backoff: this.backoff },
-    );
+    const wire = toOpenAIMessages(messages);
+    const r = await chatCompletion(this.resolved, { ...params, messages: wire }, { signal: options.signal, backoff: this.backoff, agent: this.agent });
     const c = r.completion;
     const choice = c.choices[0]!;
-    const { toolCalls, invalidToolCalls } = fromOpenAIToolCalls(choice.message.tool_calls);
+    // Before LangChain sees them, so ToolNode, the trace and training data all use the same unique ids.
+    const ids = uniqueToolCallIds(choice.message.tool_calls ?? [], toolCallIdsIn(messages));
+    const { toolCalls, invalidToolCalls } = fromOpenAIToolCalls(ids.calls);
     const usage = c.usage
       ? { input_tokens: c.usage.prompt_tokens, output_tokens: c.usage.completion_tokens, total_tokens: c.usage.total_tokens }
       : undefined;
+    const prompt = promptTruncation(estimatePromptTokens(wire), c.usage?.prompt_tokens, serverReportsTruncation(c));
     const metadata: RoutedResponseMetadata = {
       id: c.id,
       model_name: c.model,
       finish_reason: choice.finish_reason ?? null,
-      logprobs: choice.logprobs ?? null,
-      token_ids: tokenIdsOf(choice),
+      logprobs: sampledLogprobs(choice),
+      token_ids: completionTokenIds(choice),
+      prompt_token_ids: promptTokenIds(c),
+      tool_call_original_ids: ids.originalIds,
+      max_tokens: r.sent.max_tokens ?? r.sent.max_completion_tokens ?? null,
+      max_tokens_setting: this.resolved.maxTokensSetting ?? null,
+      structured_output: r.structuredOutput?.mode ?? (options.outputSchema ? 'off' : null),
+      structured_output_fallback: r.structuredOutput?.fallback ?? null,
+      prompt_estimated_tokens: prompt.estimatedTokens,
+      prompt_truncated: prompt.truncated,
       latencyMs: r.latencyMs,
       retries: r.retries,
       simulated: this.resolved.simulated,
@@ -159,10 +244,4 @@ function toOpenAIToolChoice(choice: ToolChoice): OpenAI.Chat.ChatCompletionToolC
   if (choice === 'any' || choice === 'required') return 'required';
   if (choice === 'auto' || choice === 'none') return choice;
   return { type: 'function', function: { name: choice } };
-}
-
-/** `choices[].token_ids` of vLLM and python-trainer's serve (asked with return_token_ids); null when absent or malformed. */
-function tokenIdsOf(choice: object): number[] | null {
-  const ids = (choice as { token_ids?: unknown }).token_ids;
-  return Array.isArray(ids) && ids.every((x) => Number.isInteger(x)) ? (ids as number[]) : null;
 }

@@ -1,4 +1,4 @@
-import type { LabConfig } from '../config/schema';
+import type { LabConfig, StructuredOutputMode } from '../config/schema';
 import { ConfigError } from '../errors';
 
 /** A logical model bound to a concrete endpoint for the length of one rollout. */
@@ -8,11 +8,18 @@ export interface ResolvedModel {
   model: string;
   apiKey: string;
   temperature?: number;
+  /** max_tokens sent with every call (DEFAULT_MAX_TOKENS when left out). */
   maxTokens?: number;
+  /** The lab.json key that set maxTokens, named in errors that tell how to raise it. */
+  maxTokensSetting?: string;
   timeoutMs: number;
   maxRetries: number;
   logprobs: boolean;
+  /** top_logprobs sent with logprobs (DEFAULT_TOP_LOGPROBS when left out). */
+  topLogprobs?: number;
   tokenIds: boolean;
+  /** How answers with a schema are enforced ("json_schema" when left out). */
+  structuredOutput?: StructuredOutputMode;
   version: string | null;
   simulated: boolean;
 }
@@ -54,7 +61,7 @@ export class ModelRouter {
     const m = this.config.models[logical];
     if (!m) {
       throw new ConfigError(
-        `model "${logical}" is not defined under "models"; define it or use one of: ${Object.keys(this.config.models).join(', ') || '(none)'}`,
+        `model "${logical}" is not defined under "models"; define it or use one of: ${Object.keys(this.config.models).join(', ') || '(none)'} — if "${logical}" is an agent (ctx.model("${logical}") in a graph module), add it under "agents" with its model: agents.${logical}.model`,
       );
     }
     const simulated = this.isSimulated(logical);
@@ -77,24 +84,38 @@ export class ModelRouter {
       apiKey: simulated ? NO_API_KEY : this.apiKeyFor(logical, m.apiKeyEnv),
       temperature: m.temperature,
       maxTokens: m.maxTokens,
+      maxTokensSetting: `models.${logical}.maxTokens`,
       timeoutMs: m.timeoutMs,
       maxRetries: m.maxRetries,
       logprobs: m.logprobs,
+      topLogprobs: m.topLogprobs,
       tokenIds: m.tokenIds,
+      structuredOutput: m.structuredOutput,
       version: m.version ?? null,
       simulated,
     };
   }
 
-  forAgent(agent: string): ResolvedModel {
+  /** The judge's model, with the judge's own max_tokens (its answer is short). */
+  forJudge(): ResolvedModel {
+    const judge = this.config.reward.judge;
+    return { ...this.resolve(judge.model), maxTokens: judge.maxTokens, maxTokensSetting: 'reward.judge.maxTokens' };
+  }
+
+  /** The agent's model (or `model`, a variant's swap) with the agent's own temperature and maxTokens over the model's. */
+  forAgent(agent: string, model?: string): ResolvedModel {
     const a = this.config.agents[agent];
     if (!a) {
       throw new ConfigError(
         `agent "${agent}" is not defined under "agents"; add it or use one of: ${Object.keys(this.config.agents).join(', ') || '(none)'}`,
       );
     }
-    const resolved = this.resolve(a.model);
-    return a.temperature === undefined ? resolved : { ...resolved, temperature: a.temperature };
+    const resolved = this.resolve(model ?? a.model);
+    return {
+      ...resolved,
+      ...(a.temperature === undefined ? {} : { temperature: a.temperature }),
+      ...(a.maxTokens === undefined ? {} : { maxTokens: a.maxTokens, maxTokensSetting: `agents.${agent}.maxTokens` }),
+    };
   }
 
   simulatedModels(): string[] {

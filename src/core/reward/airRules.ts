@@ -36,17 +36,29 @@ const FIELD_HINTS: Record<string, string> = {
   reward: 'a number from -1 to 1, such as 0.1 or -0.2',
 };
 
+/** The names AIR rules can match in a lab. */
+export interface AirTargets {
+  agents: readonly string[];
+  tools: readonly string[];
+  /**
+   * A module graph brings its own tools, which lab.json need not list: an
+   * unlisted tool name may still run, so a rule naming one is only flagged
+   * as unchecked.
+   */
+  toolsMayBeUnlisted?: boolean;
+}
+
 /**
  * Agent and tool names AIR rules can match in this lab: the configured agents,
  * and the tools they may call (for the built-in graph, only its own tools can
  * ever run, whatever an agent lists).
  */
-export function knownAirTargets(config: LabConfig): { agents: string[]; tools: string[] } {
+export function knownAirTargets(config: LabConfig): { agents: string[]; tools: string[]; toolsMayBeUnlisted: boolean } {
   const agents = Object.keys(config.agents).sort();
   const listed = new Set(Object.values(config.agents).flatMap((a) => a.tools));
   const builtIn = config.graph.kind === 'research-lab' ? new Set<string>(RESEARCH_LAB_TOOLS) : null;
   const tools = [...listed].filter((t) => !builtIn || builtIn.has(t)).sort();
-  return { agents, tools };
+  return { agents, tools, toolsMayBeUnlisted: builtIn === null };
 }
 
 /**
@@ -56,7 +68,7 @@ export function knownAirTargets(config: LabConfig): { agents: string[]; tools: s
  * unknown agent or tool names, a tool filter on an output event, an empty
  * filter, a reward of 0. `rules` is null when there is any error.
  */
-export function validateAirRules(raw: unknown, known: { agents: readonly string[]; tools: readonly string[] }): { rules: AirRule[] | null; issues: AirRuleIssue[] } {
+export function validateAirRules(raw: unknown, known: AirTargets): { rules: AirRule[] | null; issues: AirRuleIssue[] } {
   const issues: AirRuleIssue[] = [];
   const error = (path: string, message: string): void => void issues.push({ path, message, severity: 'error' });
   const warn = (path: string, message: string): void => void issues.push({ path, message, severity: 'warning' });
@@ -95,7 +107,13 @@ export function validateAirRules(raw: unknown, known: { agents: readonly string[
       warn(`${at}.tools`, `an empty "tools" list matches no tool, so the rule never fires; remove "tools" to match every tool`);
     } else {
       rule.tools?.forEach((tool, k) => {
-        if (!known.tools.includes(tool)) {
+        if (known.tools.includes(tool)) return;
+        if (known.toolsMayBeUnlisted) {
+          warn(
+            `${at}.tools[${k}]`,
+            `tool "${tool}" is not listed under any agent's "tools" in lab.json, so it cannot be checked: the rule fires only if your graph runs a tool of exactly that name; list it under the agent's "tools" (listed: ${listOrNone(known.tools)})`,
+          );
+        } else {
           warn(`${at}.tools[${k}]`, `tool "${tool}" is not one the agents may call, so the rule never fires for it; known tools: ${listOrNone(known.tools)}`);
         }
       });

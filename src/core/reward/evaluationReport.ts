@@ -1,10 +1,15 @@
 import type { LabConfig } from '../config/schema';
 import { UsageError } from '../errors';
+import { FAILURE_KINDS, FAILURE_LABELS, type FailureKind } from '../store/failureKinds';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, RunRecord } from '../store/types';
 import { Attr, type SpanRecord } from '../trace/span';
-import { computeMetrics, type EvalMetrics } from './metrics';
-import { mean, meanConfidenceInterval, sampleStd, wilsonInterval } from './statistics';
+import { expertLabel } from './alignment';
+import { spanIssues, type SpanIssue } from './failureClassification';
+import { breakdownKeys, computeMetrics, decisionKey, failureOf, judgeCriteria, type EvalMetrics } from './metrics';
+import { rewardSetupOf, type RewardSetup } from './rewardSetup';
+import { isScored } from './scoredRollouts';
+import { UNIT_RANGE, boundedMeanInterval, mean, meanConfidenceInterval, sampleStd, wilsonInterval } from './statistics';
 
 /*
  * The evaluation report of one run: the evaluation table of the reference
@@ -13,19 +18,19 @@ import { mean, meanConfidenceInterval, sampleStd, wilsonInterval } from './stati
  * rollouts. Plain data (JSON-serialisable) so the panel, the Markdown and
  * HTML exports and `rollout-lab report --format json` all show the same
  * numbers. Rollout records carry almost everything; spans are read only for
- * the few rollouts whose failures need explaining, and at most
- * `maxSpanReads` of them, so a large run stays fast.
+ * the few rollouts whose failures need explaining (then for the custom
+ * reward's info of the lowest-reward ones), and at most `maxSpanReads` of
+ * them, so a large run stays fast. What it shows follows the lab: judge
+ * sections only with a judge, alignment only where it applies (EvalShape).
  */
 
 export const REPORT_CONFIDENCE = 0.95;
-/** Judge scores and final rewards lie in 0..1, and so do their intervals. */
-const UNIT: [number, number] = [0, 1];
 
-/** A mean with its Student-t interval. */
+/** A mean with its interval. */
 export interface MeanStat {
   n: number;
   mean: number | null;
-  /** 95 % interval; null below two values. */
+  /** 95 % interval (see meanStat); null without values, or below two that are not all 0 or 1. */
   ci: [number, number] | null;
   std: number | null;
   min: number | null;
@@ -53,20 +58,29 @@ export interface ReportRunFacts {
   simulated: boolean;
   planned: number;
   tasks: number;
-  counts: { total: number; succeeded: number; failed: number; cancelled: number; running: number };
+  /** `noOutput`: of the failed ones, those whose graph finished without a final output (they have a reward). */
+  counts: { total: number; succeeded: number; failed: number; noOutput: number; cancelled: number; running: number };
 }
 
 export interface EvaluationTable {
-  /** What computeMetrics gives (the CLI's and Output's table), for the same rollouts. */
+  /** What computeMetrics gives (the CLI's and Output's table), for the same rollouts; its `shape` says which rows the lab has. */
   metrics: EvalMetrics;
+  /** Succeeded of finished rollouts. */
   executionSuccess: RateStat;
+  /** Finished rollouts whose graph gave no final output (failed, but scored). */
+  noOutput: RateStat;
+  /** Over every finished rollout with a reward, no-output ones included. */
   finalReward: MeanStat;
-  decisionAlignment: RateStat;
+  /** Null when alignment does not apply (no yes/no/maybe labels, or no GO / NO-GO-like decisions). */
+  decisionAlignment: RateStat | null;
   maybe: EvalMetrics['maybe'];
   turns: MeanStat;
-  /** Succeeded rollouts whose judge answer could not be used (penalty applied). */
-  judgeFailures: RateStat;
+  /** Judged rollouts whose judge answer could not be used (penalty applied); null without a judge. */
+  judgeFailures: RateStat | null;
+  /** Empty without a judge. */
   judge: Array<{ criterion: string; stat: MeanStat }>;
+  /** Each part of the custom reward's breakdown; empty without one. */
+  customReward: Array<{ part: string; stat: MeanStat }>;
 }
 
 export interface CriterionReport {
@@ -105,8 +119,15 @@ export interface AgentReport {
   rewardWithoutErrors: MeanStat;
 }
 
-export type DecisionLabel = 'GO' | 'NO-GO' | 'none' | 'other';
+/** A decision row: the decision as the graph emitted it (GO / NO-GO spellings merged when alignment applies), or NO_DECISION / OTHER_DECISIONS. */
+export type DecisionLabel = string;
 export type ExpectedLabel = 'yes' | 'no' | 'maybe' | 'unlabelled';
+
+/** The row of rollouts without a decision. */
+export const NO_DECISION = '(none)';
+/** The row the least frequent decisions share when a graph emits more than MAX_DECISION_ROWS kinds. */
+export const OTHER_DECISIONS = '(other)';
+export const MAX_DECISION_ROWS = 12;
 
 export interface DecisionCell {
   decision: DecisionLabel;
@@ -116,42 +137,18 @@ export interface DecisionCell {
 }
 
 export interface DecisionReport {
-  /** Over succeeded rollouts (a failed rollout has no decision). */
+  /** Over scored rollouts (those the graph finished; a rollout that threw has no decision). */
   rollouts: number;
+  /** GO / NO-GO against yes / no / maybe labels: the table is the decision alignment's. */
+  alignment: boolean;
+  /** The decisions emitted, most frequent first; NO_DECISION and OTHER_DECISIONS last when present. */
   decisions: DecisionLabel[];
+  /** The expected labels the tasks carry; empty when no task is labelled (then the table has no expected columns). */
   expected: ExpectedLabel[];
+  /** One per decision × expected label (none when `expected` is empty). */
   cells: DecisionCell[];
   byDecision: Array<{ decision: DecisionLabel; count: number; reward: MeanStat }>;
 }
-
-export type FailureKind =
-  | 'rate_limit'
-  | 'server_error'
-  | 'client_error'
-  | 'timeout'
-  | 'connection'
-  | 'invalid_output'
-  | 'tool_error'
-  | 'max_turns'
-  | 'judge_failed'
-  | 'custom_reward_failed'
-  | 'cancelled'
-  | 'other';
-
-export const FAILURE_LABELS: Record<FailureKind, string> = {
-  rate_limit: 'Rate limited (HTTP 429)',
-  server_error: 'Server error (HTTP 5xx)',
-  client_error: 'Request rejected (HTTP 4xx)',
-  timeout: 'Timeout',
-  connection: 'Connection failed',
-  invalid_output: 'Invalid model output (JSON)',
-  tool_error: 'Tool error',
-  max_turns: 'Max turns reached',
-  judge_failed: 'Judge failed',
-  custom_reward_failed: 'Custom reward failed',
-  cancelled: 'Cancelled',
-  other: 'Other error',
-};
 
 export interface FailureExample {
   rolloutId: string;
@@ -165,7 +162,7 @@ export interface FailureCategory {
   label: string;
   /** Rollouts with at least one failure of this kind. */
   rollouts: number;
-  /** Of those, rollouts that failed (or were cancelled) because of it; the rest finished with a reward. */
+  /** Of those, rollouts that failed (or were cancelled) because of it; the rest succeeded despite it. */
   fatal: number;
   examples: FailureExample[];
 }
@@ -186,11 +183,18 @@ export interface LowRollout {
   rolloutId: string;
   taskId: string;
   sample: number;
+  status: RolloutRecord['status'];
+  /** Why it failed (a no-output rollout still has its reward); null when it succeeded. */
+  failure: FailureKind | null;
   finalReward: number;
   decision: string | null;
   expectedDecision: string | null;
   judgeFailed: boolean;
   turns: number | null;
+  /** The custom reward's breakdown; null without one. */
+  rewardBreakdown: Record<string, number> | null;
+  /** The custom reward's `info` text, when it gave one and the rollout's spans were read. */
+  rewardInfo: string | null;
 }
 
 export interface EvaluationReport {
@@ -198,11 +202,14 @@ export interface EvaluationReport {
   confidenceLevel: number;
   run: ReportRunFacts;
   table: EvaluationTable;
+  /** The judge's criteria; empty without a judge. */
   criteria: CriterionReport[];
   agents: AgentReport[];
   decisions: DecisionReport;
   failures: FailureReport;
   lowest: LowRollout[];
+  /** The parts of the custom reward's breakdown (columns of the lowest-reward table); empty without one. */
+  rewardParts: string[];
   /** Things a reader should know about the numbers (a run still running, criteria no longer configured...). */
   notes: string[];
 }
@@ -210,6 +217,10 @@ export interface EvaluationReport {
 export interface EvaluationReportOptions {
   runId: string;
   criteria: Record<string, { weight: number; description?: string }>;
+  /** The lab's reward runs the judge (no custom reward, or mode "combine"). Default true. */
+  judge?: boolean;
+  /** A custom reward (reward.module) scores the rollouts. Default: whether customFailurePenalty is given. */
+  customReward?: boolean;
   now?: number;
   /** runner.maxTurns: succeeded rollouts that used every turn count under "max turns reached". */
   maxTurns?: number;
@@ -229,11 +240,14 @@ export function defaultReportRun(runs: readonly RunRecord[]): RunRecord | null {
   return newest(runs.filter((r) => r.params?.command === 'eval')) ?? newest(runs);
 }
 
-/** The report options a lab config gives for a run: its criteria, turn limit and custom-reward penalty. */
+/** The report options a lab config gives for a run: its criteria, whether it has a judge and a custom reward, turn limit and custom-reward penalty. */
 export function reportOptionsFromConfig(config: LabConfig, runId: string): EvaluationReportOptions {
+  const setup = rewardSetupOf(config);
   return {
     runId,
     criteria: config.reward.criteria,
+    judge: setup.judge,
+    customReward: setup.custom,
     maxTurns: config.runner.maxTurns,
     ...(config.reward.module ? { customFailurePenalty: config.reward.customFailurePenalty } : {}),
   };
@@ -245,27 +259,46 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
   const all = store.listRollouts({ runId: run.id, sort: 'startTime', order: 'asc', limit: Number.MAX_SAFE_INTEGER }).rollouts;
   const finished = all.filter((r) => r.status !== 'running');
   const succeeded = finished.filter((r) => r.status === 'succeeded');
-  const configured = Object.keys(opts.criteria);
-  const seen = new Set<string>();
-  for (const r of succeeded) for (const k of Object.keys(r.criteria ?? {})) seen.add(k);
-  const criteriaNames = [...configured, ...[...seen].filter((k) => !configured.includes(k)).sort()];
+  const setup: RewardSetup = { criteria: Object.keys(opts.criteria), judge: opts.judge ?? true, custom: opts.customReward ?? opts.customFailurePenalty !== undefined };
+  const done = finished.filter((r) => r.status !== 'cancelled');
+  const table = evaluationTable(done, setup);
+  const { shape } = table.metrics;
+  const criteriaNames = shape.judge ? judgeCriteria(done, setup) : [];
   const notes: string[] = [];
 
   const counts = {
     total: all.length,
     succeeded: succeeded.length,
     failed: all.filter((r) => r.status === 'failed').length,
+    noOutput: table.metrics.noOutput,
     cancelled: all.filter((r) => r.status === 'cancelled').length,
     running: all.filter((r) => r.status === 'running').length,
   };
   if (counts.running) notes.push(`${counts.running} rollouts were still running when the report was made; they are left out`);
   if (run.status === 'running') notes.push('the run is still in progress');
   if (counts.cancelled) notes.push(`${counts.cancelled} cancelled rollouts are not in the evaluation table (they appear under failure categories)`);
-  const unconfigured = criteriaNames.filter((c) => !configured.includes(c));
+  if (counts.noOutput) {
+    notes.push(
+      `${plural(counts.noOutput, 'rollout')} finished without a final output${table.metrics.truncated ? ` (${table.metrics.truncated} because an answer was truncated at max_tokens)` : ''}: failed in the execution success rate, and counted with the reward given in the average final reward`,
+    );
+  }
+  if (table.metrics.crashed) notes.push(`${plural(table.metrics.crashed, 'rollout')} failed with an error before any reward: left out of the average final reward`);
+  const cutPrompts = finished.reduce((n, r) => n + (r.truncatedPrompts ?? 0), 0);
+  if (cutPrompts) {
+    const inRollouts = finished.filter((r) => (r.truncatedPrompts ?? 0) > 0).length;
+    notes.push(
+      `the server cut ${plural(cutPrompts, 'prompt')} (in ${plural(inRollouts, 'rollout')}) to fit its context window, so the model did not see them whole — raise the server's context per request (llama.cpp: -c, shared by the -np slots; Ollama: num_ctx; vLLM: --max-model-len) or shorten the prompts`,
+    );
+  }
+  const unconfigured = criteriaNames.filter((c) => !setup.criteria.includes(c));
   if (unconfigured.length) notes.push(`scored criteria no longer in the config (weight 0 here): ${unconfigured.join(', ')}`);
 
+  const budget = { left: Math.max(0, opts.maxSpanReads ?? 200), read: 0, unread: 0 };
+  const failures = failureReport(store, finished, opts, budget);
+  const lowest = lowestRollouts(store, done, Math.max(0, opts.lowest ?? 10), shape.customReward, budget);
+
   const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-  const report: EvaluationReport = {
+  return {
     generatedAt: opts.now ?? Date.now(),
     confidenceLevel: REPORT_CONFIDENCE,
     run: {
@@ -282,42 +315,26 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
       tasks: new Set(all.map((r) => r.taskId)).size,
       counts,
     },
-    table: evaluationTable(finished, criteriaNames),
-    criteria: criterionReports(succeeded, criteriaNames, opts.criteria),
+    table,
+    criteria: shape.judge ? criterionReports(done, criteriaNames, opts.criteria) : [],
     agents: agentReports(finished),
-    decisions: decisionReport(succeeded),
-    failures: failureReport(store, finished, opts),
-    lowest: succeeded
-      .filter((r): r is RolloutRecord & { finalReward: number } => r.finalReward !== null)
-      .sort((a, b) => a.finalReward - b.finalReward || a.startTime - b.startTime)
-      .slice(0, Math.max(0, opts.lowest ?? 10))
-      .map((r) => ({
-        rolloutId: r.id,
-        taskId: r.taskId,
-        sample: r.sample,
-        finalReward: r.finalReward,
-        decision: r.decision,
-        expectedDecision: r.expectedDecision,
-        judgeFailed: r.judgeFailed,
-        turns: r.turns,
-      })),
+    decisions: decisionReport(done.filter(isScored), shape.alignment),
+    failures: { ...failures, spansRead: budget.read, unread: budget.unread },
+    lowest,
+    rewardParts: breakdownKeys(done),
     notes,
   };
-  return report;
 }
 
 // ---- statistics helpers --------------------------------------------------
 
-/** Mean with its Student-t interval; `bounds` clips the interval to the range the values can take (scores and rewards are 0..1). */
-export function meanStat(xs: readonly number[], bounds?: [number, number]): MeanStat {
-  const m = mean(xs);
-  const std = sampleStd(xs);
-  const ci = meanConfidenceInterval(xs, REPORT_CONFIDENCE);
+/** Mean with its interval: with `bounds` (scores and rewards lie in 0..1) one that stays inside them (boundedMeanInterval), else Student t. */
+export function meanStat(xs: readonly number[], bounds?: readonly [number, number]): MeanStat {
   return {
     n: xs.length,
-    mean: m,
-    ci: ci && bounds ? [Math.max(bounds[0], ci[0]), Math.min(bounds[1], ci[1])] : ci,
-    std,
+    mean: mean(xs),
+    ci: bounds ? boundedMeanInterval(xs, REPORT_CONFIDENCE, bounds) : meanConfidenceInterval(xs, REPORT_CONFIDENCE),
+    std: sampleStd(xs),
     min: xs.length ? Math.min(...xs) : null,
     max: xs.length ? Math.max(...xs) : null,
   };
@@ -332,35 +349,35 @@ const numbers = (xs: ReadonlyArray<number | null | undefined>): number[] => xs.f
 
 // ---- sections ------------------------------------------------------------
 
-function evaluationTable(finished: readonly RolloutRecord[], criteria: readonly string[]): EvaluationTable {
+/** `done`: succeeded and failed rollouts (cancelled ones are not finished). */
+function evaluationTable(done: readonly RolloutRecord[], setup: RewardSetup): EvaluationTable {
   // computeMetrics is the definition of the table; the intervals are computed on the very sets it uses.
-  const metrics = computeMetrics(finished, criteria);
-  const done = finished.filter((r) => r.status === 'succeeded' || r.status === 'failed');
-  const ok = done.filter((r) => r.status === 'succeeded');
-  const scored = ok.filter((r) => r.criteria && !r.judgeFailed);
+  const metrics = computeMetrics(done, setup);
+  const { shape } = metrics;
+  const scored = done.filter(isScored);
+  const judged = done.filter((r) => r.criteria !== null);
+  const clean = judged.filter((r) => !r.judgeFailed);
   return {
     metrics,
-    executionSuccess: rateStat(ok.length, done.length),
-    finalReward: meanStat(numbers(ok.map((r) => r.finalReward)), UNIT),
-    decisionAlignment: rateStat(metrics.alignedCount, metrics.alignmentDenominator),
+    executionSuccess: rateStat(metrics.succeeded, metrics.rollouts),
+    noOutput: rateStat(metrics.noOutput, metrics.rollouts),
+    finalReward: meanStat(numbers(scored.map((r) => r.finalReward)), UNIT_RANGE),
+    decisionAlignment: shape.alignment ? rateStat(metrics.alignedCount, metrics.alignmentDenominator) : null,
     maybe: metrics.maybe,
-    turns: meanStat(numbers(ok.map((r) => r.turns)), [0, Infinity]),
-    judgeFailures: rateStat(metrics.judgeFailures, ok.length),
-    judge: criteria.map((c) => ({ criterion: c, stat: meanStat(numbers(scored.map((r) => r.criteria![c])), UNIT) })),
+    turns: meanStat(numbers(scored.map((r) => r.turns)), [0, Infinity]),
+    judgeFailures: shape.judge ? rateStat(metrics.judgeFailures, judged.length) : null,
+    judge: Object.keys(metrics.judge).map((c) => ({ criterion: c, stat: meanStat(numbers(clean.map((r) => r.criteria![c])), UNIT_RANGE) })),
+    customReward: Object.keys(metrics.customReward).map((part) => ({ part, stat: meanStat(numbers(done.map((r) => r.rewardBreakdown?.[part])), UNIT_RANGE) })),
   };
 }
 
-function criterionReports(
-  succeeded: readonly RolloutRecord[],
-  names: readonly string[],
-  config: EvaluationReportOptions['criteria'],
-): CriterionReport[] {
-  const scored = succeeded.filter((r) => r.criteria && !r.judgeFailed);
+function criterionReports(done: readonly RolloutRecord[], names: readonly string[], config: EvaluationReportOptions['criteria']): CriterionReport[] {
+  const scored = done.filter((r) => r.criteria && !r.judgeFailed);
   const totalWeight = names.reduce((s, n) => s + Math.max(0, config[n]?.weight ?? 0), 0);
   const rows = names.map((name) => {
     const weight = Math.max(0, config[name]?.weight ?? 0);
     const normalisedWeight = totalWeight > 0 ? weight / totalWeight : 0;
-    const stat = meanStat(numbers(scored.map((r) => r.criteria![name])), UNIT);
+    const stat = meanStat(numbers(scored.map((r) => r.criteria![name])), UNIT_RANGE);
     return {
       name,
       description: config[name]?.description ?? null,
@@ -439,118 +456,85 @@ function agentReports(finished: readonly RolloutRecord[]): AgentReport[] {
       meanLatencyMs: report.rollouts ? report.latencyMs / report.rollouts : null,
       promptVersions: [...prompts].map(([version, rollouts]) => ({ version, rollouts })).sort((a, b) => b.rollouts - a.rollouts),
       models: [...models.values()].sort((a, b) => b.rollouts - a.rollouts),
-      rewardWithErrors: meanStat(withErrors),
-      rewardWithoutErrors: meanStat(withoutErrors),
+      rewardWithErrors: meanStat(withErrors, UNIT_RANGE),
+      rewardWithoutErrors: meanStat(withoutErrors, UNIT_RANGE),
     }))
     .sort((a, b) => a.agent.localeCompare(b.agent));
 }
 
-/** GO / NO-GO as the alignment metric reads them (YES and NO count too); anything else is "other". */
-export function decisionLabel(decision: string | null): DecisionLabel {
-  if (!decision || !decision.trim()) return 'none';
-  const d = decision.toUpperCase().trim().replace(/[\s_]/g, '-');
-  if (d === 'GO' || d === 'YES') return 'GO';
-  if (d === 'NO-GO' || d === 'NOGO' || d === 'NO') return 'NO-GO';
-  return 'other';
-}
-
 export function expectedLabel(expected: string | null): ExpectedLabel {
-  const e = expected?.toLowerCase().trim();
-  return e === 'yes' || e === 'no' || e === 'maybe' ? e : 'unlabelled';
+  return expertLabel(expected) ?? 'unlabelled';
 }
 
-function decisionReport(succeeded: readonly RolloutRecord[]): DecisionReport {
-  const decisions: DecisionLabel[] = ['GO', 'NO-GO', 'none'];
-  const expected: ExpectedLabel[] = ['yes', 'no', 'maybe'];
-  const labelled = succeeded.map((r) => ({ r, d: decisionLabel(r.decision), e: expectedLabel(r.expectedDecision) }));
-  if (labelled.some((x) => x.d === 'other')) decisions.push('other');
-  if (labelled.some((x) => x.e === 'unlabelled')) expected.push('unlabelled');
+/**
+ * The decisions the graph emitted (rows) against the expected answers
+ * (columns, only when tasks are labelled), with the mean reward of each cell.
+ * Over scored rollouts: a rollout that threw made no decision.
+ */
+function decisionReport(scored: readonly RolloutRecord[], alignment: boolean): DecisionReport {
+  const rows = scored.map((r) => ({ r, d: decisionKey(r.decision, alignment) ?? NO_DECISION, e: expectedLabel(r.expectedDecision) }));
+  const frequency = new Map<string, number>();
+  for (const x of rows) if (x.d !== NO_DECISION) frequency.set(x.d, (frequency.get(x.d) ?? 0) + 1);
+  let emitted = [...frequency].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([d]) => d);
+  if (alignment) emitted = [...new Set(['GO', 'NO-GO', ...emitted])];
+  const decisions: DecisionLabel[] = emitted.slice(0, emitted.length > MAX_DECISION_ROWS ? MAX_DECISION_ROWS - 1 : MAX_DECISION_ROWS);
+  if (emitted.length > decisions.length) {
+    const kept = new Set(decisions);
+    for (const x of rows) if (x.d !== NO_DECISION && !kept.has(x.d)) x.d = OTHER_DECISIONS;
+    decisions.push(OTHER_DECISIONS);
+  }
+  if (alignment || rows.some((x) => x.d === NO_DECISION)) decisions.push(NO_DECISION);
+
+  const labelled = rows.some((x) => x.e !== 'unlabelled');
+  const expected: ExpectedLabel[] = labelled ? (['yes', 'no', 'maybe'] as ExpectedLabel[]).filter((e) => alignment || rows.some((x) => x.e === e)) : [];
+  if (labelled && rows.some((x) => x.e === 'unlabelled')) expected.push('unlabelled');
   const cells: DecisionCell[] = [];
   for (const d of decisions) {
     for (const e of expected) {
-      const here = labelled.filter((x) => x.d === d && x.e === e);
+      const here = rows.filter((x) => x.d === d && x.e === e);
       cells.push({ decision: d, expected: e, count: here.length, meanReward: mean(numbers(here.map((x) => x.r.finalReward))) });
     }
   }
   return {
-    rollouts: succeeded.length,
+    rollouts: scored.length,
+    alignment,
     decisions,
     expected,
     cells,
     byDecision: decisions.map((d) => {
-      const here = labelled.filter((x) => x.d === d);
-      return { decision: d, count: here.length, reward: meanStat(numbers(here.map((x) => x.r.finalReward))) };
+      const here = rows.filter((x) => x.d === d);
+      return { decision: d, count: here.length, reward: meanStat(numbers(here.map((x) => x.r.finalReward)), UNIT_RANGE) };
     }),
   };
 }
 
 // ---- failure categories --------------------------------------------------
 
-/**
- * The category of one error from its message and, when a span gives one, its
- * `error.type` (an HTTP status, an exception name, or Rollout Lab's own
- * judge_failed / custom_reward_failed).
- */
-export function classifyFailure(message: string | null | undefined, errorType?: string | null): FailureKind {
-  const t = (errorType ?? '').trim();
-  if (t === 'judge_failed') return 'judge_failed';
-  if (t === 'custom_reward_failed') return 'custom_reward_failed';
-  if (t === '429') return 'rate_limit';
-  if (/^5\d\d$/.test(t)) return 'server_error';
-  if (t === 'AbortError') return 'cancelled';
-  if (t === 'GraphRecursionError') return 'max_turns';
-  if (t === 'JsonExtractError' || t === 'SyntaxError' || t === 'ZodError') return 'invalid_output';
-  const m = message ?? '';
-  if (/^cancel|\bcancell?ed\b|\baborted\b/i.test(m)) return 'cancelled';
-  if (/\b(HTTP|status) 429\b|rate.?limit|too many requests/i.test(m)) return 'rate_limit';
-  if (/\b(HTTP|status) 5\d\d\b|internal server error|bad gateway|service unavailable/i.test(m)) return 'server_error';
-  if (/timed out|\btime-?out\b|ETIMEDOUT/i.test(m)) return 'timeout';
-  if (/\b(HTTP|status) 4\d\d\b/i.test(m) || /^4\d\d$/.test(t)) return 'client_error';
-  if (/connection (failed|refused|reset)|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|socket hang up|fetch failed/i.test(m)) return 'connection';
-  if (/recursion limit|max(imum)?[ _-]?turns|turn limit/i.test(m)) return 'max_turns';
-  if (/\bjudge\b/i.test(m)) return 'judge_failed';
-  if (/JSON|not a chat completion|unreadable response|could not be (parsed|used)|schema|invalid output|parse/i.test(m)) return 'invalid_output';
-  return 'other';
+interface SpanBudget {
+  left: number;
+  read: number;
+  unread: number;
 }
 
-interface Issue {
-  kind: FailureKind;
-  agent: string | null;
-  message: string;
-}
-
-/** The failures one rollout's spans show (the rollout span itself is left to rollout.error). */
-export function spanIssues(spans: readonly SpanRecord[]): Issue[] {
-  const issues: Issue[] = [];
-  const root = spans.find((s) => s.parentSpanId === null && s.kind === 'rollout');
-  const ofAgent = (s: SpanRecord): string | null => (typeof s.attributes[Attr.agentName] === 'string' ? (s.attributes[Attr.agentName] as string) : null);
-  for (const s of spans) {
-    if (s.kind === 'rollout') continue;
-    const type = typeof s.attributes[Attr.errorType] === 'string' ? (s.attributes[Attr.errorType] as string) : null;
-    const outputBad = s.kind === 'node' && s.attributes['rollout_lab.output.ok'] === false;
-    if (s.status !== 'error' && !type && !outputBad) continue;
-    const message = s.statusMessage ?? (typeof s.attributes[Attr.parseError] === 'string' ? (s.attributes[Attr.parseError] as string) : '') ?? '';
-    if (type === 'custom_reward_failed') {
-      const why = root && typeof root.attributes['rollout_lab.reward.error'] === 'string' ? (root.attributes['rollout_lab.reward.error'] as string) : message;
-      issues.push({ kind: 'custom_reward_failed', agent: null, message: why || 'the custom reward failed' });
-    } else if (outputBad) {
-      const why = typeof s.attributes[Attr.parseError] === 'string' ? (s.attributes[Attr.parseError] as string) : message;
-      issues.push({ kind: 'invalid_output', agent: ofAgent(s), message: why || `${s.name} gave output that could not be used` });
-    } else if (s.kind === 'tool') {
-      issues.push({ kind: 'tool_error', agent: ofAgent(s), message: message || `tool ${s.name} failed` });
-    } else if (s.kind !== 'node') {
-      // Node spans that errored repeat the error of the call inside them; the call says more.
-      issues.push({ kind: classifyFailure(message, type), agent: ofAgent(s), message: message || type || `${s.name} failed` });
-    }
+function readSpans(store: TraceStore, r: RolloutRecord, budget: SpanBudget): SpanRecord[] | null {
+  if (budget.left <= 0) {
+    budget.unread++;
+    return null;
   }
-  return issues;
+  budget.left--;
+  budget.read++;
+  try {
+    return store.getSpans(r.id);
+  } catch {
+    // A rollout whose spans cannot be read still counts by its record.
+    return null;
+  }
 }
 
-function failureReport(store: TraceStore, finished: readonly RolloutRecord[], opts: EvaluationReportOptions): FailureReport {
-  const budget = Math.max(0, opts.maxSpanReads ?? 200);
+function failureReport(store: TraceStore, finished: readonly RolloutRecord[], opts: EvaluationReportOptions, budget: SpanBudget): Omit<FailureReport, 'spansRead' | 'unread'> {
   const perCategory = Math.max(0, opts.examples ?? 5);
   const byKind = new Map<FailureKind, { rollouts: Set<string>; fatal: Set<string>; examples: FailureExample[] }>();
-  const add = (r: RolloutRecord, issue: Issue, fatal: boolean): void => {
+  const add = (r: RolloutRecord, issue: SpanIssue, fatal: boolean): void => {
     let c = byKind.get(issue.kind);
     if (!c) byKind.set(issue.kind, (c = { rollouts: new Set(), fatal: new Set(), examples: [] }));
     if (c.rollouts.has(r.id)) return;
@@ -559,57 +543,40 @@ function failureReport(store: TraceStore, finished: readonly RolloutRecord[], op
     if (c.examples.length < perCategory) c.examples.push({ rolloutId: r.id, taskId: r.taskId, agent: issue.agent, message: clip(issue.message) });
   };
 
-  let spansRead = 0;
-  let unread = 0;
-  const readSpans = (r: RolloutRecord): SpanRecord[] | null => {
-    if (spansRead >= budget) {
-      unread++;
-      return null;
-    }
-    spansRead++;
-    try {
-      return store.getSpans(r.id);
-    } catch {
-      // A rollout whose spans cannot be read still counts by its record.
-      return null;
-    }
-  };
-
   // Failed rollouts first: they are what the report must explain, so they get the span budget first.
   const failed = finished.filter((r) => r.status !== 'succeeded');
   for (const r of failed) {
-    if (r.status === 'cancelled') {
-      add(r, { kind: 'cancelled', agent: null, message: r.error ?? 'cancelled' }, true);
+    const recorded = failureOf(r) ?? 'other';
+    if (recorded !== 'other') {
+      add(r, { kind: recorded, agent: null, message: r.error ?? FAILURE_LABELS[recorded] }, true);
       continue;
     }
-    let kind = classifyFailure(r.error);
-    let agent: string | null = null;
-    let message = r.error ?? 'failed without an error message';
-    if (kind === 'other') {
-      const spans = readSpans(r);
-      const cause = spans ? spanIssues(spans).find((i) => i.kind !== 'other') : undefined;
-      if (cause) {
-        kind = cause.kind;
-        agent = cause.agent;
-        message = r.error ? `${r.error} (${cause.message})` : cause.message;
-      }
-    }
-    add(r, { kind, agent, message }, true);
+    // Records from before the runner kept a category, and errors their message does not place: the spans may say more.
+    let issue: SpanIssue = { kind: 'other', agent: null, message: r.error ?? 'failed without an error message' };
+    const spans = readSpans(store, r, budget);
+    const cause = spans ? spanIssues(spans).find((i) => i.kind !== 'other') : undefined;
+    if (cause) issue = { kind: cause.kind, agent: cause.agent, message: r.error ? `${r.error} (${cause.message})` : cause.message };
+    add(r, issue, true);
   }
 
   for (const r of finished) {
     if (r.status !== 'succeeded') continue;
+    const cutAnswers = r.truncatedAnswers ?? 0;
     const suspect =
       r.judgeFailed ||
+      cutAnswers > 0 ||
       r.agents.some((a) => a.errors > 0) ||
       (opts.customFailurePenalty !== undefined && r.finalReward === opts.customFailurePenalty);
-    const issues: Issue[] = [];
+    const issues: SpanIssue[] = [];
     if (suspect) {
-      const spans = readSpans(r);
+      const spans = readSpans(store, r, budget);
       if (spans) issues.push(...spanIssues(spans));
     }
     if (r.judgeFailed && !issues.some((i) => i.kind === 'judge_failed')) {
       issues.push({ kind: 'judge_failed', agent: null, message: "the judge's answer could not be used; the failure penalty was applied" });
+    }
+    if (cutAnswers > 0 && !issues.some((i) => i.kind === 'truncated')) {
+      issues.push({ kind: 'truncated', agent: null, message: `${cutAnswers} model answer${cutAnswers === 1 ? ' was' : 's were'} truncated at max_tokens; the rollout still finished` });
     }
     if (opts.maxTurns !== undefined && r.turns !== null && r.turns >= opts.maxTurns) {
       issues.push({ kind: 'max_turns', agent: null, message: `reached the turn limit (${r.turns} turns; runner.maxTurns is ${opts.maxTurns})` });
@@ -617,13 +584,47 @@ function failureReport(store: TraceStore, finished: readonly RolloutRecord[], op
     for (const i of issues) add(r, i, false);
   }
 
-  const order = Object.keys(FAILURE_LABELS) as FailureKind[];
   const categories = [...byKind]
     .map(([kind, c]) => ({ kind, label: FAILURE_LABELS[kind], rollouts: c.rollouts.size, fatal: c.fatal.size, examples: c.examples }))
-    .sort((a, b) => b.fatal - a.fatal || b.rollouts - a.rollouts || order.indexOf(a.kind) - order.indexOf(b.kind));
+    .sort((a, b) => b.fatal - a.fatal || b.rollouts - a.rollouts || FAILURE_KINDS.indexOf(a.kind) - FAILURE_KINDS.indexOf(b.kind));
   const withIssues = new Set<string>();
   for (const c of byKind.values()) for (const id of c.rollouts) withIssues.add(id);
-  return { categories, failedRollouts: failed.length, rolloutsWithIssues: withIssues.size, spansRead, unread };
+  return { categories, failedRollouts: failed.length, rolloutsWithIssues: withIssues.size };
+}
+
+/** The scored rollouts with the lowest reward (no-output ones included), with the custom reward's info read from their spans while the budget lasts. */
+function lowestRollouts(store: TraceStore, done: readonly RolloutRecord[], count: number, custom: boolean, budget: SpanBudget): LowRollout[] {
+  return done
+    .filter(isScored)
+    .sort((a, b) => a.finalReward! - b.finalReward! || a.startTime - b.startTime)
+    .slice(0, count)
+    .map((r) => {
+      let info: string | null = null;
+      // Only while the budget lasts, and never counted as unread: the info is a nicety, not part of the explanation.
+      if (custom && r.rewardBreakdown && budget.left > 0) {
+        const span = readSpans(store, r, budget)?.find((s) => s.kind === 'reward' && s.attributes[Attr.rewardKind] === 'custom');
+        const v = span?.attributes[Attr.rewardInfo];
+        info = typeof v === 'string' && v ? clip(v) : null;
+      }
+      return {
+        rolloutId: r.id,
+        taskId: r.taskId,
+        sample: r.sample,
+        status: r.status,
+        failure: r.failure ?? null,
+        finalReward: r.finalReward!,
+        decision: r.decision,
+        expectedDecision: r.expectedDecision,
+        judgeFailed: r.judgeFailed,
+        turns: r.turns,
+        rewardBreakdown: r.rewardBreakdown ?? null,
+        rewardInfo: info,
+      };
+    });
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function clip(s: string, max = 300): string {

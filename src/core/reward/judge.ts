@@ -1,9 +1,12 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
+import type { RunnableConfig } from '@langchain/core/runnables';
 import { JUDGE_MARKER, judgeKeysLine, judgeOutputSchema } from '../graph/researchLab/outputs';
+import { maxTokensCutOf, truncatedError, type MaxTokensCut } from '../llm/maxTokensCut';
+import { repairRequest } from '../llm/repairRequest';
+import { outputSchemaFor, type OutputSchemaCallOption } from '../llm/responseFormat';
 import { parseStructured } from '../llm/structuredOutput';
-import { repairRequest } from '../graph/researchLab/agentTurn';
 import { contentText } from '../llm/messageConversion';
 import { errorMessage } from '../errors';
 import { clamp01 } from './weighted';
@@ -43,10 +46,13 @@ export function judgeMessages(input: JudgeInput): BaseMessage[] {
 }
 
 /**
- * Asks the judge model for per-criterion scores. Output that is not the JSON
- * asked for gets one repair round trip; after that, or on a call error, the
- * verdict is a failure (the caller applies the configured penalty) and never
- * throws, except when the run is being cancelled.
+ * Asks the judge model for per-criterion scores, asking the model to enforce
+ * their schema (response_format on a routed model). Output that is not the
+ * JSON asked for gets one repair round trip (asking for a shorter answer when
+ * it was cut at max_tokens); after that, or on a call error, the verdict is a
+ * failure (the caller applies the configured penalty) and never throws, except
+ * when the run is being cancelled. The error of an answer cut at max_tokens
+ * starts with "truncated at max_tokens".
  */
 export async function judgeOutput(
   model: BaseChatModel,
@@ -54,18 +60,28 @@ export async function judgeOutput(
   opts: { callbacks?: Callbacks; signal?: AbortSignal } = {},
 ): Promise<JudgeVerdict> {
   const keys = Object.keys(input.criteria);
+  const schema = judgeOutputSchema(keys);
   const messages = judgeMessages(input);
-  const call = async (msgs: BaseMessage[]): Promise<string> =>
-    contentText((await model.invoke(msgs, { callbacks: opts.callbacks, signal: opts.signal, metadata: { agent: 'Judge' } })).content);
+  const options: RunnableConfig & OutputSchemaCallOption = {
+    callbacks: opts.callbacks,
+    signal: opts.signal,
+    metadata: { agent: 'Judge' },
+    outputSchema: outputSchemaFor(schema, 'judge_scores'),
+  };
+  let cut: MaxTokensCut | null = null;
+  const call = async (msgs: BaseMessage[]): Promise<string> => {
+    const reply = await model.invoke(msgs, options);
+    cut = maxTokensCutOf(reply) ?? cut;
+    return contentText(reply.content);
+  };
   try {
     const first = await call(messages);
-    const parsed = await parseStructured(judgeOutputSchema(keys), first, async (problem) =>
-      call([
-        ...messages,
-        new HumanMessage(repairRequest(problem, judgeOutputSchema(keys))),
-      ]),
-    );
-    if (!parsed.ok) return { scores: {}, rationale: '', failed: true, error: `judge output unusable: ${parsed.error}`, repaired: parsed.repaired };
+    const firstCut = cut;
+    const parsed = await parseStructured(schema, first, async (problem) => call([...messages, new HumanMessage(repairRequest(problem, schema, firstCut))]));
+    if (!parsed.ok) {
+      const error = `judge output unusable: ${parsed.error}`;
+      return { scores: {}, rationale: '', failed: true, error: cut ? truncatedError(cut, error) : error, repaired: parsed.repaired };
+    }
     const value = parsed.value as { scores?: Record<string, unknown>; rationale?: unknown } & Record<string, unknown>;
     const source = (value.scores ?? value) as Record<string, unknown>;
     const scores: Record<string, number> = {};

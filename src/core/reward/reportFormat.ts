@@ -1,3 +1,4 @@
+import { statusText } from '../store/failureKinds';
 import type { EvaluationReport, MeanStat, RateStat } from './evaluationReport';
 
 /*
@@ -87,7 +88,10 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     ['Started', utc(run.startTime)],
     ['Ended', utc(run.endTime)],
     ['Duration', duration(run.durationMs)],
-    ['Rollouts', `${c.total} (${c.succeeded} succeeded, ${c.failed} failed, ${c.cancelled} cancelled${c.running ? `, ${c.running} running` : ''}) of ${run.planned} planned`],
+    [
+      'Rollouts',
+      `${c.total} (${c.succeeded} succeeded, ${c.failed} failed${c.noOutput ? `, ${c.noOutput} of them without final output` : ''}, ${c.cancelled} cancelled${c.running ? `, ${c.running} running` : ''}) of ${run.planned} planned`,
+    ],
     ['Tasks', String(run.tasks)],
     ...Object.entries(run.params)
       .filter(([k]) => k !== 'command' && k !== 'split')
@@ -96,14 +100,30 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
 
   const m = table.metrics;
   const evalRows: ReportCell[][] = [
-    ['Execution success rate', ...rateCells(table.executionSuccess), 'rollouts that ran to the end without an execution error'],
-    ['Average final reward', ...meanCells(table.finalReward), table.finalReward.n ? `min ${num(table.finalReward.min)}, max ${num(table.finalReward.max)}, sd ${num(table.finalReward.std)}` : ''],
-    ['Decision alignment', ...rateCells(table.decisionAlignment), 'GO on "yes" and NO-GO on "no" tasks; a missing decision counts as not aligned'],
-    ['Maybe tasks', String(m.maybe.rollouts), '', '', `reported apart: ${m.maybe.go} GO, ${m.maybe.noGo} NO-GO, ${m.maybe.undecided} undecided`],
-    ['Average turn count', ...meanCells(table.turns, 1), table.turns.n ? `min ${num(table.turns.min, 0)}, max ${num(table.turns.max, 0)}` : ''],
-    ['Judge failures', ...rateCells(table.judgeFailures), 'the judge answer could not be used; the failure penalty was applied'],
-    ...table.judge.map((j) => [`Judge: ${j.criterion}`, ...meanCells(j.stat), '']),
+    ['Execution success rate', ...rateCells(table.executionSuccess), 'rollouts that finished with a final output and no execution error'],
   ];
+  if (m.noOutput) {
+    evalRows.push(['No final output', ...rateCells(table.noOutput), `the graph finished without one (failed, but scored)${m.truncated ? `; ${m.truncated} because an answer was truncated at max_tokens` : ''}`]);
+  }
+  evalRows.push([
+    'Average final reward',
+    ...meanCells(table.finalReward),
+    [
+      table.finalReward.n ? `min ${num(table.finalReward.min)}, max ${num(table.finalReward.max)}, sd ${num(table.finalReward.std)}` : '',
+      m.noOutput ? 'rollouts without output included' : '',
+      m.crashed ? `${m.crashed} failed without a reward (left out)` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
+  ]);
+  if (table.decisionAlignment) {
+    evalRows.push(['Decision alignment', ...rateCells(table.decisionAlignment), 'GO on "yes" and NO-GO on "no" tasks; a missing decision counts as not aligned']);
+    if (m.maybe.rollouts) evalRows.push(['Maybe tasks', String(m.maybe.rollouts), '', '', `reported apart: ${m.maybe.go} GO, ${m.maybe.noGo} NO-GO, ${m.maybe.undecided} undecided`]);
+  }
+  evalRows.push(['Average turn count', ...meanCells(table.turns, 1), table.turns.n ? `min ${num(table.turns.min, 0)}, max ${num(table.turns.max, 0)}` : '']);
+  if (table.judgeFailures) evalRows.push(['Judge failures', ...rateCells(table.judgeFailures), 'the judge answer could not be used; the failure penalty was applied']);
+  for (const j of table.judge) evalRows.push([`Judge: ${j.criterion}`, ...meanCells(j.stat), '']);
+  for (const p of table.customReward) evalRows.push([`Reward: ${p.part}`, ...meanCells(p.stat), 'custom reward breakdown']);
 
   const criteriaRows: ReportCell[][] = report.criteria.map((k) => [
     k.name,
@@ -153,37 +173,47 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     f.examples[0] ? `${f.examples[0].agent ? `${f.examples[0].agent}: ` : ''}${f.examples[0].message}` : '',
   ]);
 
+  const parts = report.rewardParts;
+  const withInfo = report.lowest.some((r) => r.rewardInfo !== null);
   const lowestRows: ReportCell[][] = report.lowest.map((r) => [
     { links: [{ rolloutId: r.rolloutId, text: r.rolloutId }] },
     r.taskId,
+    statusText(r),
     num(r.finalReward),
+    ...parts.map((p) => num(r.rewardBreakdown?.[p] ?? null)),
     r.decision ?? '-',
     r.expectedDecision ?? '-',
     r.turns === null ? '-' : String(r.turns),
-    r.judgeFailed ? 'yes' : '',
+    ...(m.shape.judge ? [r.judgeFailed ? 'yes' : ''] : []),
+    ...(withInfo ? [r.rewardInfo ?? ''] : []),
   ]);
 
   const fr = report.failures;
-  return [
+  const level = `${Math.round(report.confidenceLevel * 100)} % CI`;
+  const tables: ReportTableView[] = [
     { id: 'facts', title: 'Run', caption: 'What was run and how it ended.', header: ['Fact', 'Value'], numeric: [false, false], rows: factRows, empty: '' },
     {
       id: 'evaluation',
       title: 'Evaluation',
-      caption: `The evaluation table with ${Math.round(report.confidenceLevel * 100)} % confidence intervals: Wilson score for rates, Student t for means.`,
-      header: ['Metric', 'Value', `${Math.round(report.confidenceLevel * 100)} % CI`, 'n', 'Detail'],
+      caption: `The evaluation table with ${level.replace(' CI', '')} confidence intervals: Wilson score for rates and pass/fail rewards, Student t kept inside 0..1 for other means.`,
+      header: ['Metric', 'Value', level, 'n', 'Detail'],
       numeric: [false, true, true, true, false],
       rows: evalRows,
       empty: 'No finished rollouts.',
     },
-    {
+  ];
+  if (m.shape.judge) {
+    tables.push({
       id: 'criteria',
       title: 'Criteria',
       caption: 'Judge score per criterion over judged rollouts; the share is the part of the weighted judge reward each criterion contributes.',
-      header: ['Criterion', 'Weight', 'Mean', `${Math.round(report.confidenceLevel * 100)} % CI`, 'n', 'Contribution', 'Share of reward'],
+      header: ['Criterion', 'Weight', 'Mean', level, 'n', 'Contribution', 'Share of reward'],
       numeric: [false, true, true, true, true, true, true],
       rows: criteriaRows,
       empty: 'No criteria configured or scored.',
-    },
+    });
+  }
+  tables.push(
     {
       id: 'agents',
       title: 'Agents',
@@ -196,11 +226,13 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     {
       id: 'decisions',
       title: 'Decisions',
-      caption: 'Decision of the graph (rows) against the expected answer (columns) over succeeded rollouts, with the mean final reward of each cell.',
-      header: ['Decision', ...d.expected.map((e) => `expected ${e}`), 'Rollouts', 'Mean reward', `${Math.round(report.confidenceLevel * 100)} % CI`],
+      caption: `${
+        d.expected.length ? 'Decision of the graph (rows) against the expected answer (columns)' : 'The decisions the graph emitted'
+      } over rollouts it finished (failed ones without output included), with the mean final reward${d.expected.length ? ' of each cell' : ''}.`,
+      header: ['Decision', ...d.expected.map((e) => `expected ${e}`), 'Rollouts', 'Mean reward', level],
       numeric: [false, ...d.expected.map(() => true), true, true, true],
       rows: d.rollouts ? decisionRows : [],
-      empty: 'No succeeded rollouts.',
+      empty: 'No rollout finished its graph.',
     },
     {
       id: 'failures',
@@ -214,13 +246,25 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     {
       id: 'lowest',
       title: 'Lowest-reward rollouts',
-      caption: 'The succeeded rollouts with the lowest final reward.',
-      header: ['Rollout', 'Task', 'Reward', 'Decision', 'Expected', 'Turns', 'Judge failed'],
-      numeric: [false, false, true, false, false, true, false],
+      caption: `The rollouts with the lowest final reward (failed ones without output included)${parts.length ? ", with the custom reward's breakdown" : ''}.`,
+      header: [
+        'Rollout',
+        'Task',
+        'Status',
+        'Reward',
+        ...parts,
+        'Decision',
+        'Expected',
+        'Turns',
+        ...(m.shape.judge ? ['Judge failed'] : []),
+        ...(withInfo ? ['Reward info'] : []),
+      ],
+      numeric: [false, false, false, true, ...parts.map(() => true), false, false, true, ...(m.shape.judge ? [false] : []), ...(withInfo ? [false] : [])],
       rows: lowestRows,
       empty: 'No rollout has a reward.',
     },
-  ];
+  );
+  return tables;
 }
 
 // ---- Markdown ------------------------------------------------------------

@@ -3,9 +3,10 @@ import { ConfigError } from '../errors';
 import type { TraceStore } from '../store/traceStore';
 import type { RescoreRecord, RolloutQuery } from '../store/types';
 import { rescore, type RescoreResult } from './rescore';
+import { SCORED_STATUSES, isScored } from './scoredRollouts';
 
 /**
- * The explicit re-score: succeeded rollouts matching `query` get a new final
+ * The explicit re-score: scored rollouts (isScored) matching `query` get a new final
  * reward computed from their stored criterion scores under `criteria` (no
  * model calls), written to the store as one re-score that keeps every earlier
  * reward. Rollouts that keep their reward (no criterion scores, judge failed)
@@ -21,8 +22,9 @@ export function rescoreStoredRollouts(
   if (!opts.dryRun && !Object.values(weights).some((c) => c.weight > 0)) {
     throw new ConfigError('re-scoring needs at least one criterion with a weight above 0; set one under "reward.criteria" in .rollout-lab/lab.json');
   }
-  // Only finished, successful rollouts have a reward worth replacing; the caller's status filter cannot widen that.
-  const { rollouts } = store.listRollouts({ ...opts.query, status: 'succeeded' });
+  // Only rollouts with a reward have one to replace; the caller's status filter cannot widen that. Those
+  // without output have no judge scores: they keep their reward and stay in the distributions, as in every mean.
+  const rollouts = store.listRollouts({ ...opts.query, status: [...SCORED_STATUSES] }).rollouts.filter(isScored);
   const result = rescore(rollouts, weights, { top: opts.top });
   if (opts.dryRun) return { result, rescoreId: null };
   const rewards = result.rows

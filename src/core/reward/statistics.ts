@@ -428,3 +428,31 @@ export function wilsonInterval(successes: number, n: number, level = 0.95): [num
   // Exact ends where the data sit at a bound (rounding would otherwise leave 0.9999999999999999).
   return [successes === 0 ? 0 : Math.max(0, centre - half), successes === n ? 1 : Math.min(1, centre + half)];
 }
+
+/** The range rewards and judge scores lie in. */
+export const UNIT_RANGE: readonly [number, number] = [0, 1];
+
+/**
+ * Confidence interval for the mean of values that lie in `bounds` (rewards
+ * and judge scores: 0..1), never reaching outside them. When every value sits
+ * on a bound (a pass/fail reward) the mean is a proportion and gets the Wilson
+ * score interval, which stays informative at 0 % and 100 %; otherwise the
+ * Student-t interval, clipped to the bounds. Values outside the bounds say the
+ * bounds do not apply (a reward on its own scale): they get the plain t
+ * interval. Null without values, and for one value not on a bound.
+ */
+export function boundedMeanInterval(xs: readonly number[], level = 0.95, bounds: readonly [number, number] = UNIT_RANGE): [number, number] | null {
+  const [lo, hi] = bounds;
+  if (xs.length === 0) return null;
+  if (!xs.every((x) => x >= lo && x <= hi)) return meanConfidenceInterval(xs, level);
+  if (Number.isFinite(lo) && Number.isFinite(hi) && hi > lo && xs.every((x) => x === lo || x === hi)) {
+    const w = wilsonInterval(xs.filter((x) => x === hi).length, xs.length, level)!;
+    return [lo + w[0] * (hi - lo), lo + w[1] * (hi - lo)];
+  }
+  return clipInterval(meanConfidenceInterval(xs, level), bounds);
+}
+
+/** An interval cut to the range its quantity can take (a difference of two 0..1 means lies in −1..1). */
+export function clipInterval(ci: [number, number] | null, bounds: readonly [number, number]): [number, number] | null {
+  return ci ? [Math.max(bounds[0], ci[0]), Math.min(bounds[1], ci[1])] : null;
+}

@@ -3,13 +3,15 @@ import type { Task } from '../data/tasks';
 import { UsageError } from '../errors';
 import { decisionAlignment } from '../reward/alignment';
 import { judgeMessages } from '../reward/judge';
-import { mean, meanConfidenceInterval, pairedTTest, wilcoxonSignedRank } from '../reward/statistics';
+import { boundedMeanInterval, clipInterval, mean, pairedTTest, wilcoxonSignedRank } from '../reward/statistics';
+import { isScored } from '../reward/scoredRollouts';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, RunRecord } from '../store/types';
 import { newTraceId } from '../trace/ids';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { Lab } from './lab';
 import { runRollouts, type PlannedTask, type RunProgress, type RunResult } from './runner';
+import type { RunWarning } from './runWarnings';
 import { variantSpec, type Variant } from './variant';
 
 export type ComparisonSideName = 'a' | 'b';
@@ -57,6 +59,8 @@ export interface ComparisonRequest {
   signal?: AbortSignal;
   onProgress?: (side: ComparisonSideName, p: RunProgress) => void;
   onStart?: (side: ComparisonSideName, info: { runId: string; total: number }) => void;
+  /** Each side's run reports each kind of warning once (see RunRequest.onWarning). */
+  onWarning?: (side: ComparisonSideName, w: RunWarning) => void;
 }
 
 export interface ComparisonRun {
@@ -96,6 +100,7 @@ export async function runComparison(lab: Lab, req: ComparisonRequest): Promise<C
       signal: req.signal,
       onStart: ({ runId, total }) => req.onStart?.(side, { runId, total }),
       onProgress: (p) => req.onProgress?.(side, p),
+      onWarning: (w) => req.onWarning?.(side, w),
     });
   const a = await run('a', envA, req.a);
   if (a.cancelled || req.signal?.aborted) return { id, runA: a.runId, runB: null, cancelled: true, a, b: null };
@@ -213,9 +218,8 @@ export interface ComparisonResult {
 const LEVEL = 0.95;
 const ALPHA = 0.05;
 
-function scored(r: RolloutRecord): boolean {
-  return r.status === 'succeeded' && typeof r.finalReward === 'number' && Number.isFinite(r.finalReward);
-}
+/** A difference of two 0..1 rewards lies in −1..1, and so does its interval. */
+const DIFFERENCE_RANGE: readonly [number, number] = [-1, 1];
 
 /** Mean of values summed in sorted order, so the same values give the same float whatever their order. */
 function stableMean(xs: readonly number[]): number | null {
@@ -280,8 +284,9 @@ function pText(p: number): string {
 
 /**
  * Compares two stored runs task by task. Tasks are paired by task id; a
- * task's samples are averaged on each side; only succeeded rollouts with a
- * reward count. A task with no scored rollout on one side is listed apart
+ * task's samples are averaged on each side; every rollout with a reward
+ * counts (isScored: a rollout whose graph gave no output counts with the
+ * reward it was given). A task with no scored rollout on one side is listed apart
  * (`unpaired`) and left out of the statistics. Differences are B − A.
  */
 export function compareRuns(store: TraceStore, runA: string, runB: string, criteria: readonly string[]): ComparisonResult {
@@ -297,8 +302,8 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
   const unpaired: UnpairedTask[] = [];
   const alignment = { a: { aligned: 0, total: 0, percent: null as number | null }, b: { aligned: 0, total: 0, percent: null as number | null } };
   for (const taskId of taskIds) {
-    const ra = (byA.get(taskId) ?? []).filter(scored);
-    const rb = (byB.get(taskId) ?? []).filter(scored);
+    const ra = (byA.get(taskId) ?? []).filter(isScored);
+    const rb = (byB.get(taskId) ?? []).filter(isScored);
     if (ra.length === 0 || rb.length === 0) {
       const why = (side: string, all: RolloutRecord[] | undefined): string =>
         !all || all.length === 0 ? `not run in ${side}` : `no scored rollout in ${side} (${all.length} failed)`;
@@ -347,32 +352,35 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
     const ca = pairs.map((x) => x.criteriaA[criterion]!);
     const cb = pairs.map((x) => x.criteriaB[criterion]!);
     const ct = pairedTTest(ca, cb, LEVEL);
+    const inUnit = [...ca, ...cb].every((x) => x >= 0 && x <= 1);
     return {
       criterion,
       n: pairs.length,
       meanA: mean(ca),
       meanB: mean(cb),
       difference: pairs.length ? mean(cb.map((v, i) => v - ca[i]!)) : null,
-      ci: ct?.ci ?? null,
+      ci: inUnit ? clipInterval(ct?.ci ?? null, DIFFERENCE_RANGE) : (ct?.ci ?? null),
       pValue: ct?.pValue ?? null,
     };
   });
   const meanDifference = tasks.length ? mean(tasks.map((x) => x.difference)) : null;
+  // Rewards lie in 0..1 (a custom reward is checked to), so no interval may reach past what they can take.
+  const ciDifference = [...a, ...b].every((x) => x >= 0 && x <= 1) ? clipInterval(t?.ci ?? null, DIFFERENCE_RANGE) : (t?.ci ?? null);
   const significant = t !== null && t.pValue < ALPHA;
   const verdict: ComparisonVerdict = !t ? 'too-few-pairs' : !significant ? 'no-significant-difference' : t.delta > 0 ? 'b-better' : 'a-better';
   const aggregate: ComparisonAggregate = {
     pairs: tasks.length,
     meanA: mean(a),
     meanB: mean(b),
-    ciA: meanConfidenceInterval(a, LEVEL),
-    ciB: meanConfidenceInterval(b, LEVEL),
+    ciA: boundedMeanInterval(a, LEVEL),
+    ciB: boundedMeanInterval(b, LEVEL),
     meanDifference,
-    ciDifference: t?.ci ?? null,
+    ciDifference,
     pairedT: t ? { t: t.t, df: t.df, pValue: t.pValue } : null,
     wilcoxon: w ? { wPlus: w.wPlus, n: w.n, zeros: w.zeros, method: w.method, pValue: w.pValue } : null,
     significant,
     verdict,
-    summary: summarise(A.side.label, B.side.label, tasks.length, meanDifference, t?.ci ?? null, t?.pValue ?? null, w?.pValue ?? null, significant),
+    summary: summarise(A.side.label, B.side.label, tasks.length, meanDifference, ciDifference, t?.pValue ?? null, w?.pValue ?? null, significant),
     criteria: criteriaDiffs,
     alignment,
     wins: tasks.filter((x) => x.difference > 0).length,

@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { loadConfig, type LoadedConfig } from '../config/loader';
-import { ConfigError, UsageError } from '../errors';
+import { ConfigError, UsageError, errorMessage } from '../errors';
 import { loadDataset, selectTasks, type Task } from '../data/dataset';
+import { visibleTask } from '../data/visibleTask';
 import { datasetSearchProvider } from '../graph/tools/search';
 import { loadSearchProvider } from '../graph/tools/searchProviderModule';
 import { loadCustomReward } from '../reward/customReward';
-import { loadLookupTable } from '../graph/tools/lookup';
+import { loadLookupTable, type LookupTable } from '../graph/tools/lookup';
 import { researchLabTools } from '../graph/tools/researchLabTools';
 import { buildResearchLabGraph } from '../graph/researchLab/graph';
 import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
@@ -16,6 +17,7 @@ import { ModelRouter } from '../llm/routing';
 import { RoutedChatModel } from '../llm/routedChatModel';
 import { withRequestSeed } from '../llm/requestSeed';
 import { startSimServer } from '../sim/simServer';
+import { loadCannedAnswers, type CannedAnswers } from '../sim/cannedAnswers';
 import type { AgentVersions } from '../trace/langchainTracer';
 import { TraceStore } from '../store/traceStore';
 // The one upward import: reading a saved policy needs only config, the
@@ -50,12 +52,14 @@ export class Lab {
     readonly store: TraceStore,
     readonly router: ModelRouter,
     private readonly sim: { url: string; close(): Promise<void> } | null,
+    private readonly canned: CannedAnswers | null = null,
   ) {}
 
   static async open(opts: LabOptions): Promise<Lab> {
     const loaded = await loadConfig(resolve(opts.workspace));
     const probe = new ModelRouter(loaded.config, { overrideBaseUrl: opts.baseUrl, overrideModel: opts.model, env: opts.env, simulatedBaseUrl: 'http://127.0.0.1:0/v1' });
-    const sim = probe.needsSimulator() ? await startSimServer({ port: 0 }) : null;
+    const canned = probe.needsSimulator() ? await loadCannedAnswers(loaded.workspaceDir, loaded.config.simulator) : null;
+    const sim = probe.needsSimulator() ? await startSimServer({ port: 0, answers: canned }) : null;
     const router = new ModelRouter(loaded.config, {
       overrideBaseUrl: opts.baseUrl,
       overrideModel: opts.model,
@@ -63,7 +67,7 @@ export class Lab {
       simulatedBaseUrl: sim?.url,
     });
     const store = await TraceStore.open(loaded.workspaceDir);
-    return new Lab(loaded, store, router, sim);
+    return new Lab(loaded, store, router, sim, canned);
   }
 
   get simulated(): boolean {
@@ -74,7 +78,23 @@ export class Lab {
   simulationNotice(): string | null {
     if (!this.sim) return null;
     const names = this.router.simulatedModels();
-    return `SIMULATED: no endpoint is configured for model${names.length > 1 ? 's' : ''} ${names.join(', ')}, so the built-in simulated OpenAI-compatible server at ${this.sim.url} answers them; set models.<name>.baseUrl in .rollout-lab/lab.json or pass --base-url to use a real server`;
+    return `SIMULATED: no endpoint is configured for model${names.length > 1 ? 's' : ''} ${names.join(', ')}, so the built-in simulated OpenAI-compatible server at ${this.sim.url} answers them; set models.<name>.baseUrl in .rollout-lab/lab.json or pass --base-url to use a real server${this.genericAnswersNotice(names)}`;
+  }
+
+  /**
+   * The simulator knows the research lab's roles, not a module graph's: its
+   * agents get generic text (prose where SQL is wanted, rewards near 0) unless
+   * lab.json gives canned answers for them.
+   */
+  private genericAnswersNotice(simulatedModels: string[]): string {
+    const { config } = this.loaded;
+    if (config.graph.kind !== 'module' || this.canned?.agents === null) return '';
+    const covered = this.canned?.agents ?? new Set<string>();
+    const generic = Object.entries(config.agents)
+      .filter(([agent, a]) => simulatedModels.includes(a.model) && !covered.has(agent))
+      .map(([agent]) => agent);
+    if (!generic.length) return '';
+    return `. The graph module's agent${generic.length > 1 ? 's' : ''} ${generic.join(', ')} get${generic.length > 1 ? '' : 's'} generic simulated answers that know nothing of ${generic.length > 1 ? 'their roles' : 'its role'}, so expect low rewards; give canned answers per agent with "simulator": {"answers": "sim/answers.jsonl"} (one {"agent", "match", "answer"} per line) or {"module": "sim.ts"} in .rollout-lab/lab.json`;
   }
 
   /** Loads the dataset named by --dataset (a file) or the config's runner.dataset / only dataset. */
@@ -82,9 +102,14 @@ export class Lab {
     const { config, workspaceDir } = this.loaded;
     if (datasetArg) {
       const named = config.datasets[datasetArg];
-      if (named) return { file: resolve(workspaceDir, named.path), tasks: await loadDataset(resolve(workspaceDir, named.path), named.format), trainFraction: named.trainFraction };
+      if (named) {
+        const file = resolve(workspaceDir, named.path);
+        return { file, tasks: await loadDataset(file, named.format, { fields: named.fields }), trainFraction: named.trainFraction };
+      }
       const file = resolve(workspaceDir, datasetArg);
-      return { file, tasks: await loadDataset(file, 'auto'), trainFraction: 0.8 };
+      // A file lab.json configures is read with its settings (its field mapping above all), whichever way it is named.
+      const configured = Object.values(config.datasets).find((d) => resolve(workspaceDir, d.path) === file);
+      return { file, tasks: await loadDataset(file, configured?.format ?? 'auto', { fields: configured?.fields }), trainFraction: configured?.trainFraction ?? 0.8 };
     }
     const key = config.runner.dataset ?? Object.keys(config.datasets)[0];
     if (!key) {
@@ -92,7 +117,7 @@ export class Lab {
     }
     const ds = config.datasets[key]!;
     const file = resolve(workspaceDir, ds.path);
-    return { file, tasks: await loadDataset(file, ds.format), trainFraction: ds.trainFraction };
+    return { file, tasks: await loadDataset(file, ds.format, { fields: ds.fields }), trainFraction: ds.trainFraction };
   }
 
   selectTasks(ds: DatasetSelection, opts: { split: 'train' | 'val' | 'all'; limit?: number; seed?: number }): PlannedTask[] {
@@ -134,21 +159,26 @@ export class Lab {
       ? await loadSearchProvider(resolve(workspaceDir, config.tools.searchProvider))
       : datasetSearchProvider([...allTasks]);
     const customReward = config.reward.module ? await loadCustomReward(resolve(workspaceDir, config.reward.module), { timeoutMs: config.reward.customTimeoutMs }) : null;
-    const proteins = await loadLookupTable(resolve(labDir, config.tools.proteinTable));
-    const geneOntology = await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable));
-    const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> =>
-      researchLabTools({ search, proteins, geneOntology, topK: config.tools.searchTopK, currentTaskId: taskId, excludeCurrentTask: config.tools.excludeCurrentTask });
+    const loadTables = async (): Promise<{ proteins: LookupTable; geneOntology: LookupTable }> => ({
+      proteins: await loadLookupTable(resolve(labDir, config.tools.proteinTable)),
+      geneOntology: await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable)),
+    });
+    // A module graph may never touch the research-lab tools (`init --graph` writes no tables): their tables are needed only if it reads ctx.tools.
+    const tables =
+      config.graph.kind === 'module'
+        ? await loadTables().then((t) => ({ ok: true as const, ...t }), (err: unknown) => ({ ok: false as const, err }))
+        : { ok: true as const, ...(await loadTables()) };
+    const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> => {
+      if (!tables.ok) throw new ConfigError(`the graph reads ctx.tools, the research-lab tools, but ${errorMessage(tables.err)}`);
+      const { proteins, geneOntology } = tables;
+      return researchLabTools({ search, proteins, geneOntology, topK: config.tools.searchTopK, currentTaskId: taskId, excludeCurrentTask: config.tools.excludeCurrentTask });
+    };
     const models = new Map<string, BaseChatModel>();
     const model = (agent: string): BaseChatModel => {
       let m = models.get(agent);
       if (!m) {
         const moved = resolvedVariant?.models.get(agent);
-        const temperature = config.agents[agent]?.temperature;
-        const resolved = moved
-          ? { ...this.router.resolve(moved), ...(temperature === undefined ? {} : { temperature }) }
-          : config.agents[agent]
-            ? this.router.forAgent(agent)
-            : this.router.resolve(agent);
+        const resolved = config.agents[agent] ? this.router.forAgent(agent, moved) : this.router.resolve(moved ?? agent);
         m = new RoutedChatModel({ resolved, agent });
         models.set(agent, m);
       }
@@ -168,12 +198,15 @@ export class Lab {
       const file = resolve(workspaceDir, config.graph.module!);
       const user = await loadUserGraph(file, config.graph.export, {
         model,
-        tools: toolsFor(''),
+        get tools() {
+          return toolsFor('');
+        },
         prompt,
         maxTurns: config.runner.maxTurns,
       });
       runGraph = async (task, { callbacks, signal, seed }): Promise<GraphOutcome> => {
-        const state = await withRequestSeed(seed, () => user.graph.invoke(user.input(task), { callbacks, signal, recursionLimit, runName: 'rollout' }));
+        // Only what the agents may see goes in: the gold answer and the rest of the row reach the reward alone.
+        const state = await withRequestSeed(seed, () => user.graph.invoke(user.input(visibleTask(task)), { callbacks, signal, recursionLimit, runName: 'rollout' }));
         return user.outcome(state);
       };
     } else {
@@ -196,7 +229,7 @@ export class Lab {
       config,
       store: this.store,
       runGraph,
-      judgeModel: new RoutedChatModel({ resolved: this.router.resolve(config.reward.judge.model), agent: 'Judge' }),
+      judgeModel: new RoutedChatModel({ resolved: this.router.forJudge(), agent: 'Judge' }),
       versions,
       simulated: this.simulated,
       customReward,

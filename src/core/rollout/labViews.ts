@@ -11,6 +11,7 @@ import { researchLabTools } from '../graph/tools/researchLabTools';
 import { datasetSearchProvider } from '../graph/tools/search';
 import { loadUserGraph } from '../graph/userGraph';
 import { RoutedChatModel } from '../llm/routedChatModel';
+import { SCORED_STATUSES, isScored } from '../reward/scoredRollouts';
 import { agentOfNode } from '../trace/langchainTracer';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { TraceStore } from '../store/traceStore';
@@ -244,7 +245,7 @@ export function nodeAggregates(store: TraceStore, opts: { runId?: string; maxRol
 }
 
 /**
- * Finished rollouts with a reward, oldest first, each with its criterion
+ * Finished rollouts with a reward (isScored: the rollouts every mean reward is over), oldest first, each with its criterion
  * scores and, per agent, the prompt version (content hash) and model version
  * it ran. A model version is the logical model, with `@version` when the
  * config pins one, so switching an agent to another model or to a newly
@@ -252,12 +253,12 @@ export function nodeAggregates(store: TraceStore, opts: { runId?: string; maxRol
  * criteria first, then any other criterion found in the rollouts.
  */
 export function rewardSeries(store: TraceStore, criteria: string[], opts: { runId?: string } = {}): RequestResults['rewards/series'] {
-  const { rollouts } = store.listRollouts({ runId: opts.runId, status: ['succeeded', 'failed', 'cancelled'], sort: 'startTime', order: 'asc' });
+  const { rollouts } = store.listRollouts({ runId: opts.runId, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' });
   const names = [...criteria];
   const extra = new Set<string>();
   const points: RewardPoint[] = [];
   for (const r of rollouts) {
-    if (r.finalReward === null || !Number.isFinite(r.finalReward)) continue;
+    if (!isScored(r) || r.finalReward === null) continue;
     for (const k of Object.keys(r.criteria ?? {})) if (!names.includes(k)) extra.add(k);
     const promptVersions: Record<string, string | null> = {};
     const modelVersions: Record<string, string | null> = {};

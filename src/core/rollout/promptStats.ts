@@ -1,9 +1,10 @@
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
-import { decisionAlignment } from '../reward/alignment';
-import { mean, meanConfidenceInterval, sparkline, welchTTest } from '../reward/statistics';
+import { alignmentApplies, decisionAlignment } from '../reward/alignment';
+import { SCORED_STATUSES, isScored } from '../reward/scoredRollouts';
+import { boundedMeanInterval, mean, sparkline, welchTTest } from '../reward/statistics';
 
-/** Reward statistics of one prompt version of one agent, over its succeeded rollouts. */
+/** Reward statistics of one prompt version of one agent, over its scored rollouts (isScored: those with a reward). */
 export interface PromptVersionStats {
   agent: string;
   /** Prompt content hash. */
@@ -13,9 +14,9 @@ export interface PromptVersionStats {
   firstSeen: number;
   rollouts: number;
   meanReward: number | null;
-  /** 95% Student-t interval of the mean final reward; null below two rewards. */
+  /** 95% interval of the mean final reward, inside 0..1 (boundedMeanInterval); null below two rewards that are not all 0 or 1. */
   ci: [number, number] | null;
-  /** GO↔yes / NO-GO↔no in percent over rollouts whose task is labelled yes or no; null when none is. */
+  /** GO↔yes / NO-GO↔no in percent over rollouts whose task is labelled yes or no; null when none is, or when the graph emits no GO / NO-GO-like decision. */
   decisionAlignment: number | null;
   /** Mean judge score per criterion over rollouts whose judge did not fail; null where no rollout has the criterion. */
   criteria: Record<string, number | null>;
@@ -44,11 +45,12 @@ export function statsForRollouts(
   rollouts: readonly RolloutRecord[],
   opts: { text?: string; firstSeen?: number; sparklineWidth?: number; criteria?: readonly string[] } = {},
 ): PromptVersionStats {
-  const ordered = [...rollouts].sort((a, b) => a.startTime - b.startTime);
-  const rewards = ordered.map((r) => r.finalReward).filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  const ordered = rollouts.filter(isScored).sort((a, b) => a.startTime - b.startTime);
+  const rewards = ordered.map((r) => r.finalReward!);
+  const applies = alignmentApplies(ordered);
   let aligned = 0;
   let denom = 0;
-  for (const r of ordered) {
+  for (const r of applies ? ordered : []) {
     const exp = r.expectedDecision?.toLowerCase();
     if (exp !== 'yes' && exp !== 'no') continue;
     denom++;
@@ -70,7 +72,7 @@ export function statsForRollouts(
     firstSeen: opts.firstSeen ?? ordered[0]?.startTime ?? 0,
     rollouts: ordered.length,
     meanReward: mean(rewards),
-    ci: meanConfidenceInterval(rewards),
+    ci: boundedMeanInterval(rewards),
     decisionAlignment: denom ? (100 * aligned) / denom : null,
     criteria,
     lastRun,
@@ -81,8 +83,8 @@ export function statsForRollouts(
 
 /**
  * Reward statistics of each prompt version `agent` has run, oldest first (by
- * when the version was first seen), over succeeded rollouts in which this agent
- * ran that version. Versions the store knows with no succeeded rollout yet are
+ * when the version was first seen), over scored rollouts in which this agent
+ * ran that version. Versions the store knows with no scored rollout yet are
  * included with `rollouts: 0`.
  */
 export function promptVersionStats(
@@ -91,7 +93,7 @@ export function promptVersionStats(
   opts: { sparklineWidth?: number; criteria?: readonly string[] } = {},
 ): PromptVersionStats[] {
   return store.listPromptVersions(agent).map((v) => {
-    const { rollouts } = store.listRollouts({ agent, promptVersion: v.hash, status: 'succeeded', sort: 'startTime', order: 'asc' });
+    const { rollouts } = store.listRollouts({ agent, promptVersion: v.hash, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' });
     return statsForRollouts(agent, v.hash, rollouts, { ...opts, text: v.text, firstSeen: v.firstSeen });
   });
 }

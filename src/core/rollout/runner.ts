@@ -4,7 +4,7 @@ import type { LabConfig } from '../config/schema';
 import type { Task } from '../data/tasks';
 import type { GraphOutcome } from '../graph/outcome';
 import { newTraceId } from '../trace/ids';
-import { Attr } from '../trace/span';
+import { Attr, type SpanRecord } from '../trace/span';
 import { RolloutTracer, type OpenSpan } from '../trace/tracer';
 import { LangChainTracer, type AgentVersions } from '../trace/langchainTracer';
 import type { TraceStore } from '../store/traceStore';
@@ -13,9 +13,11 @@ import { judgeOutput } from '../reward/judge';
 import { weightedReward } from '../reward/weighted';
 import { applyAirRules } from '../reward/air';
 import type { CustomJudgeResult, CustomReward } from '../reward/customReward';
+import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/failureClassification';
 import { errorMessage } from '../errors';
 import { summariseAgents } from './agentSummary';
 import { forEachBounded } from './pool';
+import { RunWarnings, type RunWarning } from './runWarnings';
 
 export type PlannedTask = Task & { split: Split };
 
@@ -59,6 +61,8 @@ export interface RunRequest {
   onProgress?: (p: RunProgress) => void;
   /** Called once the run id is known, before the first rollout starts. */
   onStart?: (info: { runId: string; total: number; skipped: number }) => void;
+  /** Called once per kind, when a finished rollout first shows it (a prompt the server cut, a custom reward that failed...). */
+  onWarning?: (w: RunWarning) => void;
   /** Off only to measure tracing overhead: rollouts are still stored, spans are not. */
   tracing?: boolean;
 }
@@ -70,6 +74,8 @@ export interface RunResult {
   ranNow: number;
   skipped: number;
   cancelled: boolean;
+  /** Per kind, the totals over the rollouts this invocation ran. */
+  warnings: RunWarning[];
 }
 
 /** A 31-bit seed from the run seed, the task and the sample (FNV-1a). */
@@ -116,11 +122,16 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
   let rewardSum = 0;
   let rewardN = 0;
   const started = Date.now();
+  const warnings = new RunWarnings();
+  const noticeWarnings = (spans: readonly SpanRecord[]): void => {
+    for (const w of warnings.add(spans[0]?.traceId ?? '', spans)) req.onWarning?.(w);
+  };
   await forEachBounded(
     todo,
     req.concurrency,
-    async ({ task, sample }) => {
-      const rec = await runOneRollout(env, runId, task, sample, req.signal, req.tracing !== false, rolloutSeed(req.seed ?? 0, task.id, sample));
+    // Each rollout gets its own signal that follows the run's, so what a rollout leaves on its signal goes with it.
+    async ({ task, sample }, _index, signal) => {
+      const rec = await runOneRollout(env, runId, task, sample, signal, req.tracing !== false, rolloutSeed(req.seed ?? 0, task.id, sample), noticeWarnings);
       done++;
       if (rec.status === 'succeeded') succeeded++;
       else if (rec.status === 'failed') failed++;
@@ -147,7 +158,7 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
   const rollouts = store
     .listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER })
     .rollouts.filter((r: RolloutRecord) => r.status === 'succeeded' || r.status === 'failed');
-  return { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled };
+  return { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled, warnings: warnings.list() };
 }
 
 /** Runs one rollout end to end; never throws (its failure is recorded on the rollout). */
@@ -159,6 +170,8 @@ export async function runOneRollout(
   signal: AbortSignal | undefined,
   tracing = true,
   seed = rolloutSeed(0, task.id, sample),
+  /** Gets the rollout's spans (in memory, also without tracing) once it has ended. */
+  onEnded?: (spans: readonly SpanRecord[]) => void,
 ): Promise<RolloutRecord> {
   const { store } = env;
   const id = newTraceId();
@@ -170,8 +183,10 @@ export async function runOneRollout(
     split: task.split,
     sample,
     status: 'running',
+    failure: null,
     finalReward: null,
     criteria: null,
+    rewardBreakdown: null,
     judgeFailed: false,
     decision: null,
     expectedDecision: task.expectedDecision,
@@ -182,6 +197,8 @@ export async function runOneRollout(
     endTime: null,
     spanCount: 0,
     agents: [],
+    truncatedAnswers: null,
+    truncatedPrompts: null,
   };
   store.startRollout(record);
   const root = tracer.start('rollout', 'rollout', null, {
@@ -198,24 +215,60 @@ export async function runOneRollout(
     const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal, seed });
     record.decision = outcome.decision;
     record.turns = outcome.turns;
+    // A user graph may ignore ctx.maxTurns: recorded so the run warns and the report counts it under max turns.
+    root.attributes[Attr.turnLimit] = env.config.runner.maxTurns;
+    if (outcome.turns > env.config.runner.maxTurns) root.attributes[Attr.turnLimitExceeded] = true;
     // Kept on the root so views (the comparison) can show what was scored without digging into the judge's messages.
     root.attributes[Attr.finalOutput] = outcome.finalOutput;
     await scoreRollout(env, tracer, root, task, outcome, record, signal, tracing);
-    record.status = 'succeeded';
+    if (outcome.finalOutput) {
+      record.status = 'succeeded';
+    } else {
+      // The graph ran to its end with nothing to show for it: not a success, though it keeps the reward it was scored with.
+      const why = noOutputFailure(tracer.spans(), outcome.failures.map((f) => f.agent));
+      record.status = 'failed';
+      record.failure = why.kind;
+      record.error = noOutputMessage(why, outcome, env.versions);
+    }
   } catch (err) {
     handler?.closeOpen(signal?.aborted ? 'cancelled' : errorMessage(err));
     record.status = signal?.aborted ? 'cancelled' : 'failed';
     record.error = signal?.aborted ? 'cancelled' : errorMessage(err);
+    record.failure = signal?.aborted ? 'cancelled' : classifyThrown(err, record.error);
+    // A rollout that threw has no reward, whatever was scored before the throw: averages count it apart.
+    record.finalReward = null;
   }
   record.endTime = Date.now();
   root.attributes[Attr.decision] = record.decision;
   root.attributes[Attr.rewardValue] = record.finalReward;
   root.attributes[Attr.turn] = record.turns;
+  root.attributes[Attr.failure] = record.failure ?? null;
   tracer.end(root, record.status === 'succeeded' ? 'ok' : 'error', record.error ?? undefined, record.endTime);
   record.agents = summariseAgents(tracer.spans(), env.versions);
   record.spanCount = tracing ? tracer.spans().length : 0;
+  if (tracing) {
+    const cut = truncationCounts(tracer.spans());
+    record.truncatedAnswers = cut.answers;
+    record.truncatedPrompts = cut.prompts;
+  }
   store.finishRollout(record);
+  onEnded?.(tracer.spans());
   return record;
+}
+
+/** The error of a rollout whose graph gave no final output: what happened, and what to change when an answer was cut off. */
+function noOutputMessage(why: ReturnType<typeof noOutputFailure>, outcome: GraphOutcome, versions: AgentVersions): string {
+  const clip = (s: string): string => s.replace(/\s+/g, ' ').slice(0, 300);
+  if (why.kind === 'truncated') {
+    // The graph's own record of the failure names the limit and the setting to raise; a graph without one gets the model's.
+    const recorded = outcome.failures.find((f) => f.agent === why.agent);
+    if (recorded) return `the graph gave no final output: ${recorded.agent}'s answer was ${clip(recorded.error)}`;
+    const model = why.agent ? versions.model(why.agent)?.logical : undefined;
+    const fix = model ? `raise models.${model}.maxTokens in .rollout-lab/lab.json` : 'raise maxTokens of its model in .rollout-lab/lab.json';
+    return `the graph gave no final output: ${why.agent ?? 'an agent'}'s answer was truncated at max_tokens — ${fix}, or ask for a shorter answer`;
+  }
+  const first = outcome.failures[0];
+  return `the graph finished without a final output${first ? ` (${first.agent}: ${clip(first.error)})` : ''}`;
 }
 
 async function scoreRollout(
@@ -293,7 +346,8 @@ async function scoreRollout(
       'rollout_lab.reward.mode': reward.mode,
     });
     const result = await custom.evaluate({
-      task: { id: task.id, goal: task.goal, context: task.context, expectedDecision: task.expectedDecision, meta: structuredClone(task.meta ?? {}) },
+      // The whole task, gold included: the reward is the one place the expected answer goes.
+      task: { id: task.id, goal: task.goal, context: task.context, expected: structuredClone(task.expected ?? task.expectedDecision), expectedDecision: task.expectedDecision, meta: structuredClone(task.meta ?? {}) },
       outcome: { finalOutput: outcome.finalOutput, decision: outcome.decision, turns: outcome.turns, failures: outcome.failures.map((f) => ({ ...f })) },
       spans: Object.freeze(structuredClone([...tracer.spans()])),
       judge,
@@ -301,9 +355,10 @@ async function scoreRollout(
     signal?.throwIfAborted();
     if (result.ok) {
       record.finalReward = judgeReward === null ? result.reward : (1 - reward.customWeight) * judgeReward + reward.customWeight * result.reward;
+      record.rewardBreakdown = { ...result.breakdown };
       span.attributes[Attr.rewardValue] = result.reward;
       span.attributes[Attr.rewardBreakdown] = JSON.stringify(result.breakdown);
-      if (result.info !== undefined) span.attributes['rollout_lab.reward.info'] = result.info;
+      if (result.info !== undefined) span.attributes[Attr.rewardInfo] = result.info;
       tracer.end(span, 'ok');
     } else {
       // A broken reward never loses the rollout: it keeps its trace and gets the penalty.

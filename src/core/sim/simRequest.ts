@@ -61,3 +61,8 @@ export function messageText(m: SimMessage): string {
   if (!c) return '';
   return c.map((p) => p.text ?? '').join('');
 }
+
+/** The whole conversation as text: what seeds an answer, so the same conversation always gets the same one. */
+export function conversationFingerprint(req: SimChatRequest): string {
+  return req.messages.map((m) => `${m.role}:${messageText(m)}`).join('\n');
+}

@@ -5,7 +5,7 @@ import { judgeAnswer } from './judgeAnswer';
 import { juniorAnswer, principalAnswer, protocolAnswer, refinerAnswer, reviewAnswer, supervisorAnswer } from './researchAnswers';
 import { seededRandom, type SeededRandom } from './seededRandom';
 import { readConversation, type SimConversation } from './simConversation';
-import { messageText, type SimChatRequest } from './simRequest';
+import { conversationFingerprint, type SimChatRequest } from './simRequest';
 import { citationsFrom, decideToolCall, type SimToolCall } from './simTools';
 
 /** The assistant turn the simulator gives: text, or tool calls (then content is null). */
@@ -26,6 +26,8 @@ export interface ResponderOptions {
   jsonNoise: boolean;
   /** Return the JSON answer cut short: a model that stopped mid-object. */
   truncateJson?: boolean;
+  /** The calling agent when the request names it (the lab's agent header); else the system prompt's role marker says. */
+  agent?: string | null;
 }
 
 /**
@@ -34,9 +36,9 @@ export interface ResponderOptions {
  * different tasks, agents and samples get different answers.
  */
 export function respond(req: SimChatRequest, opts: ResponderOptions): SimAnswer {
-  const conv = readConversation(req);
-  const fingerprint = req.messages.map((m) => `${m.role}:${messageText(m)}`).join('\n');
-  const rng = seededRandom(opts.seed, conv.agent, req.seed ?? '', fingerprint);
+  const read = readConversation(req);
+  const conv = opts.agent ? { ...read, agent: opts.agent } : read;
+  const rng = seededRandom(opts.seed, conv.agent, req.seed ?? '', conversationFingerprint(req));
   const isJudge = conv.agent === 'Judge' || (conv.agent === null && conv.judgeKeys !== null);
   if (!isJudge) {
     const call = decideToolCall(req, conv, rng);

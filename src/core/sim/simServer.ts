@@ -3,10 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { completionBody, completionChunks } from './simCompletion';
 import type { SimFault, SimFaultHook } from './simFaults';
-import { SimChatRequestSchema, type SimChatRequest } from './simRequest';
-import { respond } from './simResponder';
+import { SimChatRequestSchema, conversationFingerprint, type SimChatRequest } from './simRequest';
+import { respond, type SimAnswer } from './simResponder';
 import { readConversation } from './simConversation';
 import { promptOptimizerAnswer } from './promptOptimizerAnswer';
+import { AGENT_HEADER } from '../llm/client';
+import type { CannedAnswers } from './cannedAnswers';
+import { seededRandom } from './seededRandom';
 
 export interface SimServerOptions {
   /** 0 (default) picks a free port. */
@@ -24,6 +27,8 @@ export interface SimServerOptions {
   maxBodyBytes?: number;
   /** The prompt editor's first rewrite leaves out a placeholder, as a careless model might; default false. */
   editorDropsPlaceholder?: boolean;
+  /** The user's canned answers per agent (lab.json "simulator"), asked before the generic answer. */
+  answers?: CannedAnswers | null;
 }
 
 /** One chat completion request as the server saw it, for tests that check timing and retries. */
@@ -102,7 +107,9 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     const body = parsed.data;
     models.add(body.model);
     const index = requests.length;
-    const agent = readConversation(body).agent;
+    // The lab names the calling agent in a header; a client that does not gets the role marker of its system prompt read.
+    const named = req.headers[AGENT_HEADER];
+    const agent = (Array.isArray(named) ? named[0] : named)?.trim() || readConversation(body).agent;
     const fault = opts.faults?.({ index, agent, request: body }) ?? null;
     requests.push({ index, receivedAt, model: body.model, agent, fault: fault?.kind ?? null });
 
@@ -123,10 +130,14 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
       }
     }
     // A malformed-json fault still answers, with the JSON cut short.
-    if (fault?.kind === 'malformed-json') return answer(res, body, 'truncate');
-    if (fault?.kind === 'not-json') return answer(res, body, 'prose');
+    if (fault?.kind === 'malformed-json') return answer(res, body, 'truncate', agent);
+    if (fault?.kind === 'not-json') return answer(res, body, 'prose', agent);
     if (fault) return sendFault(res, fault);
-    answer(res, body, null);
+    const canned = await opts.answers?.answer(agent, body);
+    if (canned) {
+      return send(res, body, { agent, ...canned, digest: seededRandom(seed, agent, 'canned', conversationFingerprint(body)).digest });
+    }
+    answer(res, body, null, agent);
   }
 
   function sendFault(res: ServerResponse, fault: Exclude<SimFault, { kind: 'hang' | 'malformed-json' | 'not-json' }>): void {
@@ -150,14 +161,18 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     }
   }
 
-  function answer(res: ServerResponse, body: SimChatRequest, damage: 'truncate' | 'prose' | null): void {
+  function answer(res: ServerResponse, body: SimChatRequest, damage: 'truncate' | 'prose' | null, agent: string | null): void {
     const a =
       promptOptimizerAnswer(body, { seed, dropPlaceholder: opts.editorDropsPlaceholder }) ??
-      respond(body, { seed, jsonNoise: opts.jsonNoise ?? true, truncateJson: damage === 'truncate' });
+      respond(body, { seed, jsonNoise: opts.jsonNoise ?? true, truncateJson: damage === 'truncate', agent });
     if (damage === 'prose') {
       a.content = 'Overall this looks reasonable to me, though a few points deserve more thought before going further.';
       a.toolCalls = [];
     }
+    send(res, body, a);
+  }
+
+  function send(res: ServerResponse, body: SimChatRequest, a: SimAnswer): void {
     if (!body.stream) return sendJson(res, 200, completionBody(body, a));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     for (const chunk of completionChunks(body, a)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);

@@ -1,5 +1,6 @@
 import type { BindParams, Database, SqlJsStatic, SqlValue, Statement } from 'sql.js';
 import { migrate } from './catalogSchema';
+import { isFailureKind } from './failureKinds';
 import { appendLoc, decodeLocs, encodeLocs } from './spanLocations';
 import type {
   AgentAggregate,
@@ -40,6 +41,7 @@ type Row = Record<string, SqlValue>;
 const ROLLOUT_COLUMN_LIST = [
   'id', 'run_id', 'task_id', 'split', 'sample', 'status', 'final_reward', 'criteria', 'judge_failed', 'decision',
   'expected_decision', 'turns', 'error', 'simulated', 'start_time', 'end_time', 'span_count', 'writer', 'duration', 'original_reward',
+  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts',
 ];
 const ROLLOUT_COLUMNS = ROLLOUT_COLUMN_LIST.join(', ');
 const ROLLOUT_UPDATES = ROLLOUT_COLUMN_LIST.filter((c) => c !== 'id').map((c) => `${c} = excluded.${c}`).join(', ');
@@ -339,7 +341,7 @@ export class Catalog {
   /** A writer that is gone leaves no running rollouts or runs: they failed, and resume must redo them. */
   private interruptWriter(writerId: string): void {
     this.transaction(() => {
-      this.run(`UPDATE rollouts SET status = 'failed', error = ? WHERE writer = ? AND status = 'running'`, [INTERRUPTED, writerId]);
+      this.run(`UPDATE rollouts SET status = 'failed', error = ?, failure = 'interrupted' WHERE writer = ? AND status = 'running'`, [INTERRUPTED, writerId]);
       this.run(`UPDATE runs SET status = 'interrupted' WHERE writer = ? AND status = 'running'`, [writerId]);
     });
     this.dirty = true;
@@ -647,6 +649,10 @@ function rolloutValues(r: RolloutRecord, writer: string | null): SqlValue[] {
     writer,
     r.endTime === null ? null : r.endTime - r.startTime,
     r.finalReward,
+    r.failure ?? null,
+    r.rewardBreakdown ? JSON.stringify(r.rewardBreakdown) : null,
+    r.truncatedAnswers ?? null,
+    r.truncatedPrompts ?? null,
   ];
 }
 
@@ -658,8 +664,10 @@ function toRollout(r: Row, agents: RolloutAgentRecord[], observedSpans: number):
     split: r['split'] === null ? null : (String(r['split']) as RolloutRecord['split']),
     sample: Number(r['sample']),
     status: String(r['status']) as RolloutStatus,
+    failure: isFailureKind(r['failure']) ? r['failure'] : null,
     finalReward: r['final_reward'] === null ? null : Number(r['final_reward']),
     criteria: r['criteria'] === null ? null : (JSON.parse(String(r['criteria'])) as Record<string, number>),
+    rewardBreakdown: r['reward_breakdown'] === null ? null : (JSON.parse(String(r['reward_breakdown'])) as Record<string, number>),
     judgeFailed: Number(r['judge_failed']) === 1,
     decision: r['decision'] === null ? null : String(r['decision']),
     expectedDecision: r['expected_decision'] === null ? null : String(r['expected_decision']),
@@ -671,6 +679,8 @@ function toRollout(r: Row, agents: RolloutAgentRecord[], observedSpans: number):
     // What the store holds is the truth; the writer's own count stands in only when no span was stored.
     spanCount: observedSpans > 0 ? observedSpans : Number(r['span_count']),
     agents,
+    truncatedAnswers: r['truncated_answers'] === null ? null : Number(r['truncated_answers']),
+    truncatedPrompts: r['truncated_prompts'] === null ? null : Number(r['truncated_prompts']),
   };
 }
 

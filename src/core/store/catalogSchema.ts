@@ -105,6 +105,21 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX prompt_versions_hash ON prompt_versions(hash);
       `),
   },
+  {
+    version: 5,
+    description: "why a rollout failed (its category), the custom reward's breakdown, and answers and prompts cut short",
+    // Adds only what is missing (see version 3). Old rows keep null: the report classifies them from their error as before.
+    up: (db) => {
+      const have = new Set((db.exec(`SELECT name FROM pragma_table_info('rollouts')`)[0]?.values ?? []).map((v) => String(v[0])));
+      const columns: Array<[string, string]> = [
+        ['failure', 'TEXT'],
+        ['reward_breakdown', 'TEXT'],
+        ['truncated_answers', 'INTEGER'],
+        ['truncated_prompts', 'INTEGER'],
+      ];
+      for (const [name, type] of columns) if (!have.has(name)) db.run(`ALTER TABLE rollouts ADD COLUMN ${name} ${type}`);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,4 +1,5 @@
 import type { SpanRecord } from '../trace/span';
+import type { FailureKind } from './failureKinds';
 
 export type RolloutStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type Split = 'train' | 'val';
@@ -26,10 +27,27 @@ export interface RolloutRecord {
   split: Split | null;
   sample: number;
   status: RolloutStatus;
+  /**
+   * Why it did not succeed: null while running and when it succeeded. A
+   * rollout whose graph finished without a final output is 'failed' with
+   * 'no_output' (or 'truncated' when an answer cut at max_tokens is why) and
+   * still has its reward; one that threw has the category of its error and no
+   * reward. Absent in records written before the field existed (read as null).
+   */
+  failure?: FailureKind | null;
   /** null while running or when no reward could be computed. */
   finalReward: number | null;
   /** Per-criterion judge scores, 0..1. */
   criteria: Record<string, number> | null;
+  /** The custom reward's breakdown (reward.module); null without one, or when it failed. Absent in older records. */
+  rewardBreakdown?: Record<string, number> | null;
+  /**
+   * Model answers cut at max_tokens (finish_reason "length") and prompts the
+   * server cut to fit its context, over the rollout's model calls; null (or
+   * absent, in older records) when unknown.
+   */
+  truncatedAnswers?: number | null;
+  truncatedPrompts?: number | null;
   judgeFailed: boolean;
   /** GO / NO-GO (or a user graph's own decision label). */
   decision: string | null;

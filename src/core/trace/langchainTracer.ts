@@ -147,6 +147,9 @@ export class LangChainTracer extends BaseCallbackHandler {
     if (typeof params.temperature === 'number') attrs[Attr.requestTemperature] = params.temperature;
     if (typeof params.max_tokens === 'number') attrs[Attr.requestMaxTokens] = params.max_tokens;
     if (Array.isArray(params.tools) && params.tools.length) attrs['gen_ai.request.tools'] = JSON.stringify(params.tools);
+    // The mode asked for; the end of the call overwrites it with the mode the server took.
+    const format = (params.response_format as { type?: unknown } | undefined)?.type;
+    if (format === 'json_schema' || format === 'json_object') attrs[Attr.structuredOutput] = format;
     if (this.simulated) attrs[Attr.simulated] = true;
     const span = this.tracer.start(`chat ${attrs[Attr.requestModel] ?? ''}`.trim(), 'llm', parent, attrs);
     this.runs.set(runId, { span, parent: span });
@@ -180,10 +183,18 @@ export class LangChainTracer extends BaseCallbackHandler {
     if (logprobs?.content?.length) {
       const lps = logprobs.content.map((t) => t.logprob);
       a[Attr.logprobs] = lps;
-      a['rollout_lab.logprob.tokens'] = logprobs.content.map((t) => t.token);
+      a[Attr.logprobTokens] = logprobs.content.map((t) => t.token);
       a[Attr.logprobMean] = lps.reduce((s, x) => s + x, 0) / lps.length;
     }
     if (Array.isArray(meta.token_ids) && meta.token_ids.length) a[Attr.tokenIds] = meta.token_ids as number[];
+    if (Array.isArray(meta.prompt_token_ids) && meta.prompt_token_ids.length) a[Attr.promptTokenIds] = meta.prompt_token_ids as number[];
+    // Not an error of the call: whoever reads the answer decides whether a cut answer is usable.
+    if (meta.finish_reason === 'length') a[Attr.truncated] = true;
+    if (Array.isArray(meta.tool_call_original_ids)) a[Attr.toolCallOriginalIds] = meta.tool_call_original_ids as string[];
+    if (typeof meta.prompt_estimated_tokens === 'number') a[Attr.promptEstimatedTokens] = meta.prompt_estimated_tokens;
+    if (meta.prompt_truncated === true) a[Attr.promptTruncated] = true;
+    if (typeof meta.structured_output === 'string') a[Attr.structuredOutput] = meta.structured_output;
+    if (typeof meta.structured_output_fallback === 'string') a[Attr.structuredOutputFallback] = meta.structured_output_fallback;
     this.tracer.end(run.span, 'ok');
   }
 

@@ -64,10 +64,27 @@ export const Attr = {
   logprobs: 'rollout_lab.logprobs',
   logprobMean: 'rollout_lab.logprob.mean',
   tokenIds: 'rollout_lab.completion.token_ids',
+  /** On an llm span: the prompt's token ids, from servers that return them (vLLM). */
+  promptTokenIds: 'rollout_lab.prompt.token_ids',
+  logprobTokens: 'rollout_lab.logprob.tokens',
+  /** On an llm span: true when the server stopped the answer at max_tokens (finish_reason "length"). */
+  truncated: 'rollout_lab.truncated',
+  /** On an llm span: true when the server evidently cut the prompt to fit its context (usage.prompt_tokens well under the estimate). */
+  promptTruncated: 'rollout_lab.prompt.truncated',
+  /** On an llm span: a lower bound on the prompt's tokens. */
+  promptEstimatedTokens: 'rollout_lab.prompt.estimated_tokens',
+  /** On an llm span: the server's tool-call ids ("" for none) when some were missing, empty or repeated and were replaced. */
+  toolCallOriginalIds: 'rollout_lab.tool_calls.original_ids',
+  /** On an llm span that asked for a schema: json_schema, json_object or off, as used. */
+  structuredOutput: 'rollout_lab.structured_output',
+  /** On an llm span: why a weaker structured-output mode than configured was used. */
+  structuredOutputFallback: 'rollout_lab.structured_output.fallback',
   turn: 'rollout_lab.turn',
   rewardName: 'rollout_lab.reward.name',
   rewardValue: 'rollout_lab.reward.value',
   rewardBreakdown: 'rollout_lab.reward.breakdown',
+  /** On the custom reward span: the text the reward module gave beside its number. */
+  rewardInfo: 'rollout_lab.reward.info',
   rewardKind: 'rollout_lab.reward.kind',
   decision: 'rollout_lab.decision',
   expectedDecision: 'rollout_lab.expected_decision',
@@ -75,4 +92,9 @@ export const Attr = {
   /** On the rollout's root span: the text the judge scored (the final protocol). */
   finalOutput: 'rollout_lab.output.final',
   parseError: 'rollout_lab.parse_error',
+  /** On the rollout's root span: runner.maxTurns when it ran, and true when the graph's own turn count went over it. */
+  turnLimit: 'rollout_lab.turn_limit',
+  turnLimitExceeded: 'rollout_lab.turn_limit.exceeded',
+  /** On the rollout's root span: why it failed (a FailureKind), or null. */
+  failure: 'rollout_lab.failure',
 } as const;

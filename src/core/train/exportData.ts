@@ -4,23 +4,37 @@ import { open } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { LabConfig } from '../config/schema';
 import { RuntimeFailure, UsageError } from '../errors';
-import { JUNIOR_AGENTS, SENIOR_AGENTS } from '../graph/researchLab/outputs';
 import { fsyncPath, writeFileAtomic } from '../store/atomicFile';
 import { tempFileName } from '../store/storePaths';
 import type { TraceStore } from '../store/traceStore';
-import { SUPERVISOR, banditRecordOfRollout } from './adapters/banditAdapter';
+import { banditRecordOfRollout } from './adapters/banditAdapter';
 import { CREDIT_SCHEMES, DEFAULT_GAMMA, rlRecordsOfRollout, type CreditScheme } from './adapters/rlAdapter';
-import { countSkip, selectRollouts, sortedCounts, type RolloutFilter, type SelectedRollout } from './adapters/rolloutSelection';
+import {
+  agentsWithModelCalls,
+  countSkip,
+  selectRollouts,
+  sortedCounts,
+  type RolloutFilter,
+  type RolloutScope,
+  type SelectedRollout,
+} from './adapters/rolloutSelection';
 import { sftRecordsOfRollout } from './adapters/sftAdapter';
+import { DEFAULT_SFT_MIN_REWARD, defaultTrainingAgents, isResearchLabGraph, requireBanditGraph, type TrainingRole } from './trainingDefaults';
 
 export type ExportFormat = 'sft' | 'rl' | 'bandit';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['sft', 'rl', 'bandit'];
 
+export type ExportSplit = 'train' | 'val' | 'all';
+
 export interface ExportOptions {
   format: ExportFormat;
+  /** Default: see defaultExportAgents. */
   agents?: string[];
   minReward?: number;
-  split?: 'train' | 'val';
+  /** Default 'train', as the pipeline's phases; 'all' reads every split. */
+  split?: ExportSplit;
+  /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
+  includeSimulated?: boolean;
   credit?: CreditScheme;
   gamma?: number;
   promptVersion?: string;
@@ -32,7 +46,9 @@ export interface ExportOptions {
 export interface ResolvedExportOptions {
   agents: string[];
   minReward: number | null;
+  /** null: every split. */
   split: 'train' | 'val' | null;
+  includeSimulated: boolean;
   credit: CreditScheme | null;
   gamma: number | null;
   promptVersion: string | null;
@@ -60,31 +76,40 @@ export interface ExportHooks {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Who each format trains by default: SFT the juniors on successes, GRPO the seniors, the bandit the Supervisor. */
-export const DEFAULT_EXPORT_AGENTS: Record<ExportFormat, readonly string[]> = {
-  sft: JUNIOR_AGENTS,
-  rl: SENIOR_AGENTS,
-  bandit: [SUPERVISOR],
-};
-/** SFT learns from successes only: rollouts at or over this reward. */
-export const DEFAULT_SFT_MIN_REWARD = 0.7;
+/** Exports read the train split unless told otherwise, as the pipeline's phases do. */
+export const DEFAULT_EXPORT_SPLIT: ExportSplit = 'train';
+const EXPORT_SPLITS: readonly ExportSplit[] = ['train', 'val', 'all'];
+const ROLE: Record<ExportFormat, TrainingRole> = { sft: 'sft', rl: 'rl', bandit: 'bandit' };
+
+/**
+ * Who a format trains when no agents are named: on the research-lab graph
+ * SFT the juniors, RL the seniors, the bandit the Supervisor; on a module
+ * graph the agents lab.json marks trainable, else every agent that made
+ * model calls in the rollouts in scope.
+ */
+export function defaultExportAgents(store: TraceStore, config: LabConfig, format: ExportFormat, scope: RolloutScope): string[] {
+  return defaultTrainingAgents(config, ROLE[format], () => agentsWithModelCalls(store, scope));
+}
 
 export function manifestPath(outFile: string): string {
   return `${resolve(outFile)}.manifest.json`;
 }
 
-function resolveOptions(config: LabConfig, opts: ExportOptions): ResolvedExportOptions {
+function resolveOptions(store: TraceStore, config: LabConfig, opts: ExportOptions): ResolvedExportOptions {
   if (!EXPORT_FORMATS.includes(opts.format)) throw new UsageError(`export format must be one of ${EXPORT_FORMATS.join(', ')}, got "${String(opts.format)}"`);
-  const agents = opts.agents?.length ? [...new Set(opts.agents)] : [...DEFAULT_EXPORT_AGENTS[opts.format]];
-  const known = Object.keys(config.agents);
-  const unknown = agents.filter((a) => !known.includes(a));
-  if (unknown.length) throw new UsageError(`unknown agent${unknown.length > 1 ? 's' : ''} ${unknown.map((a) => `"${a}"`).join(', ')} — the agents in lab.json are: ${known.join(', ')}`);
-  if (opts.format === 'bandit' && agents.some((a) => a !== SUPERVISOR)) {
-    throw new UsageError(`the bandit export reads the ${SUPERVISOR}'s decisions; leave out the agents or give ${SUPERVISOR}`);
+  if (opts.format === 'bandit') requireBanditGraph(config);
+  const splitOpt = opts.split ?? DEFAULT_EXPORT_SPLIT;
+  if (!EXPORT_SPLITS.includes(splitOpt)) throw new UsageError(`the split must be train, val or all, got "${String(opts.split)}"`);
+  const split = splitOpt === 'all' ? null : splitOpt;
+  const includeSimulated = opts.includeSimulated === true;
+  const scope: RolloutScope = { ...(split ? { split } : {}), ...(opts.runId !== undefined ? { runId: opts.runId } : {}), includeSimulated };
+  const agents = opts.agents?.length ? [...new Set(opts.agents)] : defaultExportAgents(store, config, opts.format, scope);
+  checkAgentNames(store, config, opts.agents ?? [], scope);
+  if (opts.format === 'bandit' && agents.some((a) => a !== config.bandit.agent)) {
+    throw new UsageError(`the bandit export reads the ${config.bandit.agent}'s decisions; leave out the agents or give ${config.bandit.agent}`);
   }
   const minReward = opts.minReward ?? (opts.format === 'sft' ? DEFAULT_SFT_MIN_REWARD : null);
   if (minReward !== null && !Number.isFinite(minReward)) throw new UsageError(`the minimum reward must be a number, got "${String(minReward)}"`);
-  if (opts.split !== undefined && opts.split !== 'train' && opts.split !== 'val') throw new UsageError(`the split must be train or val, got "${String(opts.split)}"`);
   const rl = opts.format === 'rl';
   const credit = opts.credit ?? 'equal';
   if (!CREDIT_SCHEMES.includes(credit)) throw new UsageError(`credit must be one of ${CREDIT_SCHEMES.join(', ')}, got "${String(credit)}"`);
@@ -93,7 +118,8 @@ function resolveOptions(config: LabConfig, opts: ExportOptions): ResolvedExportO
   return {
     agents,
     minReward,
-    split: opts.split ?? null,
+    split,
+    includeSimulated,
     credit: rl ? credit : null,
     gamma: rl ? gamma : null,
     promptVersion: opts.promptVersion ?? null,
@@ -102,8 +128,25 @@ function resolveOptions(config: LabConfig, opts: ExportOptions): ResolvedExportO
   };
 }
 
-function filterOf(o: ResolvedExportOptions): RolloutFilter {
-  const f: RolloutFilter = { agents: o.agents };
+/**
+ * Named agents must exist: lab.json's agents, or (for a module graph, whose
+ * nodes may call models under names lab.json does not list) agents seen
+ * making model calls in scope.
+ */
+function checkAgentNames(store: TraceStore, config: LabConfig, named: readonly string[], scope: RolloutScope): void {
+  const declared = Object.keys(config.agents);
+  let unknown = named.filter((a) => !declared.includes(a));
+  if (unknown.length && !isResearchLabGraph(config)) {
+    const seen = agentsWithModelCalls(store, { ...scope, includeSimulated: true });
+    unknown = unknown.filter((a) => !seen.includes(a));
+  }
+  if (unknown.length) {
+    throw new UsageError(`unknown agent${unknown.length > 1 ? 's' : ''} ${unknown.map((a) => `"${a}"`).join(', ')} — the agents in lab.json are: ${declared.join(', ')}`);
+  }
+}
+
+function filterOf(o: ResolvedExportOptions, format: ExportFormat): RolloutFilter {
+  const f: RolloutFilter = { agents: o.agents, includeSimulated: o.includeSimulated, keepScoredFailures: format === 'rl' };
   if (o.minReward !== null) f.minReward = o.minReward;
   if (o.split !== null) f.split = o.split;
   if (o.runId !== null) f.runId = o.runId;
@@ -150,10 +193,10 @@ export async function exportTrainingData(
   outFile: string,
   hooks: ExportHooks = {},
 ): Promise<ExportManifest> {
-  const options = resolveOptions(config, opts);
+  const options = resolveOptions(store, config, opts);
   const file = resolve(outFile);
   checkOutFile(file);
-  const filter = filterOf(options);
+  const filter = filterOf(options, opts.format);
   const skipped: Record<string, number> = {};
   const selected = selectRollouts(store, filter, skipped);
   if (opts.format === 'rl') selected.sort(byTaskThenStart);

@@ -18,13 +18,16 @@ import {
   writePhaseRecord,
   type PhaseRecord,
 } from './pipelineState';
+import { DEFAULT_SFT_MIN_REWARD, isResearchLabGraph, trainableAgents } from './trainingDefaults';
 
 /**
- * The phased training pipeline of the lab config: gather rollouts with the
- * baseline models, SFT the juniors on successes, GRPO the seniors, train the
- * Supervisor's bandit (and optimise prompts where a phase asks). Each phase
- * runs on its own; its state lives in pipeline.json. The GPU phases stop at
- * exported, checked data here: the trained model comes back through
+ * The phased training pipeline of the lab config: the phases lab.json
+ * declares, or for the research-lab graph its reference pipeline (gather
+ * rollouts with the baseline models, SFT the juniors on successes, GRPO the
+ * seniors, train the Supervisor's bandit). A module graph has no reference
+ * pipeline: its status shows how to declare one from its own agents. Each
+ * phase runs on its own; its state lives in pipeline.json. The GPU phases
+ * stop at exported, checked data here: the trained model comes back through
  * registerTrainedModel, which makes it the model the next rollouts use.
  */
 
@@ -36,6 +39,18 @@ export interface RunPhaseOptions {
   samples?: number;
   /** Called after each change of the phase's record (the Training view updates live). */
   onUpdate?: (rec: PhaseRecord) => void;
+  /** A data phase: also use simulated rollouts, whatever the phase's own includeSimulated says. */
+  includeSimulated?: boolean;
+}
+
+/** A phase as written in lab.json's training.phases (only the keys it sets). */
+export interface PhaseExample {
+  name: string;
+  kind: 'gather' | 'sft' | 'grpo';
+  agents?: string[];
+  model?: string;
+  samples?: number;
+  minReward?: number;
 }
 
 export interface PhaseStatus {
@@ -56,15 +71,22 @@ export interface PipelineStatus {
   /** The phases' folder, absolute. */
   outputDir: string;
   stateFile: string;
-  /** Whether the phases come from lab.json (false: the reference pipeline). */
+  /** Whether the phases come from lab.json (false: the research-lab graph's reference pipeline, or none for a module graph). */
   declared: boolean;
   phases: PhaseStatus[];
+  /** A module graph with no training.phases: phases built from its own agents and models, ready to paste; null otherwise. */
+  example: PhaseExample[] | null;
   models: ModelStatus[];
 }
 
-/** The phases of the lab: the declared ones, or the reference pipeline when none is declared. */
+/**
+ * The phases of the lab: the declared ones; when none is declared, the
+ * reference pipeline of the research-lab graph, and none for a module graph
+ * (whose agents have no reference roles; see pipelineExample).
+ */
 export function pipelinePhases(config: LabConfig): PhaseConfig[] {
   if (config.training.phases.length > 0) return config.training.phases;
+  if (!isResearchLabGraph(config)) return [];
   const present = (agents: readonly string[]): string[] => agents.filter((a) => config.agents[a]);
   const sharedModel = (agents: string[]): string | undefined => {
     const models = new Set(agents.map((a) => config.agents[a]!.model));
@@ -72,14 +94,54 @@ export function pipelinePhases(config: LabConfig): PhaseConfig[] {
   };
   const juniors = present(JUNIOR_AGENTS);
   const seniors = present(SENIOR_AGENTS);
-  const phase = (p: Partial<PhaseConfig> & Pick<PhaseConfig, 'name' | 'kind'>): PhaseConfig => ({ split: 'train', credit: 'equal', gamma: 0.9, hyperparameters: {}, ...p });
+  const phase = (p: Partial<PhaseConfig> & Pick<PhaseConfig, 'name' | 'kind'>): PhaseConfig => ({
+    split: 'train',
+    credit: 'equal',
+    gamma: 0.9,
+    hyperparameters: {},
+    includeSimulated: false,
+    ...p,
+  });
   const withAgents = (agents: string[]): Partial<PhaseConfig> => (agents.length ? { agents, ...optional('model', sharedModel(agents)) } : {});
   return [
     phase({ name: 'gather', kind: 'gather', samples: config.training.groupSize }),
-    phase({ name: 'sft-juniors', kind: 'sft', minReward: 0.7, ...withAgents(juniors) }),
+    phase({ name: 'sft-juniors', kind: 'sft', minReward: DEFAULT_SFT_MIN_REWARD, ...withAgents(juniors) }),
     phase({ name: 'grpo-seniors', kind: 'grpo', credit: 'equal', ...withAgents(seniors) }),
     phase({ name: 'bandit-supervisor', kind: 'bandit' }),
   ];
+}
+
+/**
+ * A pipeline for a module graph, from its own agents (those marked
+ * trainable, else all of lab.json's) and their models: gather, then SFT and
+ * GRPO of each model's agents, each registering a new version of that model.
+ */
+export function pipelineExample(config: LabConfig): PhaseExample[] {
+  const marked = trainableAgents(config);
+  const agents = marked.length ? marked : Object.keys(config.agents);
+  const byModel = new Map<string, string[]>();
+  for (const a of agents) {
+    const model = config.agents[a]!.model;
+    byModel.set(model, [...(byModel.get(model) ?? []), a]);
+  }
+  const many = byModel.size > 1;
+  const groups = [...byModel.entries()];
+  return [
+    { name: 'gather', kind: 'gather', samples: config.training.groupSize },
+    ...groups.map(([model, group]): PhaseExample => ({ name: many ? `sft-${model}` : 'sft', kind: 'sft', agents: group, model, minReward: DEFAULT_SFT_MIN_REWARD })),
+    ...groups.map(([model, group]): PhaseExample => ({ name: many ? `grpo-${model}` : 'grpo', kind: 'grpo', agents: group, model })),
+  ];
+}
+
+/** The example as lab.json text to paste: the "training" key with one phase a line. */
+export function pipelineExampleText(example: readonly PhaseExample[]): string {
+  const line = (p: PhaseExample): string => `{ ${Object.entries(p).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v).replace(/","/g, '", "')}`).join(', ')} }`;
+  return ['"training": {', '  "phases": [', example.map((p) => `    ${line(p)}`).join(',\n'), '  ]', '}'].join('\n');
+}
+
+/** One line: no pipeline is declared, and the phases to declare (a module graph without training.phases). */
+export function undeclaredPipelineText(config: LabConfig): string {
+  return `this lab runs its own graph (graph.kind "module") and lab.json declares no training.phases — add them to .rollout-lab/lab.json, e.g. "training": ${JSON.stringify({ phases: pipelineExample(config) })}`;
 }
 
 export function pipelineDir(loaded: Pick<LoadedConfig, 'labDir' | 'config'>): string {
@@ -112,13 +174,16 @@ export function pipelineStatus(lab: { loaded: LoadedConfig }): PipelineStatus {
       versions: entry?.versions ?? [],
     };
   });
-  return { outputDir: pipelineDir(loaded), stateFile, declared: loaded.config.training.phases.length > 0, phases, models };
+  const declared = loaded.config.training.phases.length > 0;
+  const example = declared || isResearchLabGraph(loaded.config) ? null : pipelineExample(loaded.config);
+  return { outputDir: pipelineDir(loaded), stateFile, declared, phases, models, example };
 }
 
 /** Finds a phase by name; a clear error lists the names there are. */
 export function findPhase(config: LabConfig, name: string): PhaseConfig {
   const phases = pipelinePhases(config);
   const phase = phases.find((p) => p.name === name);
+  if (!phase && phases.length === 0) throw new UsageError(`no pipeline phase "${name}": ${undeclaredPipelineText(config)}`);
   if (!phase) throw new UsageError(`no pipeline phase "${name}" — the phases are ${phases.map((p) => p.name).join(', ')} (training.phases in .rollout-lab/lab.json)`);
   return phase;
 }
@@ -129,7 +194,7 @@ export function findPhase(config: LabConfig, name: string): PhaseConfig {
  * throws for an unknown phase or one already running in another process.
  */
 export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {}): Promise<PhaseRecord> {
-  const phase = findPhase(lab.loaded.config, name);
+  const phase = withSimulated(findPhase(lab.loaded.config, name), opts);
   const file = pipelineStateFile(lab.loaded);
   const prev = readPipelineState(file).phases[name];
   if (prev?.state === 'running') {
@@ -196,6 +261,13 @@ export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string,
 
 export type PhaseResult = Partial<PhaseRecord> & { error?: string | null };
 
+/** The phase as it runs now: a caller's includeSimulated (a CLI flag, an editor option) over the phase's own. */
+function withSimulated(phase: PhaseConfig, opts: Pick<RunPhaseOptions, 'includeSimulated'>): PhaseConfig {
+  return opts.includeSimulated && !phase.includeSimulated ? { ...phase, includeSimulated: true } : phase;
+}
+
+const SIMULATED_HINT = 'set "includeSimulated": true on the phase (or pass --include-simulated) to use them';
+
 async function runKind(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunPhaseOptions, save: (r: PhaseRecord) => void): Promise<PhaseResult> {
   switch (phase.kind) {
     case 'gather':
@@ -242,6 +314,10 @@ async function gather(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunP
     runId: result.runId,
     counts: out,
     produced: { kind: 'data', id: result.runId },
+    // The simulator is a test double: what it gathers demonstrates the pipeline and teaches a model nothing real.
+    ...(lab.simulated
+      ? { note: `SIMULATED endpoint: these rollouts are a demo of the pipeline, not training data; the data phases leave them out unless they set "includeSimulated": true` }
+      : {}),
     ...(result.cancelled ? { error: 'cancelled' } : {}),
   };
 }
@@ -257,14 +333,16 @@ async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'b
   const report = runPreflight(lab.store, lab.loaded.config, {
     phase: kind,
     ...(phase.agents ? { agents: phase.agents } : {}),
-    ...(phase.minReward !== undefined || kind === 'sft' ? { minReward: phase.minReward ?? 0.7 } : {}),
+    ...(phase.minReward !== undefined || kind === 'sft' ? { minReward: phase.minReward ?? DEFAULT_SFT_MIN_REWARD } : {}),
     ...(dataSplit(phase) ? { split: dataSplit(phase) } : {}),
+    includeSimulated: phase.includeSimulated,
+    includeSimulatedHint: SIMULATED_HINT,
   });
   const checks = report.checks.filter((c) => c.severity !== 'info');
   if (report.ok) return { checks };
   const failing = checks.filter((c) => c.severity === 'error');
   // The report's full counts are in `rollout-lab preflight`; the phase keeps the ones that say how much data there was.
-  const counts = Object.fromEntries(['rollouts', 'usable', 'groups', 'decisions'].filter((k) => report.counts[k] !== undefined).map((k) => [k, report.counts[k]!]));
+  const counts = Object.fromEntries(['rollouts', 'simulated', 'usable', 'groups', 'decisions'].filter((k) => report.counts[k] !== undefined).map((k) => [k, report.counts[k]!]));
   return {
     checks,
     counts,
@@ -273,7 +351,8 @@ async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'b
 }
 
 /** Pre-flight and export of an sft or grpo phase's data (what a GPU job trains on). */
-export async function exportPhaseData(lab: Lab, phase: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal'>): Promise<PhaseResult> {
+export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal' | 'includeSimulated'>): Promise<PhaseResult> {
+  const phase = withSimulated(declared, opts);
   const kind = phase.kind as 'sft' | 'grpo';
   const failed = await preflight(lab, phase, kind);
   if (failed?.error) return failed;
@@ -288,8 +367,9 @@ export async function exportPhaseData(lab: Lab, phase: PhaseConfig, opts: Pick<R
     {
       format: kind === 'sft' ? 'sft' : 'rl',
       ...(phase.agents ? { agents: phase.agents } : {}),
-      ...(kind === 'sft' ? { minReward: phase.minReward ?? 0.7 } : phase.minReward !== undefined ? { minReward: phase.minReward } : {}),
-      ...(dataSplit(phase) ? { split: dataSplit(phase) } : {}),
+      ...(kind === 'sft' ? { minReward: phase.minReward ?? DEFAULT_SFT_MIN_REWARD } : phase.minReward !== undefined ? { minReward: phase.minReward } : {}),
+      split: phase.split,
+      includeSimulated: phase.includeSimulated,
       ...(kind === 'grpo' ? { credit: phase.credit, gamma: phase.gamma } : {}),
     },
     outFile,
@@ -297,6 +377,8 @@ export async function exportPhaseData(lab: Lab, phase: PhaseConfig, opts: Pick<R
   const skipped = Object.values(manifest.counts.skipped).reduce((a, b) => a + b, 0);
   const counts: Record<string, number> = { rollouts: manifest.counts.rollouts, records: manifest.counts.records, skipped };
   if (manifest.counts.groups !== undefined) counts.groups = manifest.counts.groups;
+  const simulated = manifest.counts.skipped.simulated ?? 0;
+  if (simulated) counts.simulated = simulated;
   const rel = (f: string): string => path.relative(lab.loaded.labDir, f).split(path.sep).join('/');
   const model = phase.model ? ` "${phase.model}"` : '';
   return {
@@ -304,18 +386,26 @@ export async function exportPhaseData(lab: Lab, phase: PhaseConfig, opts: Pick<R
     counts,
     files: [rel(outFile), rel(`${outFile}.manifest.json`)],
     produced: { kind: 'data', id: manifest.sha256.slice(0, 12) },
-    note: `data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
+    note: `${simulated ? `${simulated} simulated rollouts left out (${SIMULATED_HINT}); ` : ''}data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
   };
 }
 
 async function banditPhase(lab: Lab, declared: PhaseConfig, opts: RunPhaseOptions): Promise<PhaseResult> {
   // The phase's own split (train by default): validation rollouts stay out of the policy, as they do of SFT and GRPO data.
-  const phase: PhaseConfig = { name: declared.name, kind: 'bandit', split: declared.split, credit: 'equal', gamma: 0.9, hyperparameters: {} };
+  const phase: PhaseConfig = {
+    name: declared.name,
+    kind: 'bandit',
+    split: declared.split,
+    credit: 'equal',
+    gamma: 0.9,
+    hyperparameters: {},
+    includeSimulated: declared.includeSimulated,
+  };
   const failed = await preflight(lab, phase, 'bandit');
   if (failed?.error) return failed;
   if (opts.signal?.aborted) return { error: 'cancelled' };
   const { trainBanditPolicy } = await import('./bandit/policyStore');
-  const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir, dataSplit(phase) ? { split: dataSplit(phase) } : {});
+  const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir, { split: phase.split, includeSimulated: phase.includeSimulated });
   const counts: Record<string, number> = { records: info.records };
   if (info.meanReward !== null) counts.meanReward = info.meanReward;
   return {
@@ -339,7 +429,7 @@ async function apoPhase(lab: Lab, phase: PhaseConfig, opts: RunPhaseOptions): Pr
   const files: string[] = [];
   for (const agent of agents) {
     if (opts.signal?.aborted) return { error: 'cancelled' };
-    const result = await optimizePrompt(lab, { agent, signal: opts.signal, onRound: (r) => opts.log?.(`phase ${phase.name}: ${agent} round ${r.round}`) });
+    const result = await optimizePrompt(lab, { agent, includeSimulated: phase.includeSimulated, signal: opts.signal, onRound: (r) => opts.log?.(`phase ${phase.name}: ${agent} round ${r.round}`) });
     if (opts.signal?.aborted) return { error: 'cancelled' };
     counts[`${agent}.rounds`] = result.rounds.length;
     if (result.best.score !== null) counts[`${agent}.score`] = result.best.score;

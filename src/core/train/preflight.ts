@@ -1,8 +1,8 @@
 /**
  * Pre-flight checks: before a training phase spends GPU time, look at the
  * stored rollouts it would learn from and say, with counts and the offending
- * rollout ids, what would make the phase useless or wrong — failed rollouts,
- * missing rewards, GRPO groups too small or with no reward spread, missing
+ * rollout ids, what would make the phase useless or wrong — simulated
+ * rollouts, failed rollouts, missing rewards, GRPO groups too small or with no reward spread, missing
  * behaviour logprobs, prompts longer than the trainer takes, Supervisor
  * decisions that cannot be replayed, too little data to optimise a prompt.
  *
@@ -12,10 +12,11 @@
 import { resolve } from 'node:path';
 import type { LabConfig } from '../config/schema';
 import { loadDataset, splitTasks } from '../data/dataset';
-import { JUNIOR_AGENTS, SENIOR_AGENTS } from '../graph/researchLab/outputs';
 import type { RolloutRecord, Split } from '../store/types';
 import type { TraceStore } from '../store/traceStore';
 import { Attr, type SpanRecord } from '../trace/span';
+import { agentsWithModelCalls, isScoredFailure, type RolloutScope } from './adapters/rolloutSelection';
+import { DEFAULT_SFT_MIN_REWARD, defaultTrainingAgents, requireBanditGraph, type TrainingRole } from './trainingDefaults';
 
 export type PreflightPhase = 'sft' | 'grpo' | 'bandit' | 'apo';
 export const PREFLIGHT_PHASES: readonly PreflightPhase[] = ['sft', 'grpo', 'bandit', 'apo'];
@@ -46,12 +47,16 @@ export interface PreflightReport {
 
 export interface PreflightOptions {
   phase: PreflightPhase;
-  /** Agents the phase trains; the defaults depend on the phase (see defaultPreflightAgents). */
+  /** Agents the phase trains; the defaults depend on the phase and the graph (see defaultPreflightAgents). */
   agents?: string[];
   /** SFT: rollouts at or over this reward are used (default 0.7). */
   minReward?: number;
   /** Only rollouts of this split (all when left out). */
   split?: Split;
+  /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
+  includeSimulated?: boolean;
+  /** How the caller includes simulated rollouts, said after their count (default: the CLI's flag). */
+  includeSimulatedHint?: string;
   /**
    * APO: validation tasks the dataset has. The caller knows the dataset; when
    * left out, the distinct val-split tasks that have rollouts in the store are counted.
@@ -63,36 +68,29 @@ export interface PreflightOptions {
 export const MAX_LISTED = 50;
 /** Fewer Supervisor decisions than this make a poor bandit. */
 export const MIN_BANDIT_DECISIONS = 20;
-/** SFT keeps rollouts at or over this reward unless told otherwise. */
-export const DEFAULT_SFT_MIN_REWARD = 0.7;
 /** Characters per token of the prompt-length estimate (a tokenizer would be exact). */
 const CHARS_PER_TOKEN = 4;
 
+const ROLE: Record<PreflightPhase, TrainingRole> = { sft: 'sft', grpo: 'rl', bandit: 'bandit', apo: 'apo' };
+const DEFAULT_SIMULATED_HINT = 'pass --include-simulated to use them';
+
 /**
- * The agents a phase trains when none are given: the research lab's juniors
- * (sft) or seniors (grpo) where lab.json has them — a user graph has other
- * agents, so then every agent in lab.json; the bandit's decision agent; every
- * agent for apo.
+ * The agents a phase trains when none are given: on the research-lab graph
+ * the juniors (sft), the seniors (grpo), the bandit's decision agent, every
+ * agent (apo); on a module graph the agents lab.json marks trainable, else
+ * every agent that made model calls in the rollouts in scope.
  */
-export function defaultPreflightAgents(config: LabConfig, phase: PreflightPhase): string[] {
-  const configured = Object.keys(config.agents);
-  const present = (names: readonly string[]): string[] => names.filter((n) => n in config.agents);
-  switch (phase) {
-    case 'sft':
-      return present(JUNIOR_AGENTS).length ? present(JUNIOR_AGENTS) : configured;
-    case 'grpo':
-      return present(SENIOR_AGENTS).length ? present(SENIOR_AGENTS) : configured;
-    case 'bandit':
-      return [config.bandit.agent];
-    case 'apo':
-      return configured;
-  }
+export function defaultPreflightAgents(store: TraceStore, config: LabConfig, phase: PreflightPhase, scope: RolloutScope = {}): string[] {
+  return defaultTrainingAgents(config, ROLE[phase], () => agentsWithModelCalls(store, scope));
 }
 
 /** Runs the checks of one phase over the stored rollouts. */
 export function runPreflight(store: TraceStore, config: LabConfig, opts: PreflightOptions): PreflightReport {
-  const agents = opts.agents?.length ? [...new Set(opts.agents)] : defaultPreflightAgents(config, opts.phase);
+  if (opts.phase === 'bandit') requireBanditGraph(config);
+  const scope: RolloutScope = { ...(opts.split ? { split: opts.split } : {}), includeSimulated: opts.includeSimulated === true };
+  const agents = opts.agents?.length ? [...new Set(opts.agents)] : defaultPreflightAgents(store, config, opts.phase, scope);
   const ctx = new Context(store, config, opts, agents);
+  ctx.simulatedCheck();
   ctx.commonChecks();
   switch (opts.phase) {
     case 'sft':
@@ -123,9 +121,11 @@ interface LlmCall {
 class Context {
   readonly checks: PreflightCheck[] = [];
   readonly counts: Record<string, number> = {};
-  /** Finished rollouts of the split: the phase's candidates. */
+  /** Finished rollouts of the split (simulated ones only when included): the phase's candidates. */
   private readonly finished: RolloutRecord[];
-  /** Succeeded, with a final reward. */
+  /** Finished simulated rollouts of the split, included or not. */
+  private readonly simulated: RolloutRecord[];
+  /** Succeeded with a final reward; for grpo also failures the runner still scored (the negative signal). */
   private readonly usable: RolloutRecord[];
   /** Usable rollouts in which a chosen agent ran. */
   private readonly withAgents: RolloutRecord[];
@@ -138,17 +138,25 @@ class Context {
   ) {
     // Oldest first, so the listed ids follow the order the rollouts ran in.
     const all = store.listRollouts({ ...(opts.split ? { split: opts.split } : {}), sort: 'startTime', order: 'asc' }).rollouts;
-    this.finished = all.filter((r) => r.status !== 'running');
-    this.usable = this.finished.filter((r) => r.status === 'succeeded' && r.finalReward !== null);
+    const finished = all.filter((r) => r.status !== 'running');
+    this.simulated = finished.filter((r) => r.simulated);
+    this.finished = opts.includeSimulated ? finished : finished.filter((r) => !r.simulated);
+    this.usable = this.finished.filter((r) => r.finalReward !== null && (r.status === 'succeeded' || (this.keepsScoredFailures && isScoredFailure(r))));
     this.withAgents = this.usable.filter((r) => this.ranChosen(r));
     this.counts.rollouts = this.finished.length;
-    this.counts.running = all.length - this.finished.length;
+    this.counts.simulated = this.simulated.length;
+    this.counts.running = all.length - finished.length;
     this.counts.usable = this.usable.length;
     this.counts.withAgents = this.withAgents.length;
   }
 
+  /** GRPO compares a group's rollouts with each other: a scored failure (no output) is part of its signal. */
+  private get keepsScoredFailures(): boolean {
+    return this.opts.phase === 'grpo';
+  }
+
   private ranChosen(r: RolloutRecord): boolean {
-    return r.agents.some((a) => this.agents.includes(a.agent) && a.visits > 0);
+    return r.agents.some((a) => this.agents.includes(a.agent) && ran(a));
   }
 
   private add(check: Omit<PreflightCheck, 'rollouts'> & { rollouts?: string[] }, passed: boolean): void {
@@ -166,16 +174,68 @@ class Context {
     return this.opts.split ? ` (${this.opts.split} split)` : '';
   }
 
+  /**
+   * Simulated rollouts answer from a test double: left out unless asked for,
+   * an error when nothing else is in scope (the phase would learn only the
+   * simulator), a warning when included.
+   */
+  simulatedCheck(): void {
+    const n = this.simulated.length;
+    const ids = this.simulated.map((r) => r.id);
+    const fix =
+      'The simulated endpoint is a test double: point the models at a real server (models.<name>.baseUrl in lab.json, or --base-url) and gather again; include simulated rollouts only to try the pipeline out.';
+    if (this.opts.includeSimulated) {
+      this.add(
+        {
+          id: 'simulated-rollouts',
+          severity: 'warning',
+          title: n
+            ? `${n} of ${this.finished.length} rollouts${this.scope} are simulated and included: a model trained on them learns the simulator, not the task`
+            : `no simulated rollouts${this.scope}`,
+          count: n,
+          rollouts: ids,
+          fix,
+        },
+        n === 0,
+      );
+      return;
+    }
+    const hint = this.opts.includeSimulatedHint ?? DEFAULT_SIMULATED_HINT;
+    const only = n > 0 && this.finished.length === 0;
+    this.add(
+      {
+        id: 'simulated-rollouts',
+        severity: only ? 'error' : 'info',
+        title: only
+          ? `all ${n} rollouts${this.scope} are simulated, so nothing is left to train on: ${n} simulated rollouts left out (${hint})`
+          : n
+            ? `${n} simulated rollouts${this.scope} left out (${hint})`
+            : `no simulated rollouts${this.scope}`,
+        count: n,
+        rollouts: only ? ids : [],
+        fix,
+      },
+      n === 0,
+    );
+  }
+
   commonChecks(): void {
-    const failed = this.finished.filter((r) => r.status === 'failed' || r.status === 'cancelled');
+    const failed = this.finished.filter(
+      (r) => r.status === 'cancelled' || (r.status === 'failed' && !(this.keepsScoredFailures && isScoredFailure(r))),
+    );
+    const scored = this.keepsScoredFailures ? this.usable.filter(isScoredFailure) : [];
     this.counts.failed = failed.length;
+    if (this.keepsScoredFailures) this.counts.scoredFailures = scored.length;
+    const kept = scored.length ? `${scored.length} failed with a reward (no output) and are kept: GRPO learns from them too` : '';
     this.add(
       {
         id: 'failed-rollouts',
         severity: 'warning',
         title: failed.length
-          ? `${failed.length} of ${this.finished.length} rollouts${this.scope} failed or were cancelled; they are left out`
-          : `no failed or cancelled rollouts among ${this.finished.length}${this.scope}`,
+          ? `${failed.length} of ${this.finished.length} rollouts${this.scope} failed or were cancelled; they are left out${kept ? `; ${kept}` : ''}`
+          : kept
+            ? `of ${this.finished.length} rollouts${this.scope}, ${kept}`
+            : `no failed or cancelled rollouts among ${this.finished.length}${this.scope}`,
         count: failed.length,
         rollouts: failed.map((r) => r.id),
         fix: 'Open a failed rollout to see its error; fix the endpoint or the graph and re-run with `rollout-lab run --resume RUN`.',
@@ -202,13 +262,16 @@ class Context {
 
     const judgeFailed = this.usable.filter((r) => r.judgeFailed);
     this.counts.judgeFailed = judgeFailed.length;
+    // A rollout the judge ran on has criterion scores; with a custom reward in mode "replace" it may never run.
+    const judged = this.usable.filter((r) => r.criteria !== null).length;
+    this.counts.judged = judged;
     this.add(
       {
         id: 'judge-failures',
         severity: 'warning',
         title: judgeFailed.length
           ? `the judge failed on ${judgeFailed.length} rollouts; their reward is the penalty ${this.config.reward.judgeFailurePenalty}, not a score`
-          : 'the judge scored every rollout',
+          : this.scoredBy(judged),
         count: judgeFailed.length,
         rollouts: judgeFailed.map((r) => r.id),
         fix: 'Check the judge model (reward.judge.model) and its answers in these traces, then re-run them, or leave them out with a minimum reward.',
@@ -216,7 +279,20 @@ class Context {
       judgeFailed.length === 0,
     );
 
-    const missing = this.agents.filter((agent) => !this.usable.some((r) => r.agents.some((a) => a.agent === agent && a.visits > 0)));
+    if (this.agents.length === 0) {
+      this.add(
+        {
+          id: 'agents-without-rollouts',
+          severity: 'error',
+          title: `no agent made model calls in the usable rollouts${this.scope}, so there is nothing to train`,
+          count: 1,
+          fix: `Run rollouts first (\`rollout-lab run --samples N\`), or name the agents (--agents), or mark them "trainable": true in lab.json: ${Object.keys(this.config.agents).join(', ') || '(none)'}.`,
+        },
+        false,
+      );
+      return;
+    }
+    const missing = this.agents.filter((agent) => !this.usable.some((r) => r.agents.some((a) => a.agent === agent && ran(a))));
     this.add(
       {
         id: 'agents-without-rollouts',
@@ -229,6 +305,18 @@ class Context {
       },
       missing.length === 0,
     );
+  }
+
+  /** What scored the usable rollouts, when the judge never failed: said from lab.json's reward and the stored judge scores. */
+  private scoredBy(judged: number): string {
+    const n = this.usable.length;
+    const { module, mode } = this.config.reward;
+    if (module) {
+      if (mode === 'combine') return `the custom reward ${module} and the judge scored the rollouts (mode "combine"); the judge scored ${judged} of ${n}`;
+      return `the custom reward ${module} scored the ${n} rollouts (mode "replace"); ${judged ? `the judge ran on ${judged} of them, when the module asked for it` : 'the judge never ran'}`;
+    }
+    if (judged === n) return n ? 'the judge scored every rollout' : 'no usable rollout to be scored yet';
+    return `the judge scored ${judged} of ${n} rollouts; the other ${n - judged} have no judge scores (no final output to judge: reward.noOutputReward)`;
   }
 
   sftChecks(): void {
@@ -382,7 +470,7 @@ class Context {
     const want = this.config.optimize.lowRewardRollouts;
     const short: string[] = [];
     for (const agent of this.agents) {
-      const n = this.usable.filter((r) => r.agents.some((a) => a.agent === agent && a.visits > 0)).length;
+      const n = this.usable.filter((r) => r.agents.some((a) => a.agent === agent && ran(a))).length;
       if (n < want) short.push(`${agent} (${n})`);
     }
     this.add(
@@ -422,7 +510,7 @@ class Context {
   /** Rollouts of one task whose chosen agents ran the same prompt and model versions. */
   private groupKey(r: RolloutRecord): string {
     const versions = r.agents
-      .filter((a) => this.agents.includes(a.agent) && a.visits > 0)
+      .filter((a) => this.agents.includes(a.agent) && ran(a))
       .map((a) => `${a.agent}=${a.promptVersion ?? '-'}/${a.model ?? '-'}@${a.modelVersion ?? '-'}`)
       .sort();
     return JSON.stringify([r.taskId, versions]);
@@ -459,6 +547,11 @@ class Context {
       long.length === 0,
     );
   }
+}
+
+/** Whether an agent did something in a rollout: a visit of its node, or a model call (a module graph's node may be named otherwise). */
+function ran(a: RolloutRecord['agents'][number]): boolean {
+  return a.visits > 0 || a.llmCalls > 0;
 }
 
 function uniqueIds(calls: Array<{ rolloutId: string }>): string[] {

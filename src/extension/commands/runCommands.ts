@@ -137,7 +137,9 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval'): Promise<RunPlan | undefi
 async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: 'run' | 'eval', plan: RunPlan): Promise<RunSummaryResult | EvaluateResult> {
   const { output, service } = ctx;
   const { runRollouts } = await import('../../core/rollout/runner');
+  const { warningSummaryLine } = await import('../../core/rollout/runWarnings');
   const { computeMetrics } = await import('../../core/reward/metrics');
+  const { rewardSetupOf } = await import('../../core/reward/rewardSetup');
   const { config } = lab.loaded;
   const seed = config.runner.seed;
   const ds = await lab.loadDataset(plan.dataset);
@@ -181,6 +183,13 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
             }
             service.notifyStoreChanged(folder);
           },
+          // Once per kind and run: a cut prompt or a failing reward hides behind plausible numbers otherwise.
+          onWarning: (w) => {
+            output.appendLine(`warning: ${w.message}`);
+            void vscode.window.showWarningMessage(`Rollout Lab${sim}: ${w.message}`, 'Show Output').then((a) => {
+              if (a) output.show(true);
+            });
+          },
         });
       } finally {
         sub.dispose();
@@ -189,10 +198,11 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   );
   service.notifyStoreChanged(folder);
 
-  const metrics = computeMetrics(result.rollouts, Object.keys(config.reward.criteria));
+  const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
   const mean = metrics.averageFinalReward === null ? 'n/a' : metrics.averageFinalReward.toFixed(3);
   output.appendLine(`run ${result.runId}: ${metrics.rollouts} rollouts, ${metrics.succeeded} succeeded, ${metrics.failed} failed, mean reward ${mean}${sim}`);
   if (result.cancelled) output.appendLine(`cancelled — resume from a terminal with: rollout-lab ${mode} --resume ${result.runId} --workspace ${folder}`);
+  for (const w of result.warnings) output.appendLine(`warning: ${warningSummaryLine(w, result.ranNow)}`);
 
   const allFailed = metrics.rollouts > 0 && metrics.succeeded === 0;
   if (allFailed) {
@@ -208,9 +218,9 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
     output.show(true);
     await openReport(ctx, folder, result.runId);
     if (!allFailed) {
-      const align = metrics.decisionAlignment === null ? 'n/a' : `${metrics.decisionAlignment.toFixed(1)} %`;
+      const align = !metrics.shape.alignment ? '' : `, decision alignment ${metrics.decisionAlignment === null ? 'n/a' : `${metrics.decisionAlignment.toFixed(1)} %`}`;
       void vscode.window.showInformationMessage(
-        `Rollout Lab${sim}: evaluation of ${metrics.rollouts} val rollouts — success ${metrics.executionSuccessRate.toFixed(1)} %, mean reward ${mean}, decision alignment ${align}`,
+        `Rollout Lab${sim}: evaluation of ${metrics.rollouts} val rollouts — success ${metrics.executionSuccessRate.toFixed(1)} %, mean reward ${mean}${align}`,
       );
     }
     return { ...metrics, runId: result.runId, simulated: lab.simulated, cancelled: result.cancelled };

@@ -2,6 +2,7 @@ import type { LoadedConfig } from '../../core/config/loader';
 import type { LabConfig } from '../../core/config/schema';
 import { knownAirTargets, previewAirRules, validateAirRules } from '../../core/reward/airRules';
 import { rescoreStoredRollouts } from '../../core/reward/rescoreStore';
+import { SCORED_STATUSES, isScored } from '../../core/reward/scoredRollouts';
 import type { TraceStore } from '../../core/store/traceStore';
 import type { RolloutQuery, RolloutRecord } from '../../core/store/types';
 import type { RequestParamsOf, RequestResults } from '../../shared/protocol';
@@ -14,8 +15,8 @@ import { whatIfAnswer } from './whatIf';
 
 export function weightsConfig(loaded: LoadedConfig, store: TraceStore): RequestResults['weights/get'] {
   const { config } = loaded;
-  // The rollouts a re-score considers: finished successfully, with a reward.
-  const withReward = store.listRollouts({ status: 'succeeded' }).rollouts.filter((r) => r.finalReward !== null);
+  // The rollouts a re-score considers: those with a reward (isScored), as every mean reward counts them.
+  const withReward = store.listRollouts({ status: [...SCORED_STATUSES] }).rollouts.filter(isScored);
   return {
     configFile: loaded.file,
     criteria: criteriaList(config),

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
-import type { BanditPolicyInfo } from '../../core/train/bandit/policyStore';
+import type { BanditPolicyInfo, BanditTrainResult } from '../../core/train/bandit/policyStore';
 import { commandArgument, type FeatureContext } from '../featureContext';
 
 /**
@@ -9,7 +9,13 @@ import { commandArgument, type FeatureContext } from '../featureContext';
  * BanditPolicyInfo; Show returns the active version and the list, and with
  * `activate` makes that version active (null: roll back / off).
  */
-const TrainArgs = z.strictObject({ workspace: z.string().min(1).optional() });
+const TrainArgs = z.strictObject({
+  workspace: z.string().min(1).optional(),
+  /** Default train, as the pipeline's phases. */
+  split: z.enum(['train', 'val', 'all']).optional(),
+  /** Decisions of simulated rollouts are left out unless this is true. */
+  includeSimulated: z.boolean().optional(),
+});
 const ShowArgs = z.strictObject({
   workspace: z.string().min(1).optional(),
   activate: z.string().min(1).nullable().optional(),
@@ -30,9 +36,9 @@ function parseArgs<T>(schema: z.ZodType<T>, raw: unknown, command: string, shape
   throw new Error(`invalid arguments for ${command}: ${where}${issue?.message ?? ''} — expected ${shape}`);
 }
 
-async function trainBandit(ctx: FeatureContext, raw: unknown): Promise<BanditPolicyInfo> {
+async function trainBandit(ctx: FeatureContext, raw: unknown): Promise<BanditTrainResult> {
   const given = commandArgument(raw);
-  const args = given === undefined ? {} : parseArgs(TrainArgs, given, 'Train Supervisor Bandit', '{ workspace? }');
+  const args = given === undefined ? {} : parseArgs(TrainArgs, given, 'Train Supervisor Bandit', '{ workspace?, split?: "train" | "val" | "all", includeSimulated? }');
   const { trainBanditPolicy } = await import('../../core/train/bandit/policyStore');
   const { info, mode } = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: 'Training the Supervisor bandit…' },
@@ -40,11 +46,13 @@ async function trainBandit(ctx: FeatureContext, raw: unknown): Promise<BanditPol
       ctx.lab.withLab(args.workspace, async (lab) => {
         // Rollouts another process finished since the last look are training data too.
         await lab.store.refresh();
-        return { info: await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir), mode: lab.loaded.config.bandit.mode };
+        const opts = { ...(args.split ? { split: args.split } : {}), includeSimulated: args.includeSimulated === true };
+        return { info: await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir, opts), mode: lab.loaded.config.bandit.mode };
       }),
   );
   const mean = info.meanReward === null ? 'n/a' : info.meanReward.toFixed(3);
-  ctx.log(`bandit: trained ${info.version} (${info.algorithm}) on ${info.records} decisions, mean reward ${mean}; now active`);
+  const left = info.simulatedLeftOut ? `; ${info.simulatedLeftOut} simulated rollouts left out (pass { includeSimulated: true } to use them)` : '';
+  ctx.log(`bandit: trained ${info.version} (${info.algorithm}) on ${info.records} decisions of the ${info.split ?? 'all'} split${info.split ? '' : 's'}, mean reward ${mean}; now active${left}`);
   const hint = mode === 'off' ? ' bandit.mode is "off" in lab.json: set it to "advise" or "decide" for rollouts to use it.' : '';
   if (given === undefined) void vscode.window.showInformationMessage(`Supervisor bandit ${info.version} trained on ${info.records} decisions (mean reward ${mean}) and activated.${hint}`);
   return info;

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Lab } from '../../core/rollout/lab';
 import type { ExportFormat, ExportManifest, ExportOptions } from '../../core/train/exportData';
 import { commandArgument, type FeatureContext } from '../featureContext';
+import { askIncludeSimulated } from './simulatedRolloutsPick';
 
 /**
  * The argument of Export Training Data that skips the pickers and the save
@@ -15,7 +16,10 @@ export const ExportDataArgsSchema = z.strictObject({
   out: z.string().min(1),
   agents: z.array(z.string().min(1)).min(1).optional(),
   minReward: z.number().optional(),
-  split: z.enum(['train', 'val']).optional(),
+  /** Default train, as the pipeline's phases; 'all' reads every split. */
+  split: z.enum(['train', 'val', 'all']).optional(),
+  /** Rollouts of the simulated endpoint are left out unless this is true. */
+  includeSimulated: z.boolean().optional(),
   credit: z.enum(['equal', 'last', 'discounted']).optional(),
   gamma: z.number().min(0).max(1).optional(),
   /** Which workspace folder's lab, when several folders have one. */
@@ -42,7 +46,7 @@ function parseArgs(given: unknown): ExportDataArgs {
   const issue = parsed.error.issues[0];
   const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
   throw new Error(
-    `invalid arguments for Export Training Data: ${where}${issue?.message ?? ''} — expected { format: "sft" | "rl" | "bandit", out, agents?, minReward?, split?, credit? }`,
+    `invalid arguments for Export Training Data: ${where}${issue?.message ?? ''} — expected { format: "sft" | "rl" | "bandit", out, agents?, minReward?, split?: "train" | "val" | "all", includeSimulated?, credit? }`,
   );
 }
 
@@ -59,6 +63,7 @@ async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<Exp
     if (chosen.agents) opts.agents = chosen.agents;
     if (chosen.minReward !== undefined) opts.minReward = chosen.minReward;
     if (chosen.split) opts.split = chosen.split;
+    if (chosen.includeSimulated) opts.includeSimulated = true;
     if (chosen.credit) opts.credit = chosen.credit;
     if (chosen.gamma !== undefined) opts.gamma = chosen.gamma;
     const file = path.resolve(folder, chosen.out);
@@ -98,19 +103,50 @@ async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<Exp
 function summaryLine(m: ExportManifest): string {
   const groups = m.counts.groups !== undefined ? ` in ${m.counts.groups} task groups` : '';
   const skipped = Object.values(m.counts.skipped).reduce((s, n) => s + n, 0);
-  return `Exported ${m.counts.records} ${m.format.toUpperCase()} records from ${m.counts.rollouts} rollouts${groups} to ${path.basename(m.file)}${skipped ? ` (${skipped} skipped)` : ''}`;
+  const simulated = m.counts.skipped.simulated ?? 0;
+  const left = simulated ? `; ${simulated} simulated rollouts left out (export again choosing "Include simulated rollouts", or with includeSimulated: true, to use them)` : '';
+  return `Exported ${m.counts.records} ${m.format.toUpperCase()} records from ${m.counts.rollouts} rollouts${groups} to ${path.basename(m.file)}${skipped ? ` (${skipped} skipped${left})` : ''}`;
 }
 
 async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {
-  const { DEFAULT_EXPORT_AGENTS, DEFAULT_SFT_MIN_REWARD } = await import('../../core/train/exportData');
-  const format = await vscode.window.showQuickPick(FORMAT_ITEMS, { title: TITLE, placeHolder: 'Which training data?' });
+  const { defaultExportAgents } = await import('../../core/train/exportData');
+  const { simulatedInScope } = await import('../../core/train/adapters/rolloutSelection');
+  const { DEFAULT_SFT_MIN_REWARD, isResearchLabGraph } = await import('../../core/train/trainingDefaults');
+  const { config } = lab.loaded;
+  // The bandit learns the research-lab Supervisor's choice; a module graph records none.
+  const formats = isResearchLabGraph(config) ? FORMAT_ITEMS : FORMAT_ITEMS.filter((f) => f.format !== 'bandit');
+  const format = await vscode.window.showQuickPick(formats, { title: TITLE, placeHolder: 'Which training data?' });
   if (!format) return undefined;
   const args: Partial<ExportDataArgs> & { format: ExportFormat } = { format: format.format };
 
+  const split = await vscode.window.showQuickPick(
+    [
+      { label: 'train', description: 'the default, as the pipeline\u2019s phases', split: 'train' as const },
+      { label: 'val', split: 'val' as const },
+      { label: 'All', description: 'train and val rollouts', split: 'all' as const },
+    ],
+    { title: `${TITLE}: split`, placeHolder: 'Rollouts of which split?' },
+  );
+  if (!split) return undefined;
+  args.split = split.split;
+
+  const scope = { ...(split.split === 'all' ? {} : { split: split.split }) };
+  const simulated = simulatedInScope(lab.store, scope);
+  if (simulated > 0) {
+    const include = await askIncludeSimulated(TITLE, simulated);
+    if (include === undefined) return undefined;
+    if (include) args.includeSimulated = true;
+  }
+
   if (format.format !== 'bandit') {
-    const defaults = DEFAULT_EXPORT_AGENTS[format.format];
+    const defaults = defaultExportAgents(lab.store, config, format.format, { ...scope, includeSimulated: args.includeSimulated === true });
     const agents = await vscode.window.showQuickPick(
-      Object.entries(lab.loaded.config.agents).map(([name, a]) => ({ label: name, description: `model ${a.model}`, picked: defaults.includes(name) })),
+      // A module graph's node may call a model under a name lab.json does not list: it is offered too.
+      [...Object.keys(config.agents), ...defaults.filter((a) => !(a in config.agents))].map((name) => ({
+        label: name,
+        description: config.agents[name] ? `model ${config.agents[name]!.model}` : 'made model calls; not in lab.json',
+        picked: defaults.includes(name),
+      })),
       { title: `${TITLE}: agents`, placeHolder: 'Agents whose model calls become training examples', canPickMany: true },
     );
     if (!agents || agents.length === 0) return undefined;
@@ -125,17 +161,6 @@ async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {
   });
   if (minText === undefined) return undefined;
   if (minText.trim() !== '') args.minReward = Number(minText);
-
-  const split = await vscode.window.showQuickPick(
-    [
-      { label: 'All', description: 'train and val rollouts', split: undefined },
-      { label: 'train', split: 'train' as const },
-      { label: 'val', split: 'val' as const },
-    ],
-    { title: `${TITLE}: split`, placeHolder: 'Rollouts of which split?' },
-  );
-  if (!split) return undefined;
-  if (split.split) args.split = split.split;
 
   if (format.format === 'rl') {
     const credit = await vscode.window.showQuickPick(

@@ -25,6 +25,8 @@ const LaunchArgs = z.strictObject({
   serve: z.boolean().optional(),
   folder: z.string().optional(),
   dryRun: z.boolean().optional(),
+  /** Also train on simulated rollouts (the phase's own includeSimulated does the same). */
+  includeSimulated: z.boolean().optional(),
 });
 type LaunchArgs = z.infer<typeof LaunchArgs>;
 
@@ -119,7 +121,7 @@ function parseArgs<T>(schema: z.ZodType<T>, raw: unknown, usage: string): T {
 async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord | DryRun | undefined> {
   const { ctx, followers, output } = jobs;
   const explicit = commandArgument(arg);
-  const args: LaunchArgs | undefined = explicit === undefined ? undefined : parseArgs(LaunchArgs, explicit, 'Launch Training Phase takes { phase, target?, baseModel?, hyperparameters?, serve?, folder?, dryRun? }');
+  const args: LaunchArgs | undefined = explicit === undefined ? undefined : parseArgs(LaunchArgs, explicit, 'Launch Training Phase takes { phase, target?, baseModel?, hyperparameters?, serve?, folder?, dryRun?, includeSimulated? }');
   const node = arg as TrainingNode | undefined;
   const fromPhase = node?.kind === 'phase' ? node : undefined;
   const folder = ctx.lab.resolveFolder(args?.folder ?? fromPhase?.folder);
@@ -127,7 +129,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
   const loaded = await loadConfig(folder);
   let opts: TrainOptions;
   if (args) {
-    opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, hyperparameters: args.hyperparameters, serve: args.serve };
+    opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, hyperparameters: args.hyperparameters, serve: args.serve, ...(args.includeSimulated ? { includeSimulated: true } : {}) };
   } else {
     const { pipelinePhases } = await import('../../core/train/pipeline');
     const { referenceHyperparameters } = await import('../../core/train/jobs/jobBundle');
@@ -303,6 +305,7 @@ const OnlineArgs = z.strictObject({
   tasks: z.number().int().min(1).optional(),
   samples: z.number().int().min(2).optional(),
   folder: z.string().optional(),
+  includeSimulated: z.boolean().optional(),
 });
 
 /**
@@ -313,7 +316,7 @@ const OnlineArgs = z.strictObject({
 async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core/train/jobs/onlineTraining').OnlineResult | undefined> {
   const { ctx, followers, output } = jobs;
   const explicit = commandArgument(arg);
-  const args = explicit === undefined ? {} : parseArgs(OnlineArgs, explicit, 'Start Online Training takes { phase?, target?, rounds?, tasks?, samples?, folder? }');
+  const args = explicit === undefined ? {} : parseArgs(OnlineArgs, explicit, 'Start Online Training takes { phase?, target?, rounds?, tasks?, samples?, folder?, includeSimulated? }');
   const folder = ctx.lab.resolveFolder(args.folder);
   const { loadConfig } = await import('../../core/config/loader');
   const loaded = await loadConfig(folder);
@@ -321,7 +324,11 @@ async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core
   const grpo = pipelinePhases(loaded.config).filter((p) => p.kind === 'grpo');
   let phase = args.phase;
   if (!phase) {
-    if (grpo.length === 0) throw new Error('no grpo phase in training.phases (or the reference pipeline) — online training updates a grpo phase');
+    if (grpo.length === 0) {
+      const { undeclaredPipelineText } = await import('../../core/train/pipeline');
+      const how = loaded.config.training.phases.length || loaded.config.graph.kind === 'research-lab' ? 'declare one under "training.phases" in .rollout-lab/lab.json' : undeclaredPipelineText(loaded.config);
+      throw new Error(`no grpo phase to update — online training updates a grpo phase: ${how}`);
+    }
     phase = grpo.length === 1 ? grpo[0]!.name : (await vscode.window.showQuickPick(grpo.map((p) => ({ label: p.name, description: (p.agents ?? []).join(', ') })), { title: 'Start Online Training: the phase' }))?.label;
     if (!phase) return undefined;
   }
@@ -345,7 +352,16 @@ async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core
     ctx.lab.withLab(folder, (lab) =>
       onlineTraining(
         lab,
-        { phase: phase!, ...(target ? { target } : {}), rounds: rounds!, ...(args.tasks ? { tasks: args.tasks } : {}), ...(args.samples ? { samples: args.samples } : {}), secrets, signal },
+        {
+          phase: phase!,
+          ...(target ? { target } : {}),
+          rounds: rounds!,
+          ...(args.tasks ? { tasks: args.tasks } : {}),
+          ...(args.samples ? { samples: args.samples } : {}),
+          ...(args.includeSimulated ? { includeSimulated: true } : {}),
+          secrets,
+          signal,
+        },
         () => ctx.lab.openDetached(folder),
         { ...hooks, onRound: () => ctx.lab.notifyStoreChanged(folder) },
       ),

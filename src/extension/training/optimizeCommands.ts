@@ -14,6 +14,8 @@ export const OptimizeArgsSchema = z.strictObject({
   validationTasks: z.number().int().min(1).max(500).optional(),
   /** Write the winner at once (when it beats the current prompt). */
   apply: z.boolean().optional(),
+  /** Show the critic simulated rollouts as low-reward examples too (left out by default). */
+  includeSimulated: z.boolean().optional(),
   /** Which workspace folder's lab, when several folders have one. */
   workspace: z.string().min(1).optional(),
 });
@@ -45,7 +47,7 @@ async function optimizePromptCommand(ctx: FeatureContext, docs: Map<string, stri
     const parsed = OptimizeArgsSchema.safeParse(given);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new Error(`invalid arguments for Optimize Prompt: ${issue?.path.length ? `${issue.path.join('.')}: ` : ''}${issue?.message ?? ''} — expected { agent, rounds?, beam?, candidates?, validationTasks?, apply? }`);
+      throw new Error(`invalid arguments for Optimize Prompt: ${issue?.path.length ? `${issue.path.join('.')}: ` : ''}${issue?.message ?? ''} — expected { agent, rounds?, beam?, candidates?, validationTasks?, apply?, includeSimulated? }`);
     }
     args = parsed.data;
   }
@@ -145,8 +147,9 @@ async function run(ctx: FeatureContext, lab: Lab, folder: string, agent: string,
   );
 }
 
-function pick(a: Partial<OptimizeArgs>): { rounds?: number; beam?: number; candidates?: number; validationTasks?: number } {
-  const out: { rounds?: number; beam?: number; candidates?: number; validationTasks?: number } = {};
+function pick(a: Partial<OptimizeArgs>): { rounds?: number; beam?: number; candidates?: number; validationTasks?: number; includeSimulated?: boolean } {
+  const out: { rounds?: number; beam?: number; candidates?: number; validationTasks?: number; includeSimulated?: boolean } = {};
+  if (a.includeSimulated) out.includeSimulated = true;
   if (a.rounds !== undefined) out.rounds = a.rounds;
   if (a.beam !== undefined) out.beam = a.beam;
   if (a.candidates !== undefined) out.candidates = a.candidates;

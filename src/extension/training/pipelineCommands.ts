@@ -12,6 +12,8 @@ interface RunPhaseArgs {
   /** A gather phase: fewer tasks or samples than declared. */
   limit?: number;
   samples?: number;
+  /** A data phase: also use simulated rollouts (the phase's own includeSimulated does the same). */
+  includeSimulated?: boolean;
 }
 
 /** `rolloutLab.rollbackModelVersion`'s argument object; `confirm: true` skips the question. */
@@ -81,6 +83,7 @@ async function runTrainingPhase(ctx: FeatureContext, tree: TrainingTree, arg: un
             log: ctx.log,
             limit: args.limit,
             samples: args.samples,
+            ...(args.includeSimulated ? { includeSimulated: true } : {}),
             onUpdate: (r) => {
               const c = r.counts;
               if (r.state === 'running' && c.planned) progress.report({ message: `${c.rollouts ?? 0}/${c.planned} rollouts` });
@@ -114,10 +117,29 @@ async function phaseArgs(ctx: FeatureContext, tree: TrainingTree, arg: unknown):
       if (typeof x !== 'number' || !Number.isInteger(x) || x < 1) throw new Error(`${name} must be a whole number ≥ 1`);
       return x;
     };
-    return { phase: a.phase, folder: typeof a.folder === 'string' ? a.folder : undefined, limit: int(a.limit, 'limit'), samples: int(a.samples, 'samples') };
+    if (a.includeSimulated !== undefined && typeof a.includeSimulated !== 'boolean') throw new Error('includeSimulated must be true or false');
+    return {
+      phase: a.phase,
+      folder: typeof a.folder === 'string' ? a.folder : undefined,
+      limit: int(a.limit, 'limit'),
+      samples: int(a.samples, 'samples'),
+      ...(a.includeSimulated ? { includeSimulated: true } : {}),
+    };
   }
   const folder = ctx.lab.resolveFolder();
   const status = await tree.status(folder);
+  if (status.example) {
+    // A module graph without training.phases: nothing to pick; say how to declare its pipeline.
+    const choice = await vscode.window.showInformationMessage(
+      'No training pipeline is declared: this lab runs its own graph, which has no reference pipeline. Add "training.phases" to lab.json (the Training view shows an example built from its agents).',
+      'Copy Example',
+    );
+    if (choice === 'Copy Example') {
+      const { pipelineExampleText } = await import('../../core/train/pipeline');
+      await vscode.env.clipboard.writeText(pipelineExampleText(status.example));
+    }
+    return undefined;
+  }
   const picked = await vscode.window.showQuickPick(
     status.phases.map((p) => ({ label: p.phase.name, description: `${p.phase.kind} · ${p.record.state}`, detail: p.record.error ?? p.record.note ?? undefined })),
     { title: 'Run Training Phase', placeHolder: 'The phase to run now' },

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { PreflightCheck, PreflightPhase, PreflightReport } from '../../core/train/preflight';
 import type { TraceStore } from '../../core/store/traceStore';
 import { commandArgument, type FeatureContext } from '../featureContext';
+import { askIncludeSimulated } from './simulatedRolloutsPick';
 
 /**
  * The argument of Run Pre-flight Checks that skips the pickers (tests, the
@@ -14,6 +15,8 @@ export const PreflightArgsSchema = z.strictObject({
   agents: z.array(z.string().min(1)).min(1).optional(),
   minReward: z.number().min(0).max(1).optional(),
   split: z.enum(['train', 'val']).optional(),
+  /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
+  includeSimulated: z.boolean().optional(),
   /** Which workspace folder's lab, when several folders have one. */
   workspace: z.string().min(1).optional(),
   show: z.boolean().optional(),
@@ -22,12 +25,17 @@ export type PreflightArgs = z.infer<typeof PreflightArgsSchema>;
 
 const TITLE = 'Rollout Lab: Pre-flight Checks';
 
-const PHASE_ITEMS: Array<vscode.QuickPickItem & { phase: PreflightPhase }> = [
-  { label: 'SFT', description: 'supervised fine-tuning of the juniors on high-reward rollouts', phase: 'sft' },
-  { label: 'GRPO', description: 'group-relative RL of the seniors: groups, reward spread, logprobs', phase: 'grpo' },
-  { label: 'Bandit', description: 'the Supervisor\u2019s contextual bandit: its decisions', phase: 'bandit' },
-  { label: 'Prompt optimisation', description: 'low-reward rollouts for the critic, validation tasks', phase: 'apo' },
-];
+/** The phases to pick from; the research-lab graph's reference roles are named only for it (a module graph has no Supervisor decisions for a bandit). */
+function phaseItems(researchLab: boolean): Array<vscode.QuickPickItem & { phase: PreflightPhase }> {
+  return [
+    { label: 'SFT', description: `supervised fine-tuning of ${researchLab ? 'the juniors' : 'the trainable agents'} on high-reward rollouts`, phase: 'sft' },
+    { label: 'GRPO', description: `group-relative RL of ${researchLab ? 'the seniors' : 'the trainable agents'}: groups, reward spread, logprobs`, phase: 'grpo' },
+    ...(researchLab ? [{ label: 'Bandit', description: 'the Supervisor\u2019s contextual bandit: its decisions', phase: 'bandit' as const }] : []),
+    { label: 'Prompt optimisation', description: 'low-reward rollouts for the critic, validation tasks', phase: 'apo' },
+  ];
+}
+
+const INCLUDE_HINT = 'run the checks again choosing "Include simulated rollouts", or with includeSimulated: true, to use them';
 
 /** Registers Run Pre-flight Checks. */
 export function registerPreflightCommands(ctx: FeatureContext): void {
@@ -42,13 +50,15 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-      throw new Error(`invalid arguments for Run Pre-flight Checks: ${where}${issue?.message ?? ''} — expected { phase: "sft" | "grpo" | "bandit" | "apo", agents?, minReward?, split? }`);
+      throw new Error(
+        `invalid arguments for Run Pre-flight Checks: ${where}${issue?.message ?? ''} — expected { phase: "sft" | "grpo" | "bandit" | "apo", agents?, minReward?, split?, includeSimulated? }`,
+      );
     }
     args = parsed.data;
   } else {
-    const picked = await vscode.window.showQuickPick(PHASE_ITEMS, { title: TITLE, placeHolder: 'Which training phase is about to run?' });
+    const picked = await askArgs(ctx);
     if (!picked) return undefined;
-    args = { phase: picked.phase, show: true };
+    args = picked;
   }
   const { configuredValTasks, preflightReportText, runPreflight } = await import('../../core/train/preflight');
   const { report, store } = await ctx.lab.withLab(args.workspace, async (lab, dir) => {
@@ -61,6 +71,8 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
       ...(args.minReward !== undefined ? { minReward: args.minReward } : {}),
       ...(args.split ? { split: args.split } : {}),
       ...(valTasks !== undefined ? { valTasks } : {}),
+      includeSimulated: args.includeSimulated === true,
+      includeSimulatedHint: INCLUDE_HINT,
     });
     return { report: r, store: lab.store };
   });
@@ -71,6 +83,28 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
     await browseChecks(ctx, report, store);
   }
   return report;
+}
+
+/** The phase, and whether simulated rollouts count when the store has some. */
+async function askArgs(ctx: FeatureContext): Promise<PreflightArgs | undefined> {
+  const { isResearchLabGraph } = await import('../../core/train/trainingDefaults');
+  const { simulatedInScope } = await import('../../core/train/adapters/rolloutSelection');
+  const { researchLab, simulated } = await ctx.lab.withLab(undefined, async (lab) => {
+    await lab.store.refresh();
+    return {
+      researchLab: isResearchLabGraph(lab.loaded.config),
+      simulated: simulatedInScope(lab.store, {}),
+    };
+  });
+  const picked = await vscode.window.showQuickPick(phaseItems(researchLab), { title: TITLE, placeHolder: 'Which training phase is about to run?' });
+  if (!picked) return undefined;
+  const args: PreflightArgs = { phase: picked.phase, show: true };
+  if (simulated > 0) {
+    const include = await askIncludeSimulated(TITLE, simulated);
+    if (include === undefined) return undefined;
+    if (include) args.includeSimulated = true;
+  }
+  return args;
 }
 
 const CODICON: Record<PreflightCheck['severity'], string> = { error: '$(error)', warning: '$(warning)', info: '$(info)' };

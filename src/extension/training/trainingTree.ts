@@ -19,7 +19,7 @@ export type TrainingNode =
   | { kind: 'model'; folder: string; model: ModelStatus }
   | { kind: 'version'; folder: string; model: string; version: ModelVersion; active: boolean }
   | { kind: 'base'; folder: string; model: ModelStatus }
-  | { kind: 'message'; folder: string | null; text: string; error?: boolean }
+  | { kind: 'message'; folder: string | null; text: string; error?: boolean; example?: string }
   | JobNode;
 
 /** A plain copy of what the view shows (labels, descriptions, icons, children), for tests and the refresh command. */
@@ -113,7 +113,20 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
           return [{ kind: 'message', folder: node.folder, text: errorMessage(err), error: true }];
         }
         const labDir = path.join(node.folder, '.rollout-lab');
-        if (node.section === 'pipeline') return s.phases.map((status) => ({ kind: 'phase', folder: node.folder, labDir, status }));
+        if (node.section === 'pipeline') {
+          if (s.example) {
+            const { pipelineExampleText } = await import('../../core/train/pipeline');
+            return [
+              {
+                kind: 'message',
+                folder: node.folder,
+                text: 'No pipeline declared: add "training.phases" to lab.json (hover for an example from this lab\u2019s agents)',
+                example: pipelineExampleText(s.example),
+              },
+            ];
+          }
+          return s.phases.map((status) => ({ kind: 'phase', folder: node.folder, labDir, status }));
+        }
         return s.models.map((model) => ({ kind: 'model', folder: node.folder, model }));
       }
       case 'phase': {
@@ -201,7 +214,15 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       case 'message': {
         const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
         item.iconPath = new vscode.ThemeIcon(node.error ? 'warning' : 'info');
-        item.tooltip = node.text;
+        if (node.example) {
+          const md = new vscode.MarkdownString(undefined, true);
+          md.isTrusted = false;
+          md.appendMarkdown('This lab runs its own graph, which has no reference pipeline. Add to `.rollout-lab/lab.json` (merge into `"training"` if it is there):\n\n');
+          md.appendCodeblock(node.example, 'jsonc');
+          item.tooltip = md;
+        } else {
+          item.tooltip = node.text;
+        }
         return item;
       }
       case 'job':

@@ -1,7 +1,7 @@
 import { diffLines } from 'diff';
 import type { PromptVersionStats } from '../../core/rollout/promptStats';
 import { escapeMarkdown } from './rolloutPresentation';
-import { shortHash } from './promptLens';
+import { rewardWithInterval, shortHash } from './promptLens';
 
 /**
  * Where the current text of a prompt differs from another version's, and the
@@ -62,16 +62,11 @@ export function isChangedLine(changes: readonly PromptLineChange[], line: number
   return changes.some((c) => line >= c.startLine && line <= c.endLine);
 }
 
-function fixed2(x: number): string {
-  return x.toFixed(2);
-}
-
-/** "0.71 ± 0.05, n=12", "0.71, n=1", or "no rollouts" for a version nothing has scored. */
+/** "0.71 ± 0.05, n=12", "1.00 (0.57–1.00), n=5", "0.71, n=1", or "no rollouts" for a version nothing has scored. */
 export function compactStats(s: Pick<PromptVersionStats, 'meanReward' | 'ci' | 'rollouts'> | null): string {
   if (!s || s.rollouts === 0) return 'no rollouts';
   if (s.meanReward === null) return `n/a, n=${s.rollouts}`;
-  const ci = s.ci ? ` ± ${fixed2((s.ci[1] - s.ci[0]) / 2)}` : '';
-  return `${fixed2(s.meanReward)}${ci}, n=${s.rollouts}`;
+  return `${rewardWithInterval(s.meanReward, s.ci)}, n=${s.rollouts}`;
 }
 
 /** The diff editor's title: "Supervisor abc1234 (0.71 ± 0.05, n=12) ↔ current (0.80 ± 0.03, n=9)". */

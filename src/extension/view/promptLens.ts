@@ -39,11 +39,22 @@ export function formatP(p: number): string {
   return `p=${p < 0.01 ? p.toFixed(3) : p.toFixed(2)}`;
 }
 
-/** "0.71 ± 0.03 (95% CI)", or just "0.71" without an interval, "n/a" without rewards. */
+/**
+ * "0.71 ± 0.03", or "0.90 (0.60–1.00)" when the interval is not centred on the
+ * mean (rewards lie in 0..1, so near a bound it is cut or Wilson's, and a ±
+ * would claim values past the bound); just "0.71" without an interval.
+ */
+export function rewardWithInterval(mean: number, ci: [number, number] | null): string {
+  if (!ci) return fixed2(mean);
+  const below = fixed2(mean - ci[0]);
+  return below === fixed2(ci[1] - mean) ? `${fixed2(mean)} ± ${below}` : `${fixed2(mean)} (${fixed2(ci[0])}–${fixed2(ci[1])})`;
+}
+
+/** "0.71 ± 0.03 (95% CI)", "0.90 (0.60–1.00) (95% CI)", or just "0.71" without an interval, "n/a" without rewards. */
 export function formatRewardWithCi(s: Pick<PromptVersionStats, 'meanReward' | 'ci'>): string {
   if (s.meanReward === null) return 'n/a';
   if (!s.ci) return fixed2(s.meanReward);
-  return `${fixed2(s.meanReward)} ± ${fixed2((s.ci[1] - s.ci[0]) / 2)} (95% CI)`;
+  return `${rewardWithInterval(s.meanReward, s.ci)} (95% CI)`;
 }
 
 function plural(n: number, one: string): string {

@@ -1,3 +1,5 @@
+import { isScored } from '../../core/reward/scoredRollouts';
+import { FAILURE_SHORT_LABELS, statusText } from '../../core/store/failureKinds';
 import type { RolloutRecord, RolloutStatus, RunRecord } from '../../core/store/types';
 
 /** A codicon id and the theme colour it is drawn in (ids of VS Code's own colour registry). */
@@ -17,6 +19,14 @@ export function statusIcon(status: RolloutStatus): StatusIcon {
   return STATUS_ICONS[status];
 }
 
+/** A failed rollout that still has a reward (its graph gave no final output) is a warning, not an error: it was scored. */
+const SCORED_FAILURE_ICON: StatusIcon = { icon: 'warning', color: 'testing.iconFailed' };
+
+/** The icon of one rollout: its status's, or the scored-failure one. */
+export function rolloutIcon(r: Pick<RolloutRecord, 'status' | 'finalReward'>): StatusIcon {
+  return r.status === 'failed' && isScored(r) ? SCORED_FAILURE_ICON : statusIcon(r.status);
+}
+
 /** "850 ms", "2.3 s", "4 m 05 s". */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -34,12 +44,18 @@ function rolloutDurationMs(r: RolloutRecord, now: number): number {
   return (r.endTime ?? now) - r.startTime;
 }
 
-/** The tree item's description: "reward 0.71 · 2.3 s" (a running rollout shows its time so far). */
+/**
+ * The tree item's description: "reward 0.71 · 2.3 s"; a failed rollout leads
+ * with why ("no output · reward 0.00 · 2.3 s", "timeout · 2.3 s": one that
+ * threw has no reward to show); a running one shows its time so far.
+ */
 export function rolloutDescription(r: RolloutRecord, now = Date.now()): string {
   const time = formatDuration(Math.max(0, rolloutDurationMs(r, now)));
   if (r.status === 'running') return `running · ${time}`;
   const sample = r.sample > 0 ? `#${r.sample} · ` : '';
-  return `${sample}reward ${formatReward(r.finalReward)} · ${time}`;
+  if (r.status === 'succeeded') return `${sample}reward ${formatReward(r.finalReward)} · ${time}`;
+  const why = r.failure ? FAILURE_SHORT_LABELS[r.failure] : r.status;
+  return `${sample}${why}${r.finalReward === null ? '' : ` · reward ${formatReward(r.finalReward)}`} · ${time}`;
 }
 
 export interface RunSummary {
@@ -85,7 +101,7 @@ export function rolloutTooltipMarkdown(r: RolloutRecord, now = Date.now()): stri
   const lines = [
     `**Task ${e(r.taskId)}**${r.sample > 0 ? ` · sample ${r.sample}` : ''}${r.simulated ? ' · SIMULATED' : ''}`,
     '',
-    `Status: ${e(r.status)}${r.split ? ` · split ${e(r.split)}` : ''}`,
+    `Status: ${e(statusText(r))}${r.split ? ` · split ${e(r.split)}` : ''}`,
     `Reward: ${formatReward(r.finalReward)}${r.judgeFailed ? ' (judge failed)' : ''}`,
     `Duration: ${formatDuration(Math.max(0, rolloutDurationMs(r, now)))} · ${r.spanCount} spans${r.turns !== null ? ` · ${r.turns} turns` : ''}`,
   ];

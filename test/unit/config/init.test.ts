@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PUBMEDQA_SHARED_PATH } from '../../../src/core/config/defaults';
@@ -12,6 +13,8 @@ import { UsageError } from '../../../src/core/errors';
 import { RESEARCH_LAB_AGENTS } from '../../../src/core/graph/researchLab/outputs';
 import { DEFAULT_PROMPTS } from '../../../src/core/graph/researchLab/prompts';
 import { loadLookupTable } from '../../../src/core/graph/tools/lookup';
+import { Lab } from '../../../src/core/rollout/lab';
+import { runRollouts } from '../../../src/core/rollout/runner';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rl-init-'));
@@ -95,4 +98,115 @@ test('--dataset takes a file relative to the workspace and names the dataset aft
   const tasks = await loadDataset(path.resolve(ws, config.datasets['my-tasks'].path));
   assert.equal(tasks[0].goal, 'G?');
   await assert.rejects(initWorkspace(tempDir(t), { dataset: 'nope.jsonl' }), (err: unknown) => err instanceof UsageError && /nope\.jsonl does not exist/.test(err.message));
+});
+
+const EXAMPLE_GRAPH = path.resolve(__dirname, '../../../examples/custom-graph/graph.ts');
+const MODULE_EXPECTED = [
+  '.rollout-lab/lab.json',
+  '.rollout-lab/lab.schema.json',
+  '.rollout-lab/prompts/Writer.md',
+  '.rollout-lab/prompts/Critic.md',
+  '.rollout-lab/.gitignore',
+];
+
+test('init --graph sets the lab up for the module: only its agents, a prompt file each, no research-lab tables or criteria', async (t) => {
+  const ws = tempDir(t);
+  copyFileSync(EXAMPLE_GRAPH, path.join(ws, 'graph.ts'));
+  writeFileSync(path.join(ws, 'tasks.jsonl'), '{"id":"a","goal":"G?","context":"C."}\n');
+  const r = await initWorkspace(ws, { graph: 'graph.ts', dataset: 'tasks.jsonl' });
+  assert.deepEqual(r.created, MODULE_EXPECTED);
+  assert.deepEqual(r.agents, { names: ['Writer', 'Critic'], source: 'factory' });
+  const { config } = await loadConfig(ws);
+  assert.deepEqual(config.graph, { kind: 'module', module: 'graph.ts', export: 'default' });
+  assert.deepEqual(Object.keys(config.agents), ['Writer', 'Critic']);
+  assert.equal(config.agents.Writer!.prompt, 'prompts/Writer.md');
+  assert.deepEqual(config.agents.Writer!.tools, []);
+  assert.deepEqual(Object.keys(config.reward.criteria), ['quality'], 'no research-lab judge criteria');
+  assert.ok(config.models[config.reward.judge.model]);
+  for (const m of Object.values(config.models)) assert.equal(m.baseUrl, undefined, 'models start on the simulated endpoint');
+  assert.equal(config.runner.dataset, 'tasks');
+  const lab = path.join(ws, '.rollout-lab');
+  assert.ok(!existsSync(path.join(lab, 'data')), 'no research-lab tool tables');
+  // The example exports no prompts: a placeholder says what to write.
+  assert.match(readFileSync(path.join(lab, 'prompts', 'Writer.md'), 'utf8'), /^You are the Writer agent\. Replace this text with Writer's instructions.*ctx\.prompt\("Writer"\)/);
+
+  writeFileSync(path.join(lab, 'prompts', 'Critic.md'), 'my critic prompt\n');
+  const again = await initWorkspace(ws, { graph: 'graph.ts' });
+  assert.deepEqual(again.created, []);
+  assert.deepEqual(again.skipped, MODULE_EXPECTED);
+  assert.equal(readFileSync(path.join(lab, 'prompts', 'Critic.md'), 'utf8'), 'my critic prompt\n');
+});
+
+test('init --graph writes the prompts a module exports, and reads agents off the graph when no factory names them', async (t) => {
+  const ws = tempDir(t);
+  writeFileSync(
+    path.join(ws, 'sql.ts'),
+    [
+      "import { Annotation, END, START, StateGraph } from '@langchain/langgraph';",
+      "export const prompts = { SqlWriter: 'You write one SQLite query.', Reviewer: 'You check the query.' };",
+      'const S = Annotation.Root({ q: Annotation<string>() });',
+      'export function graph(ctx) {',
+      "  const writer = ctx.model('SqlWriter');",
+      "  const p = ctx.prompt('Reviewer');",
+      "  return new StateGraph(S).addNode('write', async () => ({})).addEdge(START, 'write').addEdge('write', END).compile();",
+      '}',
+      "export const compiled = new StateGraph(S).addNode('Planner', async () => ({})).addNode('Planner_tools', async () => ({})).addEdge(START, 'Planner').addEdge('Planner', 'Planner_tools').addEdge('Planner_tools', END).compile();",
+    ].join('\n'),
+  );
+  const r = await initWorkspace(ws, { graph: path.join(ws, 'sql.ts'), graphExport: 'graph' });
+  assert.deepEqual(r.agents, { names: ['SqlWriter', 'Reviewer'], source: 'factory' });
+  const lab = path.join(ws, '.rollout-lab');
+  assert.equal(readFileSync(path.join(lab, 'prompts', 'SqlWriter.md'), 'utf8'), 'You write one SQLite query.\n');
+  assert.equal(readFileSync(path.join(lab, 'prompts', 'Reviewer.md'), 'utf8'), 'You check the query.\n');
+  assert.equal((await loadConfig(ws)).config.graph.export, 'graph');
+
+  const nodes = tempDir(t);
+  copyFileSync(path.join(ws, 'sql.ts'), path.join(nodes, 'sql.ts'));
+  const fromNodes = await initWorkspace(nodes, { graph: 'sql.ts', graphExport: 'compiled' });
+  assert.deepEqual(fromNodes.agents, { names: ['Planner'], source: 'graph nodes' });
+});
+
+test('init --graph: a missing module and an export that is not there are clear errors', async (t) => {
+  const ws = tempDir(t);
+  await assert.rejects(initWorkspace(ws, { graph: 'nope.ts' }), (err: unknown) => err instanceof UsageError && /graph module nope\.ts does not exist/.test(err.message));
+  copyFileSync(EXAMPLE_GRAPH, path.join(ws, 'graph.ts'));
+  await assert.rejects(initWorkspace(ws, { graph: 'graph.ts', graphExport: 'lab' }), /has no export "lab"; exports found: default/);
+  assert.ok(!existsSync(path.join(ws, '.rollout-lab', 'lab.json')), 'nothing written');
+});
+
+test('a lab made by init --graph runs its graph offline, without research-lab tables; a graph that reads ctx.tools is told what is missing', async (t) => {
+  const ws = tempDir(t);
+  copyFileSync(EXAMPLE_GRAPH, path.join(ws, 'graph.ts'));
+  writeFileSync(path.join(ws, 'tasks.jsonl'), '{"id":"a","goal":"Does aspirin lower colorectal cancer risk?","context":"A cohort of 20,000 adults."}\n');
+  await initWorkspace(ws, { graph: 'graph.ts', dataset: 'tasks.jsonl' });
+  const lab = await Lab.open({ workspace: ws, env: {} });
+  try {
+    const ds = await lab.loadDataset();
+    const r = await runRollouts(await lab.environment(ds.tasks), { tasks: lab.selectTasks(ds, { split: 'all' }), samples: 1, concurrency: 1, params: {} });
+    assert.equal(r.rollouts[0]!.status, 'succeeded', r.rollouts[0]!.error ?? '');
+  } finally {
+    await lab.close();
+  }
+  writeFileSync(path.join(ws, 'graph.ts'), "import { StateGraph, Annotation } from '@langchain/langgraph';\nexport default (ctx) => { const t = ctx.tools.pubmed_search; return new StateGraph(Annotation.Root({ x: Annotation() })).addNode('A', () => ({})).addEdge('__start__', 'A').compile(); };\n");
+  const again = await Lab.open({ workspace: ws, env: {} });
+  try {
+    await assert.rejects(again.environment([]), /the graph reads ctx\.tools, the research-lab tools, but lookup table .*proteins\.json does not exist/);
+  } finally {
+    await again.close();
+  }
+});
+
+test('the CLI takes init --graph FILE [--export NAME]', (t) => {
+  const ws = tempDir(t);
+  copyFileSync(EXAMPLE_GRAPH, path.join(ws, 'graph.ts'));
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', path.resolve(__dirname, '../../../src/cli/main.ts'), 'init', '--workspace', ws, ...args], { encoding: 'utf8' });
+  const r = run('--graph', 'graph.ts', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { created: string[]; agents: unknown };
+  assert.deepEqual(out.agents, { names: ['Writer', 'Critic'], source: 'factory' });
+  assert.deepEqual(out.created, MODULE_EXPECTED);
+  const bad = run('--export', 'graph');
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--export names an export of a graph module: pass it together with --graph FILE/);
 });

@@ -23,7 +23,7 @@ test('the JSON Schema carries titles and descriptions for completion', () => {
   assert.deepEqual(schema.required, ['models', 'agents']);
   const agent = schema.properties.agents.additionalProperties;
   assert.match(agent.properties.model.description, /Key of a model/);
-  assert.deepEqual(Object.keys(agent.properties), ['model', 'prompt', 'promptText', 'tools', 'temperature']);
+  assert.deepEqual(Object.keys(agent.properties), ['model', 'prompt', 'promptText', 'tools', 'temperature', 'maxTokens', 'trainable']);
   assert.match(schema.properties.models.additionalProperties.properties.baseUrl.description, /Ollama/);
   assert.deepEqual(schema.properties.datasets.additionalProperties.properties.format.enum, ['auto', 'jsonl', 'pubmedqa', 'hf-pubmedqa']);
   assert.equal(schema.properties.reward.properties.criteria.default.impact.weight, 0.3);

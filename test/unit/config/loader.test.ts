@@ -95,7 +95,7 @@ test('an unknown key is named with the allowed keys of its object and its line',
   assert.ok(err instanceof ConfigValidationError);
   assert.equal(
     err.message,
-    '`.rollout-lab/lab.json`: agents.Geneticist: unknown key "bogus" — remove "bogus" or check the spelling; allowed keys: model, prompt, promptText, tools, temperature',
+    '`.rollout-lab/lab.json`: agents.Geneticist: unknown key "bogus" — remove "bogus" or check the spelling; allowed keys: model, prompt, promptText, tools, temperature, maxTokens, trainable',
   );
   const line = text.split('\n').findIndex((l) => l.includes('"bogus"')) + 1;
   assert.equal(err.issues[0].line, line);

@@ -67,6 +67,7 @@ test('JSONL task rows: context lists are joined, extra keys kept in meta, decisi
       '',
       JSON.stringify({ id: 2, goal: 'Is C safe?', context: ['Part one.', 'Part two.'], expected_decision: null, source: 'lab notes' }),
       JSON.stringify({ id: 't3', goal: 'Why D?', context: 'D.' }),
+      JSON.stringify({ id: 't4', goal: 'Which rows?', context: '', expected: { sql: 'SELECT 1' } }),
     ].join('\n'),
   );
   const tasks = await loadDataset(file);
@@ -74,6 +75,8 @@ test('JSONL task rows: context lists are joined, extra keys kept in meta, decisi
     { id: 't1', goal: 'Does A cause B?', context: 'A is linked to B.', expectedDecision: 'yes' },
     { id: '2', goal: 'Is C safe?', context: 'Part one.\n\nPart two.', expectedDecision: null, meta: { source: 'lab notes' } },
     { id: 't3', goal: 'Why D?', context: 'D.', expectedDecision: null },
+    // A gold answer of any shape is the task's `expected`, not part of meta.
+    { id: 't4', goal: 'Which rows?', context: '', expectedDecision: null, expected: { sql: 'SELECT 1' } },
   ]);
 });
 
@@ -114,7 +117,8 @@ test('a broken row names the file, the line and what every row needs', async (t)
     ['{"id":"1","goal":"G","context":"C"}', '{"id":"2","goal":"G","context":"C"}', '{"id":"3","context":"C"}'].join('\n'),
   );
   const err = await datasetError(loadDataset(file));
-  assert.ok(err.message.endsWith('tasks.jsonl line 3: missing "goal" — every row needs id, goal, context'), err.message);
+  assert.ok(err.message.includes('tasks.jsonl line 3: missing "goal" — every row needs id, goal, context'), err.message);
+  assert.match(err.message, /rows of another shape: name their fields under "fields" of the dataset in lab\.json/);
   assert.equal(err.line, 3);
   assert.equal(err.file, file);
 

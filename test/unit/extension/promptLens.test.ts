@@ -60,6 +60,9 @@ describe('promptLens', () => {
     assert.equal(formatDelta(0.04), '+0.04');
     assert.equal(formatP(0.005), 'p=0.005');
     assert.equal(formatRewardWithCi({ meanReward: 0.5, ci: [0.4, 0.6] }), '0.50 ± 0.10 (95% CI)');
+    // Near a bound the interval is not centred on the mean: its ends, never a ± that reaches past 1.
+    assert.equal(formatRewardWithCi({ meanReward: 1, ci: [0.57, 1] }), '1.00 (0.57–1.00) (95% CI)');
+    assert.equal(formatRewardWithCi({ meanReward: 0.6, ci: null }), '0.60');
   });
 
   it('titles a new version and the best-version marker', () => {

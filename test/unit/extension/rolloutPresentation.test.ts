@@ -6,6 +6,7 @@ import {
   formatDuration,
   progressMessage,
   rolloutDescription,
+  rolloutIcon,
   rolloutTooltipMarkdown,
   runDescription,
   runLabel,
@@ -49,7 +50,8 @@ describe('rollout presentation', () => {
   it('describes a rollout as reward and duration', () => {
     assert.equal(rolloutDescription(rollout()), 'reward 0.71 · 2.3 s');
     assert.equal(rolloutDescription(rollout({ sample: 2 })), '#2 · reward 0.71 · 2.3 s');
-    assert.equal(rolloutDescription(rollout({ finalReward: null, status: 'failed' })), 'reward n/a · 2.3 s');
+    assert.equal(rolloutDescription(rollout({ finalReward: null, status: 'failed' })), 'failed · 2.3 s', 'a record from before categories');
+    assert.equal(rolloutDescription(rollout({ status: 'cancelled', failure: 'cancelled', finalReward: null })), 'cancelled · 2.3 s');
     assert.equal(rolloutDescription(rollout({ status: 'running', endTime: null }), 1_001_500), 'running · 1.5 s');
   });
 
@@ -58,6 +60,19 @@ describe('rollout presentation', () => {
     assert.deepEqual(s, { rollouts: 3, meanReward: 0.75 });
     assert.equal(runDescription(run, s), '3 rollouts · mean 0.75 · SIMULATED');
     assert.equal(runDescription({ ...run, simulated: false, status: 'interrupted' }, { rollouts: 1, meanReward: null }), '1 rollout · interrupted');
+  });
+
+  it('leads a failed rollout with why it failed, and shows its reward when it has one', () => {
+    assert.equal(rolloutDescription(rollout({ status: 'failed', failure: 'no_output', finalReward: 0 })), 'no output · reward 0.00 · 2.3 s');
+    assert.equal(rolloutDescription(rollout({ status: 'failed', failure: 'truncated', finalReward: 0.1, sample: 1 })), '#1 · truncated · reward 0.10 · 2.3 s');
+    assert.equal(rolloutDescription(rollout({ status: 'failed', failure: 'timeout', finalReward: null })), 'timeout · 2.3 s');
+    const md = rolloutTooltipMarkdown(rollout({ status: 'failed', failure: 'no_output', finalReward: 0, error: 'the graph finished without a final output' }));
+    assert.ok(md.includes('Status: failed \\(no output\\)'), md);
+    assert.ok(md.includes('Reward: 0.00'));
+    // Scored but failed: a warning, not the error icon of a rollout that threw.
+    assert.deepEqual(rolloutIcon(rollout({ status: 'failed', failure: 'no_output', finalReward: 0 })), { icon: 'warning', color: 'testing.iconFailed' });
+    assert.deepEqual(rolloutIcon(rollout({ status: 'failed', failure: 'timeout', finalReward: null })), statusIcon('failed'));
+    assert.deepEqual(rolloutIcon(rollout()), statusIcon('succeeded'));
   });
 
   it('maps statuses to codicons with theme colours', () => {

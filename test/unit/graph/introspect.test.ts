@@ -43,18 +43,23 @@ describe('describeGraph', () => {
       'Geneticist -[answer]-> Supervisor',
       'Neurologist -[answer]-> Supervisor',
       'Pharmacologist -[answer]-> Supervisor',
-      'Supervisor --> HypothesisRefiner',
+      'Supervisor -[answer]-> HypothesisRefiner',
       'HypothesisRefiner -[tool call]-> HypothesisRefiner_tools',
       'HypothesisRefiner -[answer]-> ProtocolDesigner',
       'ProtocolDesigner -[answer]-> PeerReviewer',
-      'PeerReviewer --> SafetyOfficer',
+      'PeerReviewer -[answer]-> SafetyOfficer',
+      // Every agent on the shared turn counter goes to the PI once it has used the last turn before the PI's.
+      'Supervisor -[turn limit]-> PrincipalInvestigator',
+      'HypothesisRefiner -[turn limit]-> PrincipalInvestigator',
+      'ProtocolDesigner -[turn limit]-> PrincipalInvestigator',
+      'PeerReviewer -[turn limit]-> PrincipalInvestigator',
       'SafetyOfficer -[CRITICAL]-> HypothesisRefiner',
       'SafetyOfficer -[MAJOR]-> ProtocolDesigner',
       'SafetyOfficer -[approve/turn limit]-> PrincipalInvestigator',
       'PrincipalInvestigator --> __end__',
     ];
     for (const e of expected) assert.ok(edges.has(e), `missing edge ${e}; have:\n${[...edges].join('\n')}`);
-    assert.equal(d.edges.length, 3 + 5 * 3 + 1 + 1 + 3 + 1);
+    assert.equal(d.edges.length, 3 + 5 * 3 + 1 + 1 + 3 + 1 + 4);
   });
 
   it('follows the config: an agent without tools gets no tool node', async () => {

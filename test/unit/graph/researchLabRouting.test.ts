@@ -84,16 +84,44 @@ describe('research-lab graph routing', () => {
     assert.deepEqual(seniorOrder(model).slice(5, 7), ['HypothesisRefiner', 'ProtocolDesigner']);
   });
 
-  it('stops revising at MAX_TURNS and lets the PI decide', async () => {
+  it('stops revising at MAX_TURNS and lets the PI decide within the limit', async () => {
     const model = new ScriptedChatModel(script((c) => (c.agent === 'PeerReviewer' ? review('CRITICAL') : undefined)));
     const state = await buildResearchLabGraph(deps(model, { maxTurns: 15 })).invoke({ task: TASK });
     const order = seniorOrder(model);
-    assert.equal(order[order.length - 1], 'PrincipalInvestigator');
     assert.equal(order.filter((a) => a === 'PrincipalInvestigator').length, 1);
-    assert.ok(state.turns >= 15, `turns ${state.turns}`);
-    // Supervisor, then rounds of 4 until the counter reaches 15: 5, 9, 13, 17.
-    assert.equal(order.filter((a) => a === 'PeerReviewer').length, 4);
+    // Supervisor 1, rounds of four to 13, the refiner takes turn 14, the last before the PI's: it goes to the PI, not the designer.
+    assert.deepEqual(order.slice(-3), ['SafetyOfficer', 'HypothesisRefiner', 'PrincipalInvestigator']);
+    assert.equal(order.filter((a) => a === 'PeerReviewer').length, 3);
+    assert.equal(state.turns, 15);
     assert.equal(state.finalDecision, 'GO');
+  });
+
+  it('never lets a rollout take more turns than the limit, at any step, when reviews stay CRITICAL and every agent keeps calling tools', async () => {
+    for (const maxTurns of [2, 3, 4, 5, 6, 7, 10, 15]) {
+      // Every agent asks for a search whenever it is offered tools; every review is CRITICAL.
+      const model = new ScriptedChatModel(
+        script((c) => {
+          if (c.tools.length) return { tool_calls: [{ id: `${c.agent}-${c.n}`, name: 'lit_search', args: { query: c.agent } }] };
+          return c.agent === 'PeerReviewer' || c.agent === 'SafetyOfficer' ? review('CRITICAL') : undefined;
+        }),
+      );
+      const state = await buildResearchLabGraph(deps(model, { maxTurns, agentTools: () => ['lit_search'] })).invoke({ task: TASK });
+      const order = seniorOrder(model);
+      assert.ok(state.turns <= maxTurns, `maxTurns ${maxTurns}: ${state.turns} turns (${order.join(' ')})`);
+      // Tool steps count: with tools always wanted, the agents use every turn there is.
+      assert.equal(state.turns, maxTurns, `maxTurns ${maxTurns}: ${order.join(' ')}`);
+      assert.equal(order.length, state.turns, 'one model call per counted step: no step escapes the counter');
+      assert.equal(order.at(-1), 'PrincipalInvestigator');
+      assert.equal(order.filter((a) => a === 'PrincipalInvestigator').length, 1);
+      // The PI's single call is the limit's last turn, so it could not ask for tools.
+      assert.deepEqual(model.calls.at(-1)!.tools, []);
+      assert.equal(state.finalDecision, 'GO', `maxTurns ${maxTurns}`);
+    }
+  });
+
+  it('asks for a limit that leaves the Supervisor and the PI a turn each', () => {
+    const model = new ScriptedChatModel(script());
+    assert.throws(() => buildResearchLabGraph(deps(model, { maxTurns: 1 })), (e: unknown) => e instanceof ConfigError && /maxTurns.*at least 2/.test(e.message));
   });
 
   it('ends a tool loop at the turn limit and asks for the answer without tools', async () => {

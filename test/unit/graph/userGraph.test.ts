@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
@@ -8,7 +8,9 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import type { BaseMessage } from '@langchain/core/messages';
 import { ConfigError } from '../../../src/core/errors';
 import { describeGraph } from '../../../src/core/graph/introspect';
-import { loadUserGraph, type UserGraphContext } from '../../../src/core/graph/userGraph';
+import { defaultGraphInput, loadUserGraph, type UserGraphContext } from '../../../src/core/graph/userGraph';
+import { initWorkspace } from '../../../src/core/config/init';
+import { Lab } from '../../../src/core/rollout/lab';
 import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';
 import { ScriptedChatModel } from './scriptedChatModel';
@@ -161,6 +163,45 @@ describe('user graph loading', () => {
     const loaded = await loadUserGraph(file, 'default', ctxWith(() => new ScriptedChatModel(() => '')));
     const state = await loaded.graph.invoke(loaded.input(TASK));
     assert.throws(() => loaded.outcome(state), (e: unknown) => e instanceof ConfigError && /finalOutput/.test(e.message));
+  });
+
+  it('default input: the question, its context and the visible fields as the first message, the visible task as `task`', async () => {
+    const input = defaultGraphInput({ id: 'q9', goal: 'How many singers?', context: 'CREATE TABLE singer(name, age);', db_id: 'concert_singer', tables: ['singer'] });
+    assert.deepEqual(input.task, { id: 'q9', goal: 'How many singers?', context: 'CREATE TABLE singer(name, age);', db_id: 'concert_singer', tables: ['singer'] });
+    const [message] = input.messages as BaseMessage[];
+    assert.equal(message!.text, 'How many singers?\n\nContext:\nCREATE TABLE singer(name, age);\n\ndb_id: concert_singer\ntables: ["singer"]');
+    assert.equal((defaultGraphInput({ id: 'x', goal: 'Just this?', context: '' }).messages as BaseMessage[])[0]!.text, 'Just this?');
+  });
+
+  it('reads the fallback prompts a module exports, and rejects a prompts export of the wrong shape', async () => {
+    const good = write('prompts.ts', "import { StateGraph, MessagesAnnotation, START } from '@langchain/langgraph';\nexport const prompts = { Writer: 'Write.' };\nexport default new StateGraph(MessagesAnnotation).addNode('A', () => ({})).addEdge(START, 'A').compile();\n");
+    assert.deepEqual((await loadUserGraph(good, 'default', ctxWith(() => new ScriptedChatModel(() => '')))).prompts, { Writer: 'Write.' });
+    const bad = write('badprompts.ts', "import { StateGraph, MessagesAnnotation, START } from '@langchain/langgraph';\nexport const prompts = { Writer: 3 };\nexport default new StateGraph(MessagesAnnotation).addNode('A', () => ({})).addEdge(START, 'A').compile();\n");
+    await assert.rejects(loadUserGraph(bad, 'default', ctxWith(() => new ScriptedChatModel(() => ''))), /export "prompts" of .* must be an object of prompt texts by agent name/);
+  });
+
+  it('a factory asking for a model no agent or model is named after says to add agents.<Name>.model', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'rl-usergraph-lab-'));
+    try {
+      copyFileSync(EXAMPLE, join(ws, 'graph.ts'));
+      await initWorkspace(ws, { graph: 'graph.ts' });
+      const cfgFile = join(ws, '.rollout-lab', 'lab.json');
+      const cfg = JSON.parse(readFileSync(cfgFile, 'utf8')) as { agents: Record<string, unknown> };
+      delete cfg.agents.Critic;
+      writeFileSync(cfgFile, JSON.stringify(cfg));
+      const lab = await Lab.open({ workspace: ws, env: {} });
+      try {
+        await assert.rejects(lab.environment([]), (e: unknown) => {
+          assert.ok(e instanceof ConfigError);
+          assert.match(e.message, /model "Critic" is not defined under "models"; define it or use one of: main, judge — if "Critic" is an agent \(ctx\.model\("Critic"\) in a graph module\), add it under "agents" with its model: agents\.Critic\.model/);
+          return true;
+        });
+      } finally {
+        await lab.close();
+      }
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 
   it('reports a module that throws while loading', async () => {

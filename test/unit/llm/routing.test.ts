@@ -38,11 +38,14 @@ describe('ModelRouter', () => {
       model: 'llama-8b',
       apiKey: 'not-needed',
       temperature: undefined,
-      maxTokens: undefined,
+      maxTokens: 2048,
+      maxTokensSetting: 'models.senior.maxTokens',
       timeoutMs: 120_000,
       maxRetries: 2,
       logprobs: true,
+      topLogprobs: 1,
       tokenIds: false,
+      structuredOutput: 'json_schema',
       version: 'v3',
       simulated: false,
     });
@@ -84,6 +87,22 @@ describe('ModelRouter', () => {
     assert.equal(r.forAgent('HypothesisRefiner').logical, 'senior');
   });
 
+  it('bounds every call: the model default, an agent override and the judge its own, each naming the key that sets it', () => {
+    const cfg = LabConfigSchema.parse({
+      models: { small: { model: 'q' }, big: { model: 'b', maxTokens: 4096 } },
+      agents: { Geneticist: { model: 'small' }, ProtocolDesigner: { model: 'big', maxTokens: 6000 }, Supervisor: { model: 'big' } },
+      reward: { judge: { model: 'big' } },
+    });
+    const r = new ModelRouter(cfg, { simulatedBaseUrl: SIM, env: {} });
+    assert.deepEqual(pick(r.forAgent('Geneticist')), [2048, 'models.small.maxTokens']);
+    assert.deepEqual(pick(r.forAgent('Supervisor')), [4096, 'models.big.maxTokens']);
+    assert.deepEqual(pick(r.forAgent('ProtocolDesigner')), [6000, 'agents.ProtocolDesigner.maxTokens']);
+    assert.deepEqual(pick(r.forAgent('ProtocolDesigner', 'small')), [6000, 'agents.ProtocolDesigner.maxTokens'], 'a variant that moves the agent keeps its override');
+    assert.deepEqual(pick(r.forJudge()), [512, 'reward.judge.maxTokens']);
+    const judged = LabConfigSchema.parse({ ...cfg, reward: { judge: { model: 'big', maxTokens: 300 } } });
+    assert.deepEqual(pick(new ModelRouter(judged, { simulatedBaseUrl: SIM, env: {} }).forJudge()), [300, 'reward.judge.maxTokens']);
+  });
+
   it('reads the API key from the named variable and says which one to export when unset', () => {
     assert.equal(new ModelRouter(lab, { env: { EXAMPLE_KEY: 'sk-1' } }).resolve('strong').apiKey, 'sk-1');
     assert.throws(
@@ -99,3 +118,7 @@ describe('ModelRouter', () => {
     assert.throws(() => r.resolve('small'), (err: unknown) => err instanceof ConfigError && /no baseUrl.*simulat/.test(err.message));
   });
 });
+
+function pick(m: { maxTokens?: number; maxTokensSetting?: string }): [number | undefined, string | undefined] {
+  return [m.maxTokens, m.maxTokensSetting];
+}

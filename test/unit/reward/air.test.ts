@@ -41,3 +41,33 @@ test('AIR rules fire on tool outcomes and output validity, filtered by agent and
   assert.ok(Math.abs(totals.ProtocolDesigner! - 0.4) < 1e-12);
   assert.equal(applyAirRules([], spans).length, 0);
 });
+
+test('a tool run in a node of its own earns its reward for the agent whose model call asked for it (by tool-call id)', () => {
+  const asked = JSON.stringify([{ role: 'assistant', content: '', tool_calls: [{ id: 'call_7', name: 'run_sql', arguments: '{"sql":"SELECT 1"}' }] }]);
+  const spans = [
+    span('llm', 'ok', { [Attr.agentName]: 'SqlWriter', [Attr.outputMessages]: asked }, 'c1'),
+    span('tool', 'ok', { [Attr.agentName]: 'execute', [Attr.toolName]: 'run_sql', [Attr.toolCallId]: 'call_7' }, 't1'),
+    span('tool', 'error', { [Attr.agentName]: 'execute', [Attr.toolName]: 'run_sql', [Attr.toolCallId]: 'call_unknown' }, 't2'),
+  ];
+  const rewards = applyAirRules(
+    [
+      { name: 'sql-ok', when: 'tool.ok', agents: ['SqlWriter'], reward: 0.2 },
+      { name: 'any-ok', when: 'tool.ok', reward: 0.1 },
+      { name: 'sql-error', when: 'tool.error', reward: -0.3 },
+    ],
+    spans,
+  );
+  assert.deepEqual(
+    rewards.map((r) => [r.rule, r.spanId, r.agent, r.callSpanId]),
+    [
+      ['sql-ok', 't1', 'SqlWriter', 'c1'],
+      ['any-ok', 't1', 'SqlWriter', 'c1'],
+      // No call lists this id: the node that ran the tool, as before.
+      ['sql-error', 't2', 'execute', null],
+    ],
+  );
+  const totals = airTotalsByAgent(rewards);
+  assert.ok(Math.abs(totals.SqlWriter! - 0.3) < 1e-12);
+  assert.equal(totals.execute, -0.3);
+  assert.equal(totals.execute_tools, undefined);
+});

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { initWorkspace } from '../../../src/core/config/init';
-import { RESEARCH_LAB_TOOLS, type AirRule, type LabConfig } from '../../../src/core/config/schema';
+import { LabConfigSchema, RESEARCH_LAB_TOOLS, type AirRule, type LabConfig } from '../../../src/core/config/schema';
 import { knownAirTargets, previewAirRules, validateAirRules, type AirRuleIssue } from '../../../src/core/reward/airRules';
 import { Lab } from '../../../src/core/rollout/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
@@ -165,4 +165,22 @@ describe('AIR rules: validation and preview on a real rollout', () => {
     const none = previewAirRules([], spans);
     assert.deepEqual({ ...none, spansChecked: 0 }, { rewards: [], byRule: {}, byAgent: {}, total: 0, spansChecked: 0 });
   });
+});
+
+it('a module graph: a tool lab.json does not list may still be the graph\'s own, so the rule is flagged as unchecked, not as never firing', () => {
+  const config = LabConfigSchema.parse({
+    models: { m: { model: 'x' } },
+    agents: { SqlWriter: { model: 'm', promptText: 'Write SQL.', tools: ['run_sql'] }, Checker: { model: 'm', promptText: 'Check.' } },
+    graph: { kind: 'module', module: 'graph.ts' },
+    reward: { judge: { model: 'm' } },
+  });
+  const known = knownAirTargets(config);
+  assert.equal(known.toolsMayBeUnlisted, true);
+  assert.deepEqual(known.tools, ['run_sql']);
+  const { rules, issues } = validateAirRules([{ name: 'sql-ok', when: 'tool.ok', tools: ['run_sql', 'explain'], agents: ['SqlWriter'], reward: 0.1 }], known);
+  assert.equal(rules?.length, 1);
+  assert.deepEqual(issues.map((i) => [i.path, i.severity]), [['air[0].tools[1]', 'warning']]);
+  assert.match(issues[0]!.message, /tool "explain" is not listed under any agent's "tools" in lab\.json, so it cannot be checked: the rule fires only if your graph runs a tool of exactly that name/);
+  const builtIn = validateAirRules([{ name: 'x', when: 'tool.ok', tools: ['explain'], reward: 0.1 }], { agents: [], tools: ['pubmed_search'] });
+  assert.match(builtIn.issues[0]!.message, /is not one the agents may call, so the rule never fires/);
 });

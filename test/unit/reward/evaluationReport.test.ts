@@ -9,14 +9,9 @@ import { runRollouts } from '../../../src/core/rollout/runner';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';
 import type { SimFault } from '../../../src/core/sim/simFaults';
 import type { RolloutRecord } from '../../../src/core/store/types';
-import {
-  buildEvaluationReport,
-  classifyFailure,
-  defaultReportRun,
-  reportOptionsFromConfig,
-  type EvaluationReport,
-  type FailureKind,
-} from '../../../src/core/reward/evaluationReport';
+import { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/reward/evaluationReport';
+import { classifyFailure } from '../../../src/core/reward/failureClassification';
+import type { FailureKind } from '../../../src/core/store/failureKinds';
 import { decisionAlignment } from '../../../src/core/reward/alignment';
 
 /*
@@ -128,7 +123,16 @@ describe('evaluation report of a run with faults', () => {
 
   it('the faults did what they were meant to (the premise of the other checks)', () => {
     assert.equal(rollouts.length, PLAN.length);
-    for (const p of ['rate-limit', 'server-error', 'hang'] as const) assert.equal(byPlan.get(p)!.status, 'failed', `${p}: ${byPlan.get(p)!.error}`);
+    for (const p of ['rate-limit', 'server-error', 'hang'] as const) {
+      assert.equal(byPlan.get(p)!.status, 'failed', `${p}: ${byPlan.get(p)!.error}`);
+      assert.equal(byPlan.get(p)!.finalReward, null, 'a rollout that threw has no reward');
+    }
+    assert.deepEqual(
+      (['rate-limit', 'server-error', 'hang'] as const).map((p) => byPlan.get(p)!.failure),
+      ['rate_limit', 'server_error', 'timeout'],
+      'the runner records why each failed',
+    );
+    for (const r of rollouts.filter((x) => x.status === 'succeeded')) assert.equal(r.failure, null);
     assert.equal(byPlan.get('reviewer-prose')!.status, 'succeeded');
     assert.ok(byPlan.get('reviewer-prose')!.agents.find((a) => a.agent === 'PeerReviewer')!.errors > 0);
     assert.equal(byPlan.get('judge-prose')!.status, 'succeeded');
@@ -141,7 +145,7 @@ describe('evaluation report of a run with faults', () => {
     assert.equal(report.run.split, 'val');
     assert.equal(report.run.simulated, false, 'a configured endpoint is not reported as simulated');
     assert.equal(report.run.tasks, PLAN.length);
-    assert.deepEqual(report.run.counts, { total: 9, succeeded: 6, failed: 3, cancelled: 0, running: 0 });
+    assert.deepEqual(report.run.counts, { total: 9, succeeded: 6, failed: 3, noOutput: 0, cancelled: 0, running: 0 });
     assert.equal(report.generatedAt, 1234);
     assert.deepEqual(JSON.parse(JSON.stringify(report)), report, 'plain JSON data');
   });
@@ -171,12 +175,14 @@ describe('evaluation report of a run with faults', () => {
       denom++;
       if (decisionAlignment(r.decision, r.expectedDecision) === 'aligned') aligned++;
     }
+    assert.ok(t.decisionAlignment, 'labelled tasks and GO / NO-GO decisions: alignment applies');
     assert.deepEqual([t.decisionAlignment.count, t.decisionAlignment.n], [aligned, denom]);
     if (denom) {
       const wa = wilsonPct(aligned, denom);
       close(t.decisionAlignment.ci![0], wa[0], 'alignment CI low');
       close(t.decisionAlignment.ci![1], wa[1], 'alignment CI high');
     }
+    assert.ok(t.judgeFailures, 'the research lab has a judge');
     assert.deepEqual([t.judgeFailures.count, t.judgeFailures.n], [1, 6]);
     close(t.turns.mean, avg(ok.map((r) => r.turns!)), 'turns');
 
@@ -238,7 +244,10 @@ describe('evaluation report of a run with faults', () => {
   it('per decision: GO / NO-GO / none × yes / no / maybe', () => {
     const ok = rollouts.filter((r) => r.status === 'succeeded');
     assert.equal(report.decisions.rollouts, ok.length);
-    const label = (d: string | null): string => (!d ? 'none' : /^(GO|YES)$/i.test(d) ? 'GO' : /^(NO-GO|NOGO|NO)$/i.test(d) ? 'NO-GO' : 'other');
+    const label = (d: string | null): string => (!d ? '(none)' : /^(GO|YES)$/i.test(d) ? 'GO' : /^(NO-GO|NOGO|NO)$/i.test(d) ? 'NO-GO' : d);
+    assert.equal(report.decisions.alignment, true);
+    assert.deepEqual(report.decisions.decisions, ['GO', 'NO-GO', '(none)'], 'the alignment rows, always shown');
+    assert.deepEqual(report.decisions.expected, ['yes', 'no', 'maybe']);
     let total = 0;
     for (const cell of report.decisions.cells) {
       const here = ok.filter((r) => label(r.decision) === cell.decision && (r.expectedDecision ?? '').toLowerCase() === cell.expected);

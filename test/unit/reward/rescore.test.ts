@@ -1,8 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { distribution, rescore } from '../../../src/core/reward/rescore';
+import { rescoreStoredRollouts } from '../../../src/core/reward/rescoreStore';
+import { TraceStore } from '../../../src/core/store/traceStore';
 import { weightedReward } from '../../../src/core/reward/weighted';
 import type { RolloutRecord } from '../../../src/core/store/types';
+import { makeRollout, makeRun, tempWorkspace } from '../store/helpers/storeFixtures';
 
 const OLD = { a: { weight: 0.75 }, b: { weight: 0.25 } };
 
@@ -82,4 +85,29 @@ test('rollouts without a reward get no rank; empty input gives empty distributio
   assert.deepEqual(empty.before.histogram, new Array(10).fill(0));
   assert.equal(empty.before.mean, null);
   assert.deepEqual(distribution([1, 0, 0.999]).histogram, [1, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+});
+
+test('re-scoring in a store: a rollout without output keeps its reward and stays in the distributions; one that threw is not there', async () => {
+  const ws = tempWorkspace();
+  const store = await TraceStore.open(ws.dir);
+  try {
+    store.startRun(makeRun('run-r'));
+    const judged = makeRollout({ runId: 'run-r', taskId: 'judged', finalReward: 0.6 });
+    const empty = { ...makeRollout({ runId: 'run-r', taskId: 'empty', status: 'failed', failure: 'no_output', finalReward: 0 }), criteria: null };
+    const crashed = { ...makeRollout({ runId: 'run-r', taskId: 'crashed', status: 'failed', failure: 'timeout', finalReward: null }), criteria: null };
+    for (const r of [judged, empty, crashed]) {
+      store.startRollout(r);
+      store.finishRollout(r);
+    }
+    const { result, rescoreId } = rescoreStoredRollouts(store, { novelty: { weight: 1 }, clarity: { weight: 0 } }, { dryRun: true });
+    assert.equal(rescoreId, null);
+    assert.deepEqual(result.rows.map((r) => [r.taskId, r.before, r.after, r.kept]).sort(), [
+      ['empty', 0, 0, 'no-criteria'],
+      ['judged', 0.6, 0.5, null],
+    ]);
+    assert.equal(result.before.count, 2);
+  } finally {
+    await store.close();
+    ws.cleanup();
+  }
 });

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   averageRanks,
+  boundedMeanInterval,
+  clipInterval,
   mean,
   meanConfidenceInterval,
   median,
@@ -13,6 +15,7 @@ import {
   studentTCdf,
   studentTQuantile,
   welchTTest,
+  wilsonInterval,
   wilcoxonSignedRank,
 } from '../../../src/core/reward/statistics';
 
@@ -154,4 +157,29 @@ test('sparkline: last N values as block characters', () => {
   assert.equal(sparkline([]), '');
   assert.equal(sparkline([0.2, Number.NaN, 0.8], { min: 0, max: 1 }), '▂▇');
   assert.equal(sparkline([-1, 2], { min: 0, max: 1 }), '▁█');
+});
+
+test('a 0..1 reward gets an interval inside 0..1: Wilson when every value is 0 or 1, clipped Student t otherwise', () => {
+  // The issue's case: a pass/fail reward of a few rollouts, whose t interval reaches [-0.08, 1.28].
+  const passFail = [1, 0, 1, 0, 1];
+  assert.deepEqual(meanConfidenceInterval(passFail)!.map((x) => Number(x.toFixed(2))), [-0.08, 1.28]);
+  assert.deepEqual(boundedMeanInterval(passFail), wilsonInterval(3, 5), 'a mean of 0/1 values is a proportion');
+  // Wilson says something at 0 % and 100 %, where t collapses to a point.
+  assert.deepEqual(meanConfidenceInterval([0, 0, 0]), [0, 0]);
+  const zeros = boundedMeanInterval([0, 0, 0])!;
+  assert.ok(zeros[0] === 0 && zeros[1] > 0.4 && zeros[1] < 0.6, `${zeros}`);
+  // Other rewards: Student t, cut at the bounds and unchanged inside them.
+  const near1 = [1, 1, 0.9];
+  assert.deepEqual(boundedMeanInterval(near1), [meanConfidenceInterval(near1)![0], 1]);
+  const mid = [0.4, 0.5, 0.6, 0.55];
+  assert.deepEqual(boundedMeanInterval(mid), meanConfidenceInterval(mid));
+  // Other bounds map the proportion onto them.
+  assert.deepEqual(boundedMeanInterval([-1, 1, 1], 0.95, [-1, 1]), wilsonInterval(2, 3)!.map((x) => -1 + 2 * x));
+  // Values outside the bounds say the bounds are wrong for them: the plain t interval.
+  assert.deepEqual(boundedMeanInterval([0.5, 1.5, 2]), meanConfidenceInterval([0.5, 1.5, 2]));
+  assert.equal(boundedMeanInterval([]), null);
+  assert.equal(boundedMeanInterval([0.5]), null, 'one value that is not 0 or 1 has no interval');
+  assert.deepEqual(boundedMeanInterval([1]), wilsonInterval(1, 1));
+  assert.deepEqual(clipInterval([-1.4, 0.3], [-1, 1]), [-1, 0.3]);
+  assert.equal(clipInterval(null, [0, 1]), null);
 });

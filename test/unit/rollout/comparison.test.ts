@@ -5,6 +5,7 @@ import { TraceStore } from '../../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../../src/core/store/types';
 import { compareRuns, comparisonTask, listComparisons, protocolInJudgeMessage } from '../../../src/core/rollout/comparison';
 import { judgeMessages } from '../../../src/core/reward/judge';
+import { wilsonInterval } from '../../../src/core/reward/statistics';
 import { toMessageRecord } from '../../../src/core/trace/messages';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { makeRollout, makeRun, spanId, tempWorkspace } from '../store/helpers/storeFixtures';
@@ -209,6 +210,36 @@ test('compareRuns: two ordinary runs, too few pairs, and unknown runs', async ()
     assert.throws(() => compareRuns(f.store, 'run-a', 'run-a', []), /two different runs/);
   } finally {
     await f.cleanup();
+  }
+});
+
+test('compareRuns counts a rollout without output with its reward, and keeps every interval inside what rewards can take', async () => {
+  const ws = tempWorkspace();
+  const store = await TraceStore.open(ws.dir);
+  try {
+    store.startRun(makeRun('run-x', { status: 'done' }));
+    store.startRun(makeRun('run-y', { status: 'done' }));
+    // A pass/fail reward: A passes tasks 0, 2, 4; on task 1 its graph gave no output (failed, scored 0); B passes all five.
+    [1, 0, 1, 0, 1].forEach((reward, i) => {
+      const noOutput = i === 1 ? ({ status: 'failed', failure: 'no_output' } as const) : {};
+      for (const [runId, r, over] of [['run-x', reward, noOutput], ['run-y', 1, {}]] as const) {
+        const rec = makeRollout({ runId, taskId: `t${i}`, finalReward: r, ...over });
+        store.startRollout(rec);
+        store.finishRollout(rec);
+      }
+    });
+    const r = compareRuns(store, 'run-x', 'run-y', []);
+    assert.equal(r.aggregate.pairs, 5, 'the task without output is paired, with its reward');
+    assert.deepEqual(r.unpaired, []);
+    assert.equal(r.aggregate.meanA, 0.6);
+    assert.deepEqual(r.aggregate.ciA, wilsonInterval(3, 5), 'a pass/fail mean gets the Wilson interval, not [-0.08, 1.28]');
+    assert.deepEqual(r.aggregate.ciB, wilsonInterval(5, 5));
+    const [lo, hi] = r.aggregate.ciDifference!;
+    assert.ok(lo >= -1 && hi === 1, `a difference of 0..1 rewards stays in -1..1: ${lo}, ${hi}`);
+    assert.match(r.aggregate.summary, /95 % CI -?\d\.\d{3} to 1\.000/);
+  } finally {
+    await store.close();
+    ws.cleanup();
   }
 });
 

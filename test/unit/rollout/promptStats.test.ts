@@ -93,6 +93,18 @@ test('stats for hand-made rollouts: alignment counts only yes/no tasks, judge-fa
   assert.equal(s.lastRun, 50);
   assert.equal(s.firstSeen, 10);
   assert.equal(s.sparkline, '▄▁▇');
+  // A rollout whose graph gave no output counts with its reward; one that threw has none and is left out.
+  const withFailures = statsForRollouts('Supervisor', 'abc', [
+    ...rs,
+    { ...base, status: 'failed' as const, failure: 'no_output' as const, id: 'd', taskId: 't4', finalReward: 0, criteria: null, decision: null, expectedDecision: 'yes', startTime: 60, endTime: 70 },
+    { ...base, status: 'failed' as const, failure: 'timeout' as const, id: 'e', taskId: 't5', finalReward: null, criteria: null, decision: null, expectedDecision: 'yes', startTime: 80, endTime: 90 },
+  ]);
+  assert.equal(withFailures.rollouts, 4);
+  assert.deepEqual(withFailures.rewards, [0.4, 0.1, 0.8, 0]);
+  assert.ok(Math.abs(withFailures.decisionAlignment! - 100 / 3) < 1e-9, 'no decision on a yes task: not aligned');
+  assert.ok(withFailures.ci![0] >= 0 && withFailures.ci![1] <= 1, `inside 0..1: ${withFailures.ci}`);
+  // A graph whose decisions are not GO / NO-GO has no alignment to show.
+  assert.equal(statsForRollouts('Writer', 'x', [{ ...rs[0]!, decision: 'CORRECT' }]).decisionAlignment, null);
   const none = statsForRollouts('Supervisor', 'def', []);
   assert.deepEqual([none.rollouts, none.meanReward, none.ci, none.lastRun, none.sparkline, none.decisionAlignment], [0, null, null, null, '', null]);
   assert.equal(compareToPrevious([s, none])[1]!.pValue, null);

@@ -1,11 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { initWorkspace } from '../../../src/core/config/init';
 import { Lab } from '../../../src/core/rollout/lab';
+import { rewardSeries } from '../../../src/core/rollout/labViews';
 import { rolloutSeed, runRollouts } from '../../../src/core/rollout/runner';
+import { computeMetrics } from '../../../src/core/reward/metrics';
+import { rewardSetupOf } from '../../../src/core/reward/rewardSetup';
+import { startSimServer } from '../../../src/core/sim/simServer';
 import { Attr } from '../../../src/core/trace/span';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
@@ -77,7 +81,10 @@ test('cancelling stops new rollouts, marks the ones in flight, and resume comple
     assert.ok(first.rollouts.length >= 3 && first.rollouts.length < 8, `${first.rollouts.length} finished`);
     assert.equal(lab.store.getRun(first.runId)!.status, 'cancelled');
     const cancelled = lab.store.listRollouts({ runId: first.runId, status: 'cancelled' }).rollouts;
-    for (const c of cancelled) assert.ok(lab.store.getSpans(c.id).some((s) => s.status === 'error'), 'a cancelled rollout keeps its spans, closed as errors');
+    for (const c of cancelled) {
+      assert.ok(lab.store.getSpans(c.id).some((s) => s.status === 'error'), 'a cancelled rollout keeps its spans, closed as errors');
+      assert.deepEqual([c.failure, c.finalReward], ['cancelled', null]);
+    }
 
     const second = await runRollouts(env, { tasks, samples: 1, concurrency: 2, params: { limit: 8 }, seed: 9, resumeRunId: first.runId });
     assert.equal(second.runId, first.runId);
@@ -88,6 +95,62 @@ test('cancelling stops new rollouts, marks the ones in flight, and resume comple
     assert.equal(lab.store.getRun(first.runId)!.status, 'done');
   } finally {
     await lab.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a graph that finishes without a final output fails as "no output", is still scored, and counts against the success rate', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-runner-'));
+  await initWorkspace(dir, { dataset: PUBMEDQA });
+  const cfgFile = join(dir, '.rollout-lab', 'lab.json');
+  const cfg = JSON.parse(readFileSync(cfgFile, 'utf8'));
+  cfg.reward = { ...cfg.reward, noOutputReward: 0.05 };
+  writeFileSync(cfgFile, JSON.stringify(cfg, null, 2));
+  const probe = await Lab.open({ workspace: dir, env: {} });
+  const ds = await probe.loadDataset();
+  const tasks = probe.selectTasks(ds, { split: 'val', limit: 3, seed: 2 });
+  await probe.close();
+  // On one task the Principal Investigator answers prose instead of its JSON: the graph ends with no final protocol.
+  const server = await startSimServer({
+    faults: ({ agent, request }) => (agent === 'PrincipalInvestigator' && JSON.stringify(request.messages).includes(tasks[0]!.goal) ? { kind: 'not-json' } : null),
+  });
+  const lab = await Lab.open({ workspace: dir, env: {}, baseUrl: server.url });
+  try {
+    const run = await runRollouts(await lab.environment(ds.tasks), { tasks, samples: 1, concurrency: 2, params: {}, seed: 2 });
+    const empty = run.rollouts.find((r) => r.taskId === tasks[0]!.id)!;
+    assert.equal(empty.status, 'failed');
+    assert.equal(empty.failure, 'no_output');
+    assert.equal(empty.finalReward, 0.05, 'scored with reward.noOutputReward');
+    assert.equal(empty.criteria, null, 'nothing for the judge to score');
+    assert.match(empty.error!, /^the graph finished without a final output \(PrincipalInvestigator: /);
+    assert.equal(empty.truncatedAnswers, 0);
+    const spans = lab.store.getSpans(empty.id);
+    const root = spans.find((s) => s.kind === 'rollout')!;
+    assert.equal(root.status, 'error');
+    assert.equal(root.attributes[Attr.failure], 'no_output');
+    assert.deepEqual(
+      spans.filter((s) => s.kind === 'reward' && s.attributes[Attr.rewardKind] === 'final').map((s) => [s.name, s.attributes[Attr.rewardValue]]),
+      [
+        ['no-output', 0.05],
+        ['final', 0.05],
+      ],
+    );
+    const others = run.rollouts.filter((r) => r !== empty);
+    for (const r of others) assert.deepEqual([r.status, r.failure], ['succeeded', null]);
+
+    const m = computeMetrics(run.rollouts, rewardSetupOf(lab.loaded.config));
+    assert.ok(Math.abs(m.executionSuccessRate - 200 / 3) < 1e-9, 'not 100 %');
+    const mean = (0.05 + others[0]!.finalReward! + others[1]!.finalReward!) / 3;
+    assert.ok(Math.abs(m.averageFinalReward! - mean) < 1e-12, 'its reward is in the mean');
+    assert.ok(lab.store.finishedKeys(run.runId).has(`${empty.taskId}#0`), 'resume does not redo it: it ran to its end');
+    assert.deepEqual(
+      rewardSeries(lab.store, [], { runId: run.runId }).points.map((p) => p.rolloutId).sort(),
+      run.rollouts.map((r) => r.id).sort(),
+      'the reward curve has it too',
+    );
+  } finally {
+    await lab.close();
+    await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -52,6 +52,7 @@ describe('TraceStore: a writer killed with SIGKILL', () => {
     const r = store.getRollout(inflight)!;
     assert.equal(r.status, 'failed');
     assert.equal(r.error, 'interrupted');
+    assert.equal(r.failure, 'interrupted', 'its category says why it failed');
     assert.equal(store.getSpans(inflight).length, SPANS / 2, 'the spans it wrote before dying are readable');
     assert.equal(store.getRun('run-k')?.status, 'interrupted');
     const keys = store.finishedKeys('run-k');

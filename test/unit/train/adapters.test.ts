@@ -100,6 +100,35 @@ test('AIR rewards go to the call that asked for the tool, or to the answer the n
   assert.equal(air.has('other'), false);
 });
 
+test('AIR of a tool run in a node of its own goes to the model call that asked for it (same tool-call id), not to that node', () => {
+  const writer = { [Attr.agentName]: 'SqlWriter' };
+  const exec = { [Attr.agentName]: 'execute' };
+  const asks = (id: string): string => JSON.stringify([{ role: 'assistant', content: '', tool_calls: [{ id, name: 'run_sql', arguments: '{}' }] }]);
+  const spans = [
+    span('root', 'rollout', null, 0, 100),
+    span('n1', 'node', 'root', 1, 9, writer),
+    span('c0', 'llm', 'n1', 2, 3, { ...writer, [Attr.outputMessages]: asks('call_0') }),
+    span('c1', 'llm', 'n1', 4, 5, { ...writer, [Attr.outputMessages]: asks('call_1') }),
+    span('nx', 'node', 'root', 10, 19, exec),
+    span('t0', 'tool', 'nx', 11, 12, { ...exec, [Attr.toolCallId]: 'call_0', [Attr.toolName]: 'run_sql' }),
+    span('t1', 'tool', 'nx', 13, 14, { ...exec, [Attr.toolCallId]: 'call_1', [Attr.toolName]: 'run_sql' }),
+    span('t2', 'tool', 'nx', 15, 16, { ...exec, [Attr.toolName]: 'run_sql' }),
+    span('n2', 'node', 'root', 20, 29, writer),
+    // A later call of the same agent: the ids are in its prompt, not in its answer.
+    span('c2', 'llm', 'n2', 21, 22, { ...writer, [Attr.inputMessages]: asks('call_1'), [Attr.outputMessages]: JSON.stringify([{ role: 'assistant', content: 'SELECT 1' }]) }),
+    span('r0', 'reward', 't0', 30, 30, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: 0.1, ...writer }),
+    // Stored before rewards named the requesting agent: the tool node's name.
+    span('r1', 'reward', 't1', 31, 31, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: -0.2, ...exec }),
+    // No id: today's rule, by agent; the execute node made no model call, so nothing to credit.
+    span('r2', 'reward', 't2', 32, 32, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: 0.5, ...exec }),
+  ];
+  const air = airByCall(spans);
+  assert.equal(air.get('c0'), 0.1);
+  assert.equal(air.get('c1'), -0.2);
+  assert.equal(air.has('c2'), false);
+  assert.equal([...air.values()].length, 2);
+});
+
 test('llm calls: tool definitions from the span, else the research-lab definition by name; schema marker dropped', () => {
   const def = toolDefinition({ type: 'function', function: { name: 'x', description: 'd', parameters: { $schema: 'draft', type: 'object', properties: {} } } });
   assert.deepEqual(def, { type: 'function', function: { name: 'x', description: 'd', parameters: { type: 'object', properties: {} } } });

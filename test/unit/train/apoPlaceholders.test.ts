@@ -43,7 +43,7 @@ test('the simulator answers critic and editor calls and nothing else', () => {
   const prompt = 'You supervise the {{lab_name}} lab.\nReply with JSON.';
   assert.deepEqual(promptsInBlocks(`x\n${promptBlock(prompt)}\ny`), [prompt]);
   const critic = promptOptimizerAnswer(
-    request(criticMessages('Supervisor', prompt, 0.4, [{ rolloutId: 'r', taskId: 't1', reward: 0.3, criteria: { novelty: 0.2, clarity: 0.6 }, rationale: 'Too vague.', saw: 'user: q', answered: 'assistant: a' }])),
+    request(criticMessages('Supervisor', prompt, 0.4, [{ rolloutId: 'r', taskId: 't1', reward: 0.3, criteria: { novelty: 0.2, clarity: 0.6 }, rationale: 'Too vague.', custom: null, saw: 'user: q', answered: 'assistant: a' }])),
     { seed: 1 },
   );
   assert.match(critic!.content!, /worst on novelty \(mean 0\.20\) and clarity/);

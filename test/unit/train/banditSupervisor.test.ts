@@ -71,8 +71,12 @@ test('Supervisor bandit on the simulated endpoint: off changes nothing, decide p
       assert.equal(supervisorCalls(spans).length, 1);
       assert.ok(!Object.keys(supervisorNode(spans).attributes).some((k) => k.startsWith('rollout_lab.bandit.')));
     }
-    const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir);
+    // The simulated endpoint's decisions are left out unless asked for.
+    await assert.rejects(trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir), /3 simulated rollouts left out \(pass --include-simulated to use them\)/);
+    const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir, { includeSimulated: true });
     assert.equal(info.records, 3);
+    assert.equal(info.simulatedLeftOut, 0);
+    assert.equal(info.split, 'train');
     const policy = loadPolicy(banditDir(lab.loaded.labDir, lab.loaded.config), info.version);
     await closeLab(lab);
 
@@ -108,7 +112,7 @@ test('Supervisor bandit on the simulated endpoint: off changes nothing, decide p
       const refiner = spans.find((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === 'HypothesisRefiner')!;
       assert.ok(String(refiner.attributes[Attr.inputMessages]).includes(`Selected hypothesis: ${JSON.stringify(cs[want.index]!.text).slice(1, -1)}`), 'the refiner works on the policy\'s pick');
     }
-    const later = banditRecords(lab.store).filter((r) => ids.includes(r.rolloutId));
+    const later = banditRecords(lab.store, { includeSimulated: true }).filter((r) => ids.includes(r.rolloutId));
     assert.equal(later.length, 3);
     for (const r of later) assert.equal(r.policyVersion, info.version, 'bandit records of later rollouts carry the policy version');
     await closeLab(lab);

@@ -70,12 +70,13 @@ function assertTemplateReady(rec: { messages: ChatMessage[]; tools: Array<{ type
   for (const m of rec.messages) for (const c of m.tool_calls ?? []) assert.ok(names.has(c.function.name), `tool ${c.function.name} is declared`);
 }
 
+// Every split: the goldens hold the fixture's val rollout too.
 const GOLDENS: Array<[string, ExportOptions]> = [
-  ['sft', { format: 'sft' }],
-  ['rl-equal', { format: 'rl' }],
-  ['rl-last', { format: 'rl', credit: 'last' }],
-  ['rl-discounted', { format: 'rl', credit: 'discounted', gamma: 0.5 }],
-  ['bandit', { format: 'bandit' }],
+  ['sft', { format: 'sft', split: 'all' }],
+  ['rl-equal', { format: 'rl', split: 'all' }],
+  ['rl-last', { format: 'rl', split: 'all', credit: 'last' }],
+  ['rl-discounted', { format: 'rl', split: 'all', credit: 'discounted', gamma: 0.5 }],
+  ['bandit', { format: 'bandit', split: 'all' }],
 ];
 
 test('golden exports of the fixed store', async () => {
@@ -94,7 +95,7 @@ test('golden exports of the fixed store', async () => {
   }
 });
 
-test('SFT: successes only, the juniors by default, every line ready for a chat template, tool calls and results kept', async () => {
+test('SFT: successes only, the juniors and the train split by default, every line ready for a chat template, tool calls and results kept', async () => {
   const f = await fixture();
   try {
     const out = join(f.dir, 'sft.jsonl');
@@ -112,14 +113,20 @@ test('SFT: successes only, the juniors by default, every line ready for a chat t
     assert.equal(withTools.messages[3]!.tool_call_id, withTools.messages[2]!.tool_calls![0]!.id);
     // beta is under 0.7, delta failed; gamma's bad tool result and failed call are skipped, not exported.
     assert.deepEqual(m.counts.skipped, { below_min_reward: 1, call_failed: 1, call_invalid: 1, failed: 1 });
-    assert.deepEqual(m.sourceRollouts, ['alpha', 'gamma', 'zeta', 'epsilon'].map(fixtureRolloutId));
-    assert.equal(m.counts.rollouts, 4);
+    // epsilon is a val rollout: the default split is train.
+    assert.deepEqual(m.sourceRollouts, ['alpha', 'gamma', 'zeta'].map(fixtureRolloutId));
+    assert.equal(m.counts.rollouts, 3);
     const onDisk = JSON.parse(readFileSync(manifestPath(out), 'utf8')) as ExportManifest;
     assert.deepEqual(onDisk, m);
     assert.equal(onDisk.file, out);
     assert.equal(onDisk.options.minReward, 0.7);
     assert.deepEqual(onDisk.options.agents, ['Geneticist', 'Pharmacologist', 'Neurologist']);
     assert.equal(onDisk.options.credit, null);
+    assert.equal(onDisk.options.split, 'train');
+    assert.equal(onDisk.options.includeSimulated, false);
+    const all = await exportTrainingData(f.store, CONFIG, { format: 'sft', split: 'all' }, out);
+    assert.deepEqual(all.sourceRollouts, ['alpha', 'gamma', 'zeta', 'epsilon'].map(fixtureRolloutId));
+    assert.equal(all.options.split, null);
   } finally {
     await f.cleanup();
   }
@@ -129,7 +136,7 @@ test('RL: grouped by task, then rollout, then call; credit recorded in each reco
   const f = await fixture();
   try {
     const out = join(f.dir, 'rl.jsonl');
-    const m = await exportTrainingData(f.store, CONFIG, { format: 'rl', credit: 'discounted', gamma: 0.5 }, out);
+    const m = await exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', credit: 'discounted', gamma: 0.5 }, out);
     const recs = lines(out) as Array<{ group: string; rolloutId: string; call: number; reward: number; final_reward: number; air: number; credit: string; agent: string }>;
     const keys = recs.map((r) => [r.group, r.rolloutId, r.call] as const);
     assert.deepEqual(
@@ -171,17 +178,18 @@ test('filters: agents, min reward, split, run, prompt version, model version; un
     assert.deepEqual(await rollouts({ format: 'sft', split: 'val' }), [fixtureRolloutId('epsilon')]);
     assert.deepEqual(await rollouts({ format: 'sft', minReward: 0.85 }), [fixtureRolloutId('gamma')]);
     assert.deepEqual(await rollouts({ format: 'rl', runId: 'other-run' }), []);
-    assert.equal((await rollouts({ format: 'rl', runId: FIXTURE_RUN })).length, 5);
+    assert.equal((await rollouts({ format: 'rl', runId: FIXTURE_RUN })).length, 4);
+    assert.equal((await rollouts({ format: 'rl', runId: FIXTURE_RUN, split: 'all' })).length, 5);
     // Geneticist ran prompt version ge-2 only in epsilon; the other juniors' calls there are left out.
-    const pv = await exportTrainingData(f.store, CONFIG, { format: 'sft', promptVersion: 'ge-2' }, out);
+    const pv = await exportTrainingData(f.store, CONFIG, { format: 'sft', split: 'all', promptVersion: 'ge-2' }, out);
     assert.deepEqual(pv.sourceRollouts, [fixtureRolloutId('epsilon')]);
     assert.deepEqual(lines(out).map((l) => (l.metadata as { agent: string }).agent), ['Geneticist']);
     assert.equal(pv.counts.skipped['other_prompt_version'], 3);
     assert.equal(pv.counts.skipped['call_other_prompt_version'], 2);
-    const mv = await exportTrainingData(f.store, CONFIG, { format: 'rl', modelVersion: 'v9' }, out);
+    const mv = await exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', modelVersion: 'v9' }, out);
     assert.equal(mv.counts.records, 0);
     assert.equal(mv.counts.skipped['other_model_version'], 5);
-    const pd = await exportTrainingData(f.store, CONFIG, { format: 'rl', agents: ['PeerReviewer', 'ProtocolDesigner'] }, out);
+    const pd = await exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', agents: ['PeerReviewer', 'ProtocolDesigner'] }, out);
     assert.deepEqual([...new Set(lines(out).map((l) => l.agent))], ['ProtocolDesigner'], 'the fixture has no reviewer calls');
     assert.equal(pd.counts.records, 8);
 
@@ -194,6 +202,7 @@ test('filters: agents, min reward, split, run, prompt version, model version; un
     await assert.rejects(exportTrainingData(f.store, CONFIG, { format: 'rl', credit: 'first' as never }, out), /credit must be one of equal, last, discounted/);
     await assert.rejects(exportTrainingData(f.store, CONFIG, { format: 'rl', gamma: 2 }, out), /gamma must be between 0 and 1/);
     await assert.rejects(exportTrainingData(f.store, CONFIG, { format: 'dpo' as never }, out), /format must be one of sft, rl, bandit/);
+    await assert.rejects(exportTrainingData(f.store, CONFIG, { format: 'sft', split: 'test' as never }, out), /the split must be train, val or all, got "test"/);
     await assert.rejects(exportTrainingData(f.store, CONFIG, { format: 'sft' }, f.dir), /is a folder/);
   } finally {
     await f.cleanup();
@@ -204,8 +213,8 @@ test('deterministic: the same store exported twice gives the same bytes and hash
   const f = await fixture();
   try {
     for (const format of ['sft', 'rl', 'bandit'] as const) {
-      const a = await exportTrainingData(f.store, CONFIG, { format, minReward: 0 }, join(f.dir, `a-${format}.jsonl`));
-      const b = await exportTrainingData(f.store, CONFIG, { format, minReward: 0 }, join(f.dir, `b-${format}.jsonl`));
+      const a = await exportTrainingData(f.store, CONFIG, { format, minReward: 0, split: 'all' }, join(f.dir, `a-${format}.jsonl`));
+      const b = await exportTrainingData(f.store, CONFIG, { format, minReward: 0, split: 'all' }, join(f.dir, `b-${format}.jsonl`));
       assert.ok(a.counts.records > 0);
       assert.deepEqual(readFileSync(a.file), readFileSync(b.file));
       assert.equal(a.sha256, b.sha256);
@@ -237,15 +246,25 @@ test('atomic: a failed or cancelled export leaves the previous file as it was an
   }
 });
 
-function tinyRollout(store: TraceStore, i: number): void {
+interface TinyOptions {
+  simulated?: boolean;
+  status?: 'succeeded' | 'failed';
+  reward?: number | null;
+  agent?: string;
+  split?: 'train' | 'val';
+}
+
+/** A one-call rollout (agent ProtocolDesigner unless told), written through the store's own API. */
+function tinyRollout(store: TraceStore, i: number, o: TinyOptions = {}): string {
   const id = createHash('sha256').update(`tiny/${i}`).digest('hex').slice(0, 32);
   const sid = (n: number): string => createHash('sha256').update(`${id}/${n}`).digest('hex').slice(0, 16);
   const start = 1_000_000 + i * 10;
+  const name = o.agent ?? 'ProtocolDesigner';
   const rec = {
     id,
     runId: 'run-big',
     taskId: `task-${i % 50}`,
-    split: 'train' as const,
+    split: o.split ?? ('train' as const),
     sample: Math.floor(i / 50),
     status: 'running' as const,
     finalReward: null,
@@ -255,17 +274,17 @@ function tinyRollout(store: TraceStore, i: number): void {
     expectedDecision: null,
     turns: null,
     error: null,
-    simulated: true,
+    simulated: o.simulated ?? false,
     startTime: start,
     endTime: null,
     spanCount: 0,
     agents: [],
   };
   store.startRollout(rec);
-  const agent = { [Attr.agentName]: 'ProtocolDesigner', [Attr.promptVersion]: 'p1' };
+  const agent = { [Attr.agentName]: name, [Attr.promptVersion]: 'p1' };
   const spans: SpanRecord[] = [
     { traceId: id, spanId: sid(0), parentSpanId: null, name: 'rollout', kind: 'rollout', startTime: start, endTime: start + 5, status: 'ok', attributes: {} },
-    { traceId: id, spanId: sid(1), parentSpanId: sid(0), name: 'ProtocolDesigner', kind: 'node', startTime: start + 1, endTime: start + 4, status: 'ok', attributes: { [Attr.nodeName]: 'ProtocolDesigner', ...agent } },
+    { traceId: id, spanId: sid(1), parentSpanId: sid(0), name, kind: 'node', startTime: start + 1, endTime: start + 4, status: 'ok', attributes: { [Attr.nodeName]: name, ...agent } },
     {
       traceId: id,
       spanId: sid(2),
@@ -285,12 +304,13 @@ function tinyRollout(store: TraceStore, i: number): void {
   for (const s of spans) store.writeSpan(s);
   store.finishRollout({
     ...rec,
-    status: 'succeeded',
-    finalReward: (i % 10) / 10,
+    status: o.status ?? 'succeeded',
+    finalReward: o.reward !== undefined ? o.reward : (i % 10) / 10,
     endTime: start + 5,
     spanCount: spans.length,
-    agents: [{ agent: 'ProtocolDesigner', promptVersion: 'p1', model: 'm', modelVersion: null, visits: 1, llmCalls: 1, toolCalls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latencyMs: 0 }],
+    agents: [{ agent: name, promptVersion: 'p1', model: 'm', modelVersion: null, visits: 1, llmCalls: 1, toolCalls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latencyMs: 0 }],
   });
+  return id;
 }
 
 test('streaming: 2,000 rollouts are read one at a time, each written out before the next is read', async () => {
@@ -340,18 +360,122 @@ test('a real store from the simulated endpoint: every SFT line is ready for a ch
     await runRollouts(env, { tasks: lab.selectTasks(ds, { split: 'train', limit: 2, seed: 3 }), samples: 2, concurrency: 2, params: {}, seed: 3 });
     const out = join(dir, 'sft.jsonl');
     const agents = ['Geneticist', 'Pharmacologist', 'Neurologist', 'HypothesisRefiner', 'ProtocolDesigner', 'Supervisor'];
-    const m = await exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents }, out);
+    // Every rollout here is simulated: left out unless asked for, and counted.
+    const left = await exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents }, out);
+    assert.equal(left.counts.records, 0);
+    assert.deepEqual(left.counts.skipped, { simulated: 4 });
+    const m = await exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents, includeSimulated: true }, out);
     const recs = lines(out) as unknown as Array<{ messages: ChatMessage[]; tools: Array<{ type: string; function: { name: string; parameters: unknown } }> }>;
     assert.ok(recs.length >= 4 * 6, `${recs.length} lines`);
     for (const r of recs) assertTemplateReady(r);
     assert.ok(recs.some((r) => r.messages.some((x) => x.role === 'tool')), 'tool results kept');
     assert.ok(recs.some((r) => r.messages.at(-1)!.tool_calls?.length), 'a completion that calls tools');
     assert.deepEqual(Object.keys(m.counts.skipped).filter((k) => k.startsWith('call_')), []);
-    const rl = await exportTrainingData(lab.store, lab.loaded.config, { format: 'rl' }, join(dir, 'rl.jsonl'));
+    const rl = await exportTrainingData(lab.store, lab.loaded.config, { format: 'rl', includeSimulated: true }, join(dir, 'rl.jsonl'));
     assert.equal(rl.counts.rollouts, 4);
     assert.equal(rl.counts.groups, 2);
   } finally {
     await lab.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+async function emptyStore(): Promise<{ store: TraceStore; dir: string; cleanup: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'rl-export-made-'));
+  const store = await TraceStore.open(dir);
+  return {
+    store,
+    dir,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test('simulated rollouts are left out of every format by default and counted; includeSimulated takes them', async () => {
+  const { store, dir, cleanup } = await emptyStore();
+  try {
+    const real = [0, 1, 2, 3].map((i) => tinyRollout(store, i, { reward: 0.9 }));
+    const simulated = [4, 5, 6].map((i) => tinyRollout(store, i, { reward: 0.9, simulated: true }));
+    for (const format of ['sft', 'rl'] as const) {
+      const out = join(dir, `${format}.jsonl`);
+      const m = await exportTrainingData(store, CONFIG, { format, agents: ['ProtocolDesigner'] }, out);
+      assert.deepEqual(new Set(m.sourceRollouts), new Set(real), `${format}: only the real rollouts`);
+      assert.deepEqual(m.counts.skipped, { simulated: 3 });
+      assert.equal(m.options.includeSimulated, false);
+      const onDisk = JSON.parse(readFileSync(manifestPath(out), 'utf8')) as ExportManifest;
+      assert.equal(onDisk.counts.skipped.simulated, 3, 'the manifest says how many were left out');
+      const all = await exportTrainingData(store, CONFIG, { format, agents: ['ProtocolDesigner'], includeSimulated: true }, out);
+      assert.deepEqual(new Set(all.sourceRollouts), new Set([...real, ...simulated]));
+      assert.deepEqual(all.counts.skipped, {});
+      assert.equal(all.options.includeSimulated, true);
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
+test('RL keeps failed rollouts the runner still scored (no output), SFT leaves them out; failures without a reward stay out of both', async () => {
+  const { store, dir, cleanup } = await emptyStore();
+  try {
+    const ok = tinyRollout(store, 0, { reward: 0.8 });
+    const scored = tinyRollout(store, 1, { status: 'failed', reward: 0 });
+    tinyRollout(store, 2, { status: 'failed', reward: null });
+    const rl = await exportTrainingData(store, CONFIG, { format: 'rl', agents: ['ProtocolDesigner'] }, join(dir, 'rl.jsonl'));
+    assert.deepEqual(rl.sourceRollouts, [ok, scored]);
+    assert.deepEqual(rl.counts.skipped, { failed: 1 });
+    const recs = lines(join(dir, 'rl.jsonl')) as Array<{ rolloutId: string; final_reward: number; reward: number }>;
+    assert.deepEqual(recs.find((r) => r.rolloutId === scored)!.final_reward, 0, 'the scored failure is a negative example');
+    const sft = await exportTrainingData(store, CONFIG, { format: 'sft', agents: ['ProtocolDesigner'], minReward: 0 }, join(dir, 'sft.jsonl'));
+    assert.deepEqual(sft.sourceRollouts, [ok]);
+    assert.deepEqual(sft.counts.skipped, { failed: 2 });
+  } finally {
+    await cleanup();
+  }
+});
+
+/** A lab whose own graph has three agents, as a text-to-SQL user's. */
+function moduleConfig(trainable: string[] = []): LabConfig {
+  const base = defaultLabConfig();
+  const agent = (name: string): Record<string, unknown> => ({ model: 'senior', promptText: `You are the ${name}.`, ...(trainable.includes(name) ? { trainable: true } : {}) });
+  return LabConfigSchema.parse({
+    ...base,
+    graph: { kind: 'module', module: 'graph.ts' },
+    agents: { SqlWriter: agent('SqlWriter'), Checker: agent('Checker'), Rewriter: agent('Rewriter') },
+  });
+}
+
+test('a module graph: the agents that made model calls by default (or those marked trainable); named agents must exist; the bandit says it needs the research-lab graph', async () => {
+  const { store, dir, cleanup } = await emptyStore();
+  try {
+    tinyRollout(store, 0, { agent: 'Checker' });
+    tinyRollout(store, 1, { agent: 'SqlWriter' });
+    tinyRollout(store, 2, { agent: 'Rewriter', split: 'val' });
+    tinyRollout(store, 3, { agent: 'Rewriter', simulated: true });
+    const out = join(dir, 'x.jsonl');
+    const cfg = moduleConfig();
+    // In lab.json order; Rewriter ran only in the val split and in a simulated rollout.
+    assert.deepEqual((await exportTrainingData(store, cfg, { format: 'rl' }, out)).options.agents, ['SqlWriter', 'Checker']);
+    assert.deepEqual((await exportTrainingData(store, cfg, { format: 'sft', minReward: 0 }, out)).options.agents, ['SqlWriter', 'Checker']);
+    assert.deepEqual((await exportTrainingData(store, cfg, { format: 'rl', split: 'all' }, out)).options.agents, ['SqlWriter', 'Checker', 'Rewriter']);
+    assert.deepEqual((await exportTrainingData(store, cfg, { format: 'rl', includeSimulated: true }, out)).options.agents, ['SqlWriter', 'Checker', 'Rewriter']);
+    const rl = await exportTrainingData(store, cfg, { format: 'rl' }, out);
+    assert.equal(rl.counts.records, 2);
+    assert.deepEqual(new Set(lines(out).map((l) => l.agent)), new Set(['SqlWriter', 'Checker']));
+    assert.deepEqual((await exportTrainingData(store, moduleConfig(['Rewriter']), { format: 'rl', split: 'all' }, out)).options.agents, ['Rewriter']);
+
+    await assert.rejects(exportTrainingData(store, cfg, { format: 'sft', agents: ['Geneticist'] }, out), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.match(e.message, /unknown agent "Geneticist" — the agents in lab\.json are: SqlWriter, Checker, Rewriter/);
+      return true;
+    });
+    await assert.rejects(exportTrainingData(store, cfg, { format: 'bandit' }, out), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.match(e.message, /only the built-in research-lab graph records; this lab runs its own graph \(graph\.kind "module"\) — train its agents with sft or grpo/);
+      return true;
+    });
+  } finally {
+    await cleanup();
   }
 });

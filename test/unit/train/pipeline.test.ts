@@ -9,9 +9,11 @@ import { loadConfig } from '../../../src/core/config/loader';
 import { rollbackModelVersion } from '../../../src/core/config/modelRegistry';
 import { Lab } from '../../../src/core/rollout/lab';
 import { Attr } from '../../../src/core/trace/span';
-import { pipelineStatus, pipelineStateFile, registerTrainedModel, runPhase } from '../../../src/core/train/pipeline';
 import { emptyPhaseRecord, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/pipelineState';
 import { HOST } from '../../../src/core/store/processLiveness';
+import { startSimServer } from '../../../src/core/sim/simServer';
+import { PhaseSchema } from '../../../src/core/config/trainingSchema';
+import { findPhase, pipelineExample, pipelineExampleText, pipelineStatus, pipelineStateFile, registerTrainedModel, runPhase } from '../../../src/core/train/pipeline';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
 
@@ -29,8 +31,8 @@ function editLab(dir: string, edit: (cfg: any) => void): void {
   writeFileSync(file, JSON.stringify(cfg, null, 2));
 }
 
-async function withLab<T>(dir: string, fn: (lab: Lab) => Promise<T>): Promise<T> {
-  const lab = await Lab.open({ workspace: dir, env: {} });
+async function withLab<T>(dir: string, fn: (lab: Lab) => Promise<T>, baseUrl?: string): Promise<T> {
+  const lab = await Lab.open({ workspace: dir, env: {}, ...(baseUrl ? { baseUrl } : {}) });
   try {
     return await fn(lab);
   } finally {
@@ -40,7 +42,11 @@ async function withLab<T>(dir: string, fn: (lab: Lab) => Promise<T>): Promise<T>
 
 test('the reference pipeline: pending → running → done for gather, sft exports checked data, a failing pre-flight fails the phase', async (t) => {
   const dir = await workspace(t, { dataset: PUBMEDQA });
+  // Every model on the test's own OpenAI-compatible server: rollouts a real endpoint answered, which the data phases use.
+  const endpoint = await startSimServer();
+  t.after(() => endpoint.close());
   await withLab(dir, async (lab) => {
+    assert.equal(lab.simulated, false);
     const before = pipelineStatus(lab);
     assert.equal(before.declared, false);
     assert.deepEqual(before.phases.map((p) => [p.phase.name, p.phase.kind, p.record.state]), [
@@ -73,6 +79,7 @@ test('the reference pipeline: pending → running → done for gather, sft expor
     assert.equal(gather.counts.succeeded, rollouts.filter((r) => r.status === 'succeeded').length);
     assert.deepEqual(new Set(rollouts.map((r) => r.split)), new Set(['train']));
     assert.equal(lab.store.getRun(gather.runId!)!.params.phase, 'gather');
+    assert.equal(gather.note, null, 'no simulated-endpoint note: a real endpoint answered');
 
     // GRPO needs groups of training.groupSize (8): two samples per task fail its pre-flight.
     const grpo = await runPhase(lab, 'grpo-seniors');
@@ -119,7 +126,7 @@ test('the reference pipeline: pending → running → done for gather, sft expor
     assert.deepEqual(grpoDone.checks, []);
     assert.throws(() => registerTrainedModel(lab.loaded, 'nope', { version: 'x' }), /model "nope" is not defined/);
     assert.throws(() => registerTrainedModel(lab.loaded, 'junior', { version: 'x', phase: 'nope' }), /no pipeline phase "nope"/);
-  });
+  }, endpoint.url);
 });
 
 test('a phase that throws fails with the message and runs again once fixed; interrupted and running elsewhere; cancel', async (t) => {
@@ -214,4 +221,90 @@ test('a registered model version is recorded by the next rollouts; rollback give
   assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-1', senior: null, span: 'sft-1' });
   assert.equal(rollbackModelVersion(loaded.labDir, 'junior').active, null);
   assert.deepEqual(await versionsOfNextRollout(), { junior: null, senior: null, span: undefined });
+});
+
+test('against the simulated endpoint gather is a demo: the data phases leave its rollouts out and say how many, unless a phase (or the caller) includes them', async (t) => {
+  const dir = await workspace(t, { dataset: PUBMEDQA });
+  editLab(dir, (cfg) => {
+    cfg.training = {
+      groupSize: 2,
+      phases: [
+        { name: 'gather', kind: 'gather', limit: 1, samples: 2 },
+        { name: 'sft', kind: 'sft', agents: ['Geneticist'], minReward: 0 },
+        { name: 'sft-demo', kind: 'sft', agents: ['Geneticist'], minReward: 0, includeSimulated: true },
+      ],
+    };
+  });
+  await withLab(dir, async (lab) => {
+    assert.equal(lab.simulated, true);
+    const gather = await runPhase(lab, 'gather');
+    assert.equal(gather.state, 'done', gather.error ?? '');
+    assert.match(gather.note!, /^SIMULATED endpoint: these rollouts are a demo of the pipeline, not training data; the data phases leave them out unless they set "includeSimulated": true/);
+
+    const sft = await runPhase(lab, 'sft');
+    assert.equal(sft.state, 'failed');
+    assert.match(sft.error!, /^pre-flight failed: all 2 rollouts \(train split\) are simulated, so nothing is left to train on: 2 simulated rollouts left out \(set "includeSimulated": true on the phase \(or pass --include-simulated\) to use them\)/);
+    assert.equal(sft.counts.simulated, 2);
+    assert.deepEqual(sft.files, []);
+
+    const demo = await runPhase(lab, 'sft-demo');
+    assert.equal(demo.state, 'done', demo.error ?? '');
+    const manifest = JSON.parse(readFileSync(join(dir, '.rollout-lab', demo.files[1]!), 'utf8'));
+    assert.equal(manifest.options.includeSimulated, true);
+    assert.ok(manifest.counts.records > 0);
+    assert.ok(demo.checks.some((c) => c.id === 'simulated-rollouts' && c.severity === 'warning'), 'included, they are still flagged');
+
+    // The caller's flag does what the phase setting does.
+    const flagged = await runPhase(lab, 'sft', { includeSimulated: true });
+    assert.equal(flagged.state, 'done', flagged.error ?? '');
+  });
+});
+
+test('a module graph has no reference pipeline: the status shows a ready-to-paste one built from its own agents and models; running an undeclared phase says the same', async (t) => {
+  const dir = await workspace(t);
+  editLab(dir, (cfg) => {
+    cfg.graph = { kind: 'module', module: 'graph.ts' };
+    cfg.models.small = { model: 'qwen2.5:1.5b-instruct' };
+    cfg.agents = {
+      SqlWriter: { model: 'small', promptText: 'Write SQL.' },
+      Checker: { model: 'strong', promptText: 'Check it.' },
+      Rewriter: { model: 'small', promptText: 'Rewrite it.' },
+    };
+    cfg.bandit = { mode: 'off' };
+  });
+  const loaded = await loadConfig(dir);
+  const status = pipelineStatus({ loaded });
+  assert.equal(status.declared, false);
+  assert.deepEqual(status.phases, []);
+  assert.deepEqual(status.example, [
+    { name: 'gather', kind: 'gather', samples: 8 },
+    { name: 'sft-small', kind: 'sft', agents: ['SqlWriter', 'Rewriter'], model: 'small', minReward: 0.7 },
+    { name: 'sft-strong', kind: 'sft', agents: ['Checker'], model: 'strong', minReward: 0.7 },
+    { name: 'grpo-small', kind: 'grpo', agents: ['SqlWriter', 'Rewriter'], model: 'small' },
+    { name: 'grpo-strong', kind: 'grpo', agents: ['Checker'], model: 'strong' },
+  ]);
+  // What it says to paste is valid lab.json.
+  const pasted = JSON.parse(`{${pipelineExampleText(status.example!)}}`) as { training: { phases: unknown[] } };
+  for (const p of pasted.training.phases) assert.ok(PhaseSchema.safeParse(p).success, JSON.stringify(p));
+  assert.deepEqual(pasted.training.phases, status.example);
+  assert.throws(() => findPhase(loaded.config, 'sft-juniors'), (e: unknown) => {
+    assert.match((e as Error).message, /^no pipeline phase "sft-juniors": this lab runs its own graph \(graph\.kind "module"\) and lab\.json declares no training\.phases — add them to \.rollout-lab\/lab\.json, e\.g\. "training": \{"phases":\[\{"name":"gather"/);
+    assert.equal((e as Error).message.split('\n').length, 1);
+    return true;
+  });
+  // One model for the agents marked trainable: plain phase names.
+  editLab(dir, (cfg) => {
+    cfg.agents.SqlWriter.trainable = true;
+    cfg.agents.Rewriter.trainable = true;
+  });
+  const marked = pipelineExample((await loadConfig(dir)).config);
+  assert.deepEqual(marked.map((p) => [p.name, p.agents ?? null, p.model ?? null]), [
+    ['gather', null, null],
+    ['sft', ['SqlWriter', 'Rewriter'], 'small'],
+    ['grpo', ['SqlWriter', 'Rewriter'], 'small'],
+  ]);
+  // A research-lab lab keeps its reference pipeline and needs no example.
+  const research = pipelineStatus({ loaded: await loadConfig(await workspace(t)) });
+  assert.equal(research.example, null);
+  assert.deepEqual(research.phases.map((p) => p.phase.name), ['gather', 'sft-juniors', 'grpo-seniors', 'bandit-supervisor']);
 });

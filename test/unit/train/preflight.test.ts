@@ -11,7 +11,7 @@ import { Lab } from '../../../src/core/rollout/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { startSimServer } from '../../../src/core/sim/simServer';
 import { TraceStore } from '../../../src/core/store/traceStore';
-import type { RolloutRecord } from '../../../src/core/store/types';
+import type { RolloutAgentRecord, RolloutRecord } from '../../../src/core/store/types';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import {
   MAX_LISTED,
@@ -28,7 +28,9 @@ const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.j
 /**
  * One real workspace for every test: 3 train tasks × 2 samples with logprobs
  * off, then 2 val tasks × 2 samples with logprobs on for the seniors' model,
- * then 1 train rollout against an endpoint that fails every call.
+ * then 1 train rollout against an endpoint that fails every call. Every model
+ * is pointed at the test's own OpenAI-compatible server (not the built-in
+ * simulated endpoint), so the rollouts count as real ones.
  */
 let dir: string;
 let store: TraceStore;
@@ -59,9 +61,14 @@ async function gather(split: 'train' | 'val', limit: number, samples: number, ba
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rl-preflight-'));
   await initWorkspace(dir, { dataset: PUBMEDQA });
-  train = await gather('train', 3, 2);
-  editConfig((c) => (c.models.senior.logprobs = true));
-  val = await gather('val', 2, 2);
+  const endpoint = await startSimServer();
+  try {
+    train = await gather('train', 3, 2, endpoint.url);
+    editConfig((c) => (c.models.senior.logprobs = true));
+    val = await gather('val', 2, 2, endpoint.url);
+  } finally {
+    await endpoint.close();
+  }
   editConfig((c) => {
     for (const m of Object.values(c.models) as Array<Record<string, unknown>>) m.maxRetries = 0;
   });
@@ -86,11 +93,35 @@ function check(report: PreflightReport, id: string): PreflightCheck {
   return c;
 }
 
+/** A hand-made rollout as a real model's (the store fixtures' default is a simulated one). */
+function realRollout(spec: Parameters<typeof makeRollout>[0]): RolloutRecord {
+  return { ...makeRollout(spec), simulated: false };
+}
+
+/** Opens an empty store in a temp folder, writes `rollouts` into it (with their spans), runs `fn`. */
+async function withStore(rollouts: Array<[RolloutRecord, SpanRecord[]]>, fn: (s: TraceStore) => void | Promise<void>): Promise<void> {
+  const ws = mkdtempSync(join(tmpdir(), 'rl-preflight-store-'));
+  const made = await TraceStore.open(ws);
+  try {
+    made.startRun(makeRun('run-made'));
+    for (const [r, spans] of rollouts) {
+      made.startRollout({ ...r, status: 'running', endTime: null });
+      for (const sp of spans) made.writeSpan(sp);
+      made.finishRollout(r);
+    }
+    await fn(made);
+  } finally {
+    await made.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
+
 function withTraining(patch: Partial<LabConfig['training']>): LabConfig {
   return { ...config, training: { ...config.training, ...patch } };
 }
 
-test('the fixture is what the tests expect: 6 + 4 succeeded rollouts and 1 failed', () => {
+test('the fixture is what the tests expect: 6 + 4 succeeded rollouts and 1 failed, none simulated', () => {
+  assert.ok([...train, ...val, ...failed].every((r) => !r.simulated));
   assert.equal(train.length, 6);
   assert.ok(train.every((r) => r.status === 'succeeded' && r.finalReward !== null));
   assert.equal(val.length, 4);
@@ -228,18 +259,15 @@ test('apo: too few rollouts for the critic and too few validation tasks are warn
   assert.equal(report.ok, true);
 });
 
-test('agents that never ran are an error; defaults fall back to every agent of a graph without the research-lab roles', () => {
+test('agents that never ran are an error; the research-lab graph keeps its reference roles', () => {
   const report = runPreflight(store, config, { phase: 'sft', agents: ['Nobody'] });
   const c = check(report, 'agents-without-rollouts');
   assert.equal(c.severity, 'error');
   assert.match(c.title, /Nobody/);
   assert.equal(report.ok, false);
-  assert.deepEqual(defaultPreflightAgents(config, 'sft'), ['Geneticist', 'Pharmacologist', 'Neurologist']);
-  assert.deepEqual(defaultPreflightAgents(config, 'grpo'), ['HypothesisRefiner', 'ProtocolDesigner']);
-  assert.deepEqual(defaultPreflightAgents(config, 'bandit'), ['Supervisor']);
-  const user: LabConfig = { ...config, agents: { Planner: config.agents.Supervisor!, Coder: config.agents.Geneticist! } };
-  assert.deepEqual(defaultPreflightAgents(user, 'sft'), ['Planner', 'Coder']);
-  assert.deepEqual(defaultPreflightAgents(user, 'grpo'), ['Planner', 'Coder']);
+  assert.deepEqual(defaultPreflightAgents(store, config, 'sft'), ['Geneticist', 'Pharmacologist', 'Neurologist']);
+  assert.deepEqual(defaultPreflightAgents(store, config, 'grpo'), ['HypothesisRefiner', 'ProtocolDesigner']);
+  assert.deepEqual(defaultPreflightAgents(store, config, 'bandit'), ['Supervisor']);
 });
 
 test('hand-made rollouts: no final reward is an error for grpo and a warning for sft; judge failures warn; ids are capped', async () => {
@@ -250,12 +278,12 @@ test('hand-made rollouts: no final reward is an error for grpo and a warning for
     const agents = [makeAgent('HypothesisRefiner'), makeAgent('Geneticist')];
     const ids: string[] = [];
     for (let i = 0; i < MAX_LISTED + 5; i++) {
-      const r = makeRollout({ runId: 'run-made', taskId: `t${i % 4}`, sample: i, finalReward: null, startTime: 10_000 + i, agents });
+      const r = realRollout({ runId: 'run-made', taskId: `t${i % 4}`, sample: i, finalReward: null, startTime: 10_000 + i, agents });
       made.startRollout({ ...r, status: 'running', endTime: null });
       made.finishRollout(r);
       ids.push(r.id);
     }
-    const judged = makeRollout({ runId: 'run-made', taskId: 't0', sample: 99, finalReward: 0.1, startTime: 20_000, agents });
+    const judged = realRollout({ runId: 'run-made', taskId: 't0', sample: 99, finalReward: 0.1, startTime: 20_000, agents });
     made.startRollout({ ...judged, status: 'running', endTime: null });
     made.finishRollout({ ...judged, judgeFailed: true });
 
@@ -295,8 +323,8 @@ test('bandit: a Supervisor decision with no candidates before it is reported wit
       attributes: { [Attr.agentName]: agent, [Attr.nodeName]: agent, [Attr.output]: JSON.stringify(output) },
     });
     const agents = [makeAgent('Geneticist'), makeAgent('Supervisor')];
-    const good = makeRollout({ runId: 'run-b', taskId: 't1', finalReward: 0.6, agents });
-    const bad = makeRollout({ runId: 'run-b', taskId: 't2', finalReward: 0.4, startTime: 20_000, agents });
+    const good = realRollout({ runId: 'run-b', taskId: 't1', finalReward: 0.6, agents });
+    const bad = realRollout({ runId: 'run-b', taskId: 't2', finalReward: 0.4, startTime: 20_000, agents });
     for (const [r, spans] of [
       [good, [node(good.id, 'Geneticist', { hypothesis: 'h' }, 1), node(good.id, 'Supervisor', { selected_hypothesis_index: 0 }, 3)]],
       [bad, [node(bad.id, 'Supervisor', { selected_hypothesis_index: 0 }, 3)]],
@@ -315,4 +343,104 @@ test('bandit: a Supervisor decision with no candidates before it is reported wit
     await made.close();
     rmSync(ws, { recursive: true, force: true });
   }
+});
+
+test('simulated rollouts: left out and counted; when nothing else is in scope, an error instead of "ready to run"; included, a warning', async () => {
+  const agents = [makeAgent('Geneticist')];
+  const sim = [0, 1, 2].map((i) => makeRollout({ runId: 'run-made', taskId: `t${i}`, finalReward: 0.9, startTime: 10_000 + i, agents }));
+  assert.ok(sim.every((r) => r.simulated));
+  await withStore(sim.map((r) => [r, []]), (made) => {
+    const only = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'] });
+    const c = check(only, 'simulated-rollouts');
+    assert.equal(c.severity, 'error');
+    assert.match(c.title, /^all 3 rollouts are simulated, so nothing is left to train on: 3 simulated rollouts left out \(pass --include-simulated to use them\)$/);
+    assert.deepEqual(c.rollouts, sim.map((r) => r.id));
+    assert.equal(only.ok, false);
+    assert.equal(only.counts.simulated, 3);
+    assert.equal(only.counts.rollouts, 0);
+    assert.match(preflightReportText(only), /the phase would fail: fix the errors first/);
+    assert.doesNotMatch(preflightReportText(only), /ready to run/);
+    const hinted = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'], includeSimulatedHint: 'set "includeSimulated": true on the phase' });
+    assert.match(check(hinted, 'simulated-rollouts').title, /\(set "includeSimulated": true on the phase\)$/);
+
+    const included = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'], includeSimulated: true });
+    assert.equal(included.ok, true, preflightReportText(included));
+    const w = check(included, 'simulated-rollouts');
+    assert.equal(w.severity, 'warning');
+    assert.match(w.title, /3 of 3 rollouts are simulated and included: a model trained on them learns the simulator, not the task/);
+    assert.equal(included.counts.passMinReward, 3);
+  });
+  const real = [3, 4].map((i) => realRollout({ runId: 'run-made', taskId: `t${i}`, finalReward: 0.9, startTime: 10_000 + i, agents }));
+  await withStore([...sim, ...real].map((r) => [r, []]), (made) => {
+    const mixed = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'] });
+    const c = check(mixed, 'simulated-rollouts');
+    assert.equal(c.severity, 'info');
+    assert.equal(c.title, '3 simulated rollouts left out (pass --include-simulated to use them)');
+    assert.equal(mixed.ok, true);
+    assert.equal(mixed.counts.rollouts, 2);
+    assert.equal(mixed.counts.passMinReward, 2);
+  });
+});
+
+test('the judge check says what scored the rollouts: the judge when it ran, the custom reward when the judge never ran', async () => {
+  const agents = [makeAgent('Geneticist')];
+  const custom = [0, 1].map((i) => ({ ...realRollout({ runId: 'run-made', taskId: `t${i}`, finalReward: 0.8, startTime: 10_000 + i, agents }), criteria: null }));
+  await withStore(custom.map((r) => [r, []]), (made) => {
+    const replace: LabConfig = { ...config, reward: { ...config.reward, module: 'rewards/sql.ts', mode: 'replace' } };
+    const c = check(runPreflight(made, replace, { phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures');
+    assert.equal(c.title, 'the custom reward rewards/sql.ts scored the 2 rollouts (mode "replace"); the judge never ran');
+    const combine: LabConfig = { ...config, reward: { ...config.reward, module: 'rewards/sql.ts', mode: 'combine' } };
+    assert.match(check(runPreflight(made, combine, { phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures').title, /the custom reward rewards\/sql\.ts and the judge scored the rollouts \(mode "combine"\); the judge scored 0 of 2/);
+    const plain = check(runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures');
+    assert.match(plain.title, /^the judge scored 0 of 2 rollouts/);
+  });
+  // Rollouts the judge scored (the fixture's own) keep the old line.
+  assert.equal(check(runPreflight(store, config, { phase: 'sft', split: 'train' }), 'judge-failures').title, 'the judge scored every rollout');
+});
+
+test('grpo keeps failed rollouts the runner still scored (no output) in its groups; sft and failures without a reward leave them out', async () => {
+  const agents = [makeAgent('ProtocolDesigner')];
+  const ok = realRollout({ runId: 'run-made', taskId: 't1', sample: 0, finalReward: 0.7, agents });
+  const scored = realRollout({ runId: 'run-made', taskId: 't1', sample: 1, status: 'failed', failure: 'no_output', finalReward: 0, startTime: 10_001, agents });
+  const broken = realRollout({ runId: 'run-made', taskId: 't1', sample: 2, status: 'failed', finalReward: null, startTime: 10_002, agents });
+  await withStore([ok, scored, broken].map((r) => [r, []]), (made) => {
+    const grpo = runPreflight(made, withTraining({ groupSize: 2 }), { phase: 'grpo', agents: ['ProtocolDesigner'] });
+    assert.equal(grpo.counts.usable, 2);
+    assert.equal(grpo.counts.scoredFailures, 1);
+    assert.equal(grpo.counts.completeGroups, 1, 'the scored failure completes the group');
+    const failedCheck = check(grpo, 'failed-rollouts');
+    assert.deepEqual(failedCheck.rollouts, [broken.id]);
+    assert.match(failedCheck.title, /1 of 3 rollouts failed or were cancelled; they are left out; 1 failed with a reward \(no output\) and are kept: GRPO learns from them too/);
+    const sft = runPreflight(made, config, { phase: 'sft', agents: ['ProtocolDesigner'], minReward: 0 });
+    assert.equal(sft.counts.usable, 1);
+    assert.deepEqual(check(sft, 'failed-rollouts').rollouts, [scored.id, broken.id]);
+  });
+});
+
+test('a module graph: the agents that made model calls by default, or those marked trainable; none is an error; a bandit pre-flight says it needs the research-lab graph', async () => {
+  const module = (trainable: string[] = []): LabConfig => ({
+    ...config,
+    graph: { kind: 'module', module: 'graph.ts', export: 'default' },
+    agents: Object.fromEntries(['SqlWriter', 'Checker', 'Rewriter'].map((a) => [a, { ...config.agents.Geneticist!, ...(trainable.includes(a) ? { trainable: true } : {}) }])),
+  });
+  const calls = (agent: string): RolloutAgentRecord => makeAgent(agent, { visits: 0, llmCalls: 2 });
+  const rollouts = [
+    realRollout({ runId: 'run-made', taskId: 't1', agents: [calls('Checker'), calls('SqlWriter'), makeAgent('execute', { visits: 1, llmCalls: 0 })] }),
+    realRollout({ runId: 'run-made', taskId: 't2', split: 'val', agents: [calls('Rewriter')] }),
+  ];
+  await withStore(rollouts.map((r) => [r, []]), (made) => {
+    assert.deepEqual(defaultPreflightAgents(made, module(), 'grpo', { split: 'train' }), ['SqlWriter', 'Checker']);
+    assert.deepEqual(defaultPreflightAgents(made, module(), 'sft'), ['SqlWriter', 'Checker', 'Rewriter']);
+    assert.deepEqual(defaultPreflightAgents(made, module(['Rewriter']), 'sft', { split: 'train' }), ['Rewriter']);
+    const report = runPreflight(made, module(), { phase: 'sft', split: 'train', minReward: 0 });
+    assert.equal(check(report, 'agents-without-rollouts').title, 'usable rollouts (train split) for SqlWriter, Checker: 1', 'an agent that only made model calls counts as having run');
+    assert.equal(report.ok, true, preflightReportText(report));
+    assert.throws(() => runPreflight(made, module(), { phase: 'bandit' }), /only the built-in research-lab graph records; this lab runs its own graph/);
+  });
+  await withStore([], (empty) => {
+    const none = runPreflight(empty, module(), { phase: 'grpo' });
+    const c = check(none, 'agents-without-rollouts');
+    assert.equal(c.severity, 'error');
+    assert.match(c.title, /no agent made model calls in the usable rollouts, so there is nothing to train/);
+  });
 });

@@ -2,10 +2,16 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage }
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ConfigError } from '../../errors';
+import { maxTokensCutOf, truncatedError, type MaxTokensCut } from '../../llm/maxTokensCut';
+import { repairRequest } from '../../llm/repairRequest';
+import { outputSchemaFor, type OutputSchemaCallOption } from '../../llm/responseFormat';
 import { parseStructured } from '../../llm/structuredOutput';
 import { roleMarker } from './outputs';
+
+// Other features (the judge's and the prompt optimiser's repairs) import it from here.
+export { repairRequest };
 
 export interface AgentTurnOptions<T> {
   agent: string;
@@ -29,27 +35,6 @@ export type AgentTurnResult<T> =
 
 const TURN_LIMIT_NOTE = 'The turn limit is reached: you cannot call tools any more. Answer now with your final JSON object.';
 
-/**
- * The keys a repair request names. AGENT_OUTPUT schemas are zod objects; other
- * schemas (user-supplied) just get the error text.
- */
-function requiredKeys(schema: z.ZodType): string[] {
-  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
-}
-
-export function repairRequest(problem: string, schema: z.ZodType): string {
-  const keys = requiredKeys(schema);
-  const keyLine = keys.length ? `It must be one JSON object with the keys: ${keys.map((k) => `"${k}"`).join(', ')}.` : '';
-  return [
-    'Your previous answer could not be used:',
-    problem,
-    keyLine,
-    'Reply again with only the corrected JSON object: no prose, no Markdown, no tool calls.',
-  ]
-    .filter(Boolean)
-    .join('\n');
-}
-
 /** The messages of the current visit: from the latest briefing on. */
 function currentVisit(thread: BaseMessage[]): BaseMessage[] {
   for (let i = thread.length - 1; i >= 0; i--) {
@@ -60,9 +45,13 @@ function currentVisit(thread: BaseMessage[]): BaseMessage[] {
 
 /**
  * One ReAct step of an agent: call its model on its own thread; hand back the
- * tool calls it asked for, or its parsed answer. An answer that does not match
- * the schema gets one repair round trip that says what was wrong. Bad model
- * output never throws; transport errors (after the client's retries) do.
+ * tool calls it asked for, or its parsed answer. The model is asked to enforce
+ * the schema (`outputSchema`; a routed model sends it as response_format when
+ * no tools are bound). An answer that does not match the schema gets one
+ * repair round trip that says what was wrong; an answer the server cut at
+ * max_tokens is asked again shorter, and if it still fails its error starts
+ * with "truncated at max_tokens". Bad model output never throws; transport
+ * errors (after the client's retries) do.
  */
 export async function runAgentTurn<T>(opts: AgentTurnOptions<T>, config: RunnableConfig): Promise<AgentTurnResult<T>> {
   const last = opts.thread[opts.thread.length - 1];
@@ -82,7 +71,8 @@ export async function runAgentTurn<T>(opts: AgentTurnOptions<T>, config: Runnabl
     }
     runnable = opts.model.bindTools(opts.tools) as unknown as Pick<BaseChatModel, 'invoke'>;
   }
-  const reply = await runnable.invoke(conversation, config);
+  const structured: RunnableConfig & OutputSchemaCallOption = { ...config, outputSchema: outputSchemaFor(opts.schema, opts.agent) };
+  const reply = await runnable.invoke(conversation, structured);
   added.push(reply);
 
   if (opts.tools.length && reply.tool_calls?.length) return { kind: 'tool_calls', messages: added };
@@ -93,11 +83,16 @@ export async function runAgentTurn<T>(opts: AgentTurnOptions<T>, config: Runnabl
   // parseStructured turns a failed repair call into a parse failure; a transport
   // error or a cancellation must still end the rollout, so it is rethrown.
   let transportError: { error: unknown } | null = null;
+  let cut: MaxTokensCut | null = maxTokensCutOf(reply);
+  // A tool call cut off mid-arguments arrives as an invalid call with no text: say so rather than "empty output".
+  const cutCalls = cut ? (reply.invalid_tool_calls ?? []).map((c) => c.name ?? 'tool') : [];
+  const callNote = cutCalls.length ? `the arguments of its ${cutCalls.join(', ')} tool call were cut off; ` : '';
   const parsed = await parseStructured(opts.schema, text, async (problem) => {
-    const request = new HumanMessage(repairRequest(problem, opts.schema));
+    const request = new HumanMessage(repairRequest(`${callNote}${problem}`, opts.schema, cut));
     try {
-      const fixed = await opts.model.invoke([...conversation, answered, request], config);
+      const fixed = await opts.model.invoke([...conversation, answered, request], structured);
       added.push(request, fixed);
+      cut = maxTokensCutOf(fixed) ?? cut;
       return fixed.text;
     } catch (error) {
       transportError = { error };
@@ -105,5 +100,6 @@ export async function runAgentTurn<T>(opts: AgentTurnOptions<T>, config: Runnabl
     }
   });
   if (transportError) throw (transportError as { error: unknown }).error;
+  if (!parsed.ok && cut) return { kind: 'answer', messages: added, ...parsed, error: truncatedError(cut, `${callNote}${parsed.error}`) };
   return { kind: 'answer', messages: added, ...parsed };
 }

@@ -29,7 +29,7 @@ import {
   type ResearchLabAgent,
   type Review,
 } from './outputs';
-import { REVIEW_ROUTE, TOOL_ROUTE, routeAfterAgent, routeAfterReview, toolNodeName } from './routing';
+import { REVIEW_ROUTE, TOOL_ROUTE, TURN_LIMIT_ROUTE, routeAfterAgent, routeAfterAnswer, routeAfterReview, toolNodeName } from './routing';
 import { BANDIT_ATTR, policyAdviceLine, type SupervisorPolicy } from './supervisorPolicy';
 import {
   ResearchLabState,
@@ -50,6 +50,11 @@ import {
  * any MAJOR → ProtocolDesigner; else → PrincipalInvestigator → END. Any agent
  * the config gives tools gets a tool loop; the others have plain edges.
  *
+ * The turn limit (runner.maxTurns) holds at every step, the PI's closing turn
+ * included: the agents from the Supervisor on share maxTurns − 1 turns, an
+ * agent whose step is the last of those answers without tools, and the one
+ * that used it goes straight to the PI (see workTurnsUsed in routing.ts).
+ *
  * Contract with the trace layer: every agent node's state update carries
  * `lastOutput: AgentOutputReport` ({ agent, ok, repaired, error?, value?, turn })
  * once the agent has answered (null on a step that only asked for tools), and
@@ -68,7 +73,7 @@ export interface ResearchLabDeps {
   agentTools(agent: string): string[];
   /** The agent's system prompt, without the role marker. */
   prompt(agent: string): string;
-  /** MAX_TURNS: agent steps after which tool loops and revisions stop. */
+  /** MAX_TURNS: the most agent steps from the Supervisor on, the PI's included; each junior also gets this many. At least 2. */
   maxTurns: number;
   /** The configured agents; must include all nine research-lab agents. */
   agents?: string[];
@@ -110,7 +115,9 @@ export function buildResearchLabGraph(deps: ResearchLabDeps): ResearchLabGraph {
       // or the revision loops that come later.
       const isJunior = (JUNIOR_AGENTS as readonly string[]).includes(agent);
       const stepsSoFar = isJunior ? (state.threads[agent] ?? []).filter((m) => m.getType() === 'ai').length : state.turns;
-      const turnLimitReached = tools.length > 0 && stepsSoFar + 1 >= deps.maxTurns;
+      // The last shared turn is the PI's: the others must answer on the turn before it.
+      const lastStep = isJunior || agent === 'PrincipalInvestigator' ? deps.maxTurns : deps.maxTurns - 1;
+      const turnLimitReached = tools.length > 0 && stepsSoFar + 1 >= lastStep;
       const result = await runAgentTurn(
         {
           agent,
@@ -267,17 +274,22 @@ export function buildResearchLabGraph(deps: ResearchLabDeps): ResearchLabGraph {
       g.addEdge(toolNodeName(agent), agent);
     }
     const reviews = agent === 'SafetyOfficer';
-    if (!tools.length && !reviews) {
+    // Every agent on the shared turn counter can be the one that reaches the limit.
+    const counted = !(JUNIOR_AGENTS as readonly string[]).includes(agent) && agent !== 'PrincipalInvestigator';
+    if (!tools.length && !reviews && !counted) {
       g.addEdge(agent, next[agent as keyof typeof next]);
       continue;
     }
-    const answered = (s: ResearchLabStateType): string => (reviews ? reviewRoute(s, deps.maxTurns) : TOOL_ROUTE.answer);
+    const answered = (s: ResearchLabStateType): string =>
+      reviews ? reviewRoute(s, deps.maxTurns) : counted ? routeAfterAnswer(s.turns, deps.maxTurns) : TOOL_ROUTE.answer;
     g.addConditionalEdges(
       agent,
       (s: ResearchLabStateType) => (tools.length && routeAfterAgent(s.threads[agent]) === TOOL_ROUTE.toolCall ? TOOL_ROUTE.toolCall : answered(s)),
       {
         ...(tools.length ? { [TOOL_ROUTE.toolCall]: toolNodeName(agent) } : {}),
-        ...(reviews ? reviewTargets : { [TOOL_ROUTE.answer]: next[agent as keyof typeof next] }),
+        ...(reviews
+          ? reviewTargets
+          : { [TOOL_ROUTE.answer]: next[agent as keyof typeof next], ...(counted ? { [TURN_LIMIT_ROUTE]: 'PrincipalInvestigator' } : {}) }),
       },
     );
   }
@@ -302,8 +314,9 @@ function reviewRoute(s: ResearchLabStateType, maxTurns: number): string {
 }
 
 function checkDeps(deps: ResearchLabDeps): void {
-  if (!Number.isInteger(deps.maxTurns) || deps.maxTurns < 1) {
-    throw new ConfigError(`runner.maxTurns must be a positive integer (got ${deps.maxTurns}); the reference value is 15`);
+  if (!Number.isInteger(deps.maxTurns) || deps.maxTurns < 2) {
+    // The Supervisor and the PrincipalInvestigator take a turn each, whatever else happens.
+    throw new ConfigError(`runner.maxTurns must be an integer of at least 2 for the research-lab graph (got ${deps.maxTurns}); the reference value is 15`);
   }
   if (deps.agents) {
     const missing = RESEARCH_LAB_AGENTS.filter((a) => !deps.agents!.includes(a));

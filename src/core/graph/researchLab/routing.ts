@@ -7,6 +7,8 @@ import type { AgentReview } from './state';
  */
 export const TOOL_ROUTE = { toolCall: 'tool call', answer: 'answer' } as const;
 export const REVIEW_ROUTE = { critical: 'CRITICAL', major: 'MAJOR', done: 'approve/turn limit' } as const;
+/** From any agent after the Supervisor: its answer used the last turn before the PrincipalInvestigator's. */
+export const TURN_LIMIT_ROUTE = 'turn limit';
 export type ToolRoute = (typeof TOOL_ROUTE)[keyof typeof TOOL_ROUTE];
 export type ReviewRoute = (typeof REVIEW_ROUTE)[keyof typeof REVIEW_ROUTE];
 
@@ -26,9 +28,25 @@ export function routeAfterAgent(thread: BaseMessage[] | undefined): ToolRoute {
   return last && AIMessage.isInstance(last) && last.tool_calls?.length ? TOOL_ROUTE.toolCall : TOOL_ROUTE.answer;
 }
 
-/** Reference rule: turn limit first, then the worst severity of the current round. */
+/**
+ * The turn limit counts the PrincipalInvestigator's closing turn: the agents
+ * before it may use maxTurns − 1 turns, and once they have, the graph goes to
+ * the PI from whichever agent just answered (not only after a review), so a
+ * rollout never takes more than maxTurns turns. The parallel juniors do not
+ * count (each has its own budget of maxTurns steps).
+ */
+export function workTurnsUsed(turns: number, maxTurns: number): boolean {
+  return turns >= maxTurns - 1;
+}
+
+/** Where an agent of the shared counter goes once it has answered: on, or to the PI at the turn limit. */
+export function routeAfterAnswer(turns: number, maxTurns: number): typeof TOOL_ROUTE.answer | typeof TURN_LIMIT_ROUTE {
+  return workTurnsUsed(turns, maxTurns) ? TURN_LIMIT_ROUTE : TOOL_ROUTE.answer;
+}
+
+/** Reference rule: turn limit first (see workTurnsUsed), then the worst severity of the current round. */
 export function routeAfterReview(turns: number, maxTurns: number, reviews: AgentReview[]): ReviewRoute {
-  if (turns >= maxTurns) return REVIEW_ROUTE.done;
+  if (workTurnsUsed(turns, maxTurns)) return REVIEW_ROUTE.done;
   if (reviews.some((r) => r.critique_severity === 'CRITICAL')) return REVIEW_ROUTE.critical;
   if (reviews.some((r) => r.critique_severity === 'MAJOR')) return REVIEW_ROUTE.major;
   return REVIEW_ROUTE.done;

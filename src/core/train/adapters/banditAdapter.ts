@@ -1,10 +1,9 @@
 import { JUNIOR_AGENTS } from '../../graph/researchLab/outputs';
 import type { TraceStore } from '../../store/traceStore';
-import type { Split } from '../../store/types';
 import type { ChatMessageRecord } from '../../trace/messages';
 import { Attr, type SpanRecord } from '../../trace/span';
 import { orderedSpans } from './llmCalls';
-import { countSkip, selectRollouts, type RolloutFilter, type SelectedRollout } from './rolloutSelection';
+import { countSkip, selectRollouts, type RolloutFilter, type RolloutScope, type SelectedRollout } from './rolloutSelection';
 import { BANDIT_ATTR } from '../../graph/researchLab/supervisorPolicy';
 
 /** One Supervisor decision: the hypotheses it saw, the one it chose, and how the rollout ended. */
@@ -84,11 +83,12 @@ export function banditRecordOfRollout(rollout: SelectedRollout, spans: readonly 
 
 /**
  * One record per Supervisor decision of a succeeded rollout with a final
- * reward, in rollout start order. Reads one rollout's spans at a time.
+ * reward, in rollout start order (simulated rollouts only when the scope
+ * includes them); the rollouts left out are counted in `skipped` by reason.
+ * Reads one rollout's spans at a time.
  */
-export function banditRecords(store: TraceStore, opts: { split?: Split; runId?: string } = {}): BanditRecord[] {
-  const filter: RolloutFilter = { agents: [SUPERVISOR], ...opts };
-  const skipped: Record<string, number> = {};
+export function banditRecords(store: TraceStore, scope: RolloutScope = {}, skipped: Record<string, number> = {}): BanditRecord[] {
+  const filter: RolloutFilter = { agents: [SUPERVISOR], ...scope };
   const out: BanditRecord[] = [];
   for (const r of selectRollouts(store, filter, skipped)) {
     const rec = banditRecordOfRollout(r, store.getSpans(r.id));

@@ -1,3 +1,4 @@
+import { requestingCall, toolCallRequests } from '../../reward/air';
 import { Attr, type SpanRecord } from '../../trace/span';
 import type { ChatMessage, ToolCall } from './chatMessages';
 import { llmCalls, orderedSpans, type LlmCall } from './llmCalls';
@@ -47,14 +48,17 @@ export function creditedReward(finalReward: number, agentIndex: number, agentCal
 
 /**
  * AIR rewards per model call (by span id). The runner hangs each intermediate
- * reward under the span that earned it: a tool span (under the agent's tool
- * node) or the agent's node span. It goes to the agent's last call that
- * started before that span ended — the call that asked for the tool, or the
- * answer the node parsed — or to its first call when none did.
+ * reward under the span that earned it: a tool span or an agent's node span.
+ * A tool's reward goes to the model call whose answer asked for that tool
+ * call (the same tool-call id), whichever node ran the tool. Otherwise it goes
+ * to the agent's last call that started before that span ended — the call
+ * that asked for the tool, or the answer the node parsed — or to its first
+ * call when none did.
  */
 export function airByCall(spans: readonly SpanRecord[]): Map<string, number> {
   const ordered = orderedSpans(spans);
   const byId = new Map(ordered.map((s) => [s.spanId, s]));
+  const requests = toolCallRequests(ordered);
   const callsOf = new Map<string, SpanRecord[]>();
   for (const s of ordered) {
     const agent = s.attributes[Attr.agentName];
@@ -69,6 +73,11 @@ export function airByCall(spans: readonly SpanRecord[]): Map<string, number> {
     const value = r.attributes[Attr.rewardValue];
     if (typeof value !== 'number') continue;
     const target = r.parentSpanId ? byId.get(r.parentSpanId) : undefined;
+    const asked = target?.kind === 'tool' ? requestingCall(target, requests) : null;
+    if (asked) {
+      out.set(asked.spanId, (out.get(asked.spanId) ?? 0) + value);
+      continue;
+    }
     const agent = r.attributes[Attr.agentName] ?? target?.attributes[Attr.agentName];
     const calls = typeof agent === 'string' ? callsOf.get(agent) : undefined;
     if (!calls?.length) continue;

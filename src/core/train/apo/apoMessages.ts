@@ -3,7 +3,7 @@ import { PROMPT_CRITIC_MARKER, PROMPT_EDITOR_MARKER, promptBlock, rewriteCountLi
 import type { ApoExample } from './lowRewardExamples';
 
 const CRITIC_INSTRUCTIONS = `You review the system prompt of one agent in a multi-agent LLM system.
-You are shown the prompt and rollouts in which the agent, running it, earned a low reward from a judge.
+You are shown the prompt and rollouts in which the agent, running it, earned a low reward (from a judge, the lab's own reward function, or both).
 Say what in the prompt leads to those results and what it should ask for instead: concrete, at most 150 words, plain prose.
 Do not rewrite the prompt yourself.`;
 
@@ -14,13 +14,29 @@ Reply with JSON only: {"prompts": ["first rewrite", "second rewrite"]}`;
 
 const num = (x: number): string => x.toFixed(2);
 
+/** How an example was scored: the judge's criteria and rationale, the custom reward's breakdown and note, or both. */
+function scoreLines(e: ApoExample): string[] {
+  const lines: string[] = [];
+  if (e.criteria) lines.push(`scores: ${Object.entries(e.criteria).map(([k, v]) => `${k} ${num(v)}`).join(', ')}`);
+  if (e.custom) {
+    const { reward, breakdown, info } = e.custom;
+    const parts = [`custom reward ${reward === null ? 'failed' : num(reward)}`];
+    if (breakdown) parts.push(`breakdown: ${Object.entries(breakdown).map(([k, v]) => `${k} ${num(v)}`).join(', ')}`);
+    if (info) parts.push(`note: ${info}`);
+    lines.push(parts.join('; '));
+  }
+  if (!e.criteria && !e.custom) lines.push('scores: none recorded');
+  // Without the judge's scores, a "none given" rationale would only suggest a judge that never ran.
+  if (e.criteria || !e.custom) lines.push(`Judge rationale: ${e.rationale ?? 'none given'}`);
+  return lines;
+}
+
 /** Asks the critic what in `prompt` explains the low-reward `examples`. */
 export function criticMessages(agent: string, prompt: string, score: number | null, examples: readonly ApoExample[]): BaseMessage[] {
   const blocks = examples.map((e, i) =>
     [
       `### Rollout ${i + 1}: task ${e.taskId}, reward ${num(e.reward)}`,
-      e.criteria ? `scores: ${Object.entries(e.criteria).map(([k, v]) => `${k} ${num(v)}`).join(', ')}` : 'scores: none recorded',
-      `Judge rationale: ${e.rationale ?? 'none given'}`,
+      ...scoreLines(e),
       `What the agent saw:\n${e.saw || '(not recorded)'}`,
       `What it answered:\n${e.answered || '(not recorded)'}`,
     ].join('\n'),

@@ -36,6 +36,8 @@ export interface ApoOptions {
   beam?: number;
   candidates?: number;
   validationTasks?: number;
+  /** The critic's low-reward examples may come from simulated rollouts (left out by default). */
+  includeSimulated?: boolean;
   signal?: AbortSignal;
   onRound?: (r: ApoRound) => void;
   /** Called as each prompt starts scoring: round 0 is the baseline. */

@@ -89,7 +89,7 @@ export async function optimizePrompt(lab: Lab, opts: ApoOptions): Promise<ApoRes
     const fresh: BeamEntry[] = [];
     for (const [i, entry] of beam.entries()) {
       if (signal?.aborted) break;
-      const examples = lowRewardExamples(lab.store, agent, { promptVersion: entry.version, limit: config.optimize.lowRewardRollouts });
+      const examples = lowRewardExamples(lab.store, agent, { promptVersion: entry.version, limit: config.optimize.lowRewardRollouts, includeSimulated: opts.includeSimulated === true });
       const critique = (await ask(critic, criticMessages(agent, entry.text, entry.score, examples), signal, 'critic')).trim();
       critiques.push(beam.length > 1 ? `[prompt ${i + 1} of ${beam.length}, score ${entry.score?.toFixed(3) ?? 'n/a'}] ${critique}` : critique);
       const rewrites = await editRewrites(editor, editorMessages(agent, entry.text, critique, perPrompt, placeholders, { round, rounds }), signal);

@@ -2,6 +2,7 @@ import type { LabConfig } from '../../config/schema';
 import { UsageError } from '../../errors';
 import type { TraceStore } from '../../store/traceStore';
 import { banditRecords, type BanditRecord } from '../adapters/banditAdapter';
+import { requireBanditGraph } from '../trainingDefaults';
 import { hypothesisFeatures, type FeatureNames } from './features';
 import type { BanditLearner } from './learner';
 import { createLearner } from './learners';
@@ -39,18 +40,40 @@ export function replayRecords(records: readonly BanditRecord[], config: LabConfi
   return { learner, used, rewardSum };
 }
 
+export interface BanditTrainOptions {
+  /** Default 'train', as the pipeline's phases: validation rollouts stay out of the policy. */
+  split?: 'train' | 'val' | 'all';
+  /** Decisions of simulated rollouts are left out unless this is true. */
+  includeSimulated?: boolean;
+}
+
+export interface BanditTrainResult extends BanditPolicyInfo {
+  /** The split trained on; null for all. */
+  split: 'train' | 'val' | null;
+  /** Simulated rollouts in scope that were left out. */
+  simulatedLeftOut: number;
+}
+
 /** Trains a new version from the store's Supervisor decisions, saves it and makes it active. */
-export async function trainBanditPolicy(store: TraceStore, config: LabConfig, labDir: string, opts: { split?: 'train' | 'val' } = {}): Promise<BanditPolicyInfo> {
-  return trainBanditPolicyFrom(banditRecords(store, opts), config, labDir);
+export async function trainBanditPolicy(store: TraceStore, config: LabConfig, labDir: string, opts: BanditTrainOptions = {}): Promise<BanditTrainResult> {
+  requireBanditGraph(config);
+  const chosen = opts.split ?? 'train';
+  const split = chosen === 'all' ? null : chosen;
+  const skipped: Record<string, number> = {};
+  const records = banditRecords(store, { ...(split ? { split } : {}), includeSimulated: opts.includeSimulated === true }, skipped);
+  const simulatedLeftOut = skipped.simulated ?? 0;
+  const scope = `${split ? `the ${split} split` : 'all splits'}${simulatedLeftOut ? `; ${simulatedLeftOut} simulated rollouts left out (pass --include-simulated to use them)` : ''}`;
+  const info = await trainBanditPolicyFrom(records, config, labDir, scope);
+  return { ...info, split, simulatedLeftOut };
 }
 
 /** The same from records already read (the CLI and tests use it to train on a chosen set). */
-export async function trainBanditPolicyFrom(records: readonly BanditRecord[], config: LabConfig, labDir: string): Promise<BanditPolicyInfo> {
+export async function trainBanditPolicyFrom(records: readonly BanditRecord[], config: LabConfig, labDir: string, scope?: string): Promise<BanditPolicyInfo> {
   const names: FeatureNames = new Map();
   const { learner, used, rewardSum } = replayRecords(records, config, names);
   if (used === 0) {
     throw new UsageError(
-      `no Supervisor decisions with a final reward in the trace store to train a bandit policy on; run rollouts first (rollout-lab run), then "rollout-lab bandit train"`,
+      `no Supervisor decisions with a final reward in the trace store${scope ? ` (${scope})` : ''} to train a bandit policy on; run rollouts first (rollout-lab run), then "rollout-lab bandit train"`,
     );
   }
   // At most one name per slot, so this is bounded by bandit.features, not by the vocabulary.

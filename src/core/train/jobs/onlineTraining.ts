@@ -22,6 +22,8 @@ export interface OnlineOptions {
   baseModel?: string;
   /** Rounds of rollouts → update. */
   rounds: number;
+  /** Train on the rounds' rollouts even when some models are simulated (the phase's includeSimulated does the same). */
+  includeSimulated?: boolean;
   /** Tasks per round (each run `samples` times: a GRPO group each). */
   tasks?: number;
   samples?: number;
@@ -98,9 +100,23 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
       });
       if (opts.signal?.aborted) break;
       const file = path.join(outDir, `round-${round}.jsonl`);
-      const manifest = await exportTrainingData(roundLab.store, cfg, { format: 'rl', runId: run.runId, credit: phase.credit, gamma: phase.gamma, ...(phase.agents ? { agents: phase.agents } : {}) }, file);
+      const manifest = await exportTrainingData(roundLab.store, cfg, {
+          format: 'rl',
+          runId: run.runId,
+          split: phase.split,
+          includeSimulated: opts.includeSimulated === true || phase.includeSimulated,
+          credit: phase.credit,
+          gamma: phase.gamma,
+          ...(phase.agents ? { agents: phase.agents } : {}),
+        }, file);
       const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
-      if (!records.length) throw new RuntimeFailure(`online round ${round}: the rollouts gave no model calls of ${(phase.agents ?? []).join(', ') || 'the phase\'s agents'} to train on (skipped: ${JSON.stringify(manifest.counts.skipped)})`);
+      if (!records.length) {
+        const simulated = manifest.counts.skipped.simulated ?? 0;
+        const why = simulated
+          ? `${simulated} simulated rollouts left out (some of the lab's models have no endpoint; pass --include-simulated or set "includeSimulated": true on the phase to use them)`
+          : `skipped: ${JSON.stringify(manifest.counts.skipped)}`;
+        throw new RuntimeFailure(`online round ${round}: the rollouts gave no model calls of ${(phase.agents ?? []).join(', ') || 'the phase\'s agents'} to train on (${why})`);
+      }
       const answer = await postTrain(control, records, opts.signal);
       // An update without signal (no group with differing rewards) keeps the version it had.
       if (answer.updated !== false) registerTrainedModel(lab.loaded, phase.model, { version: answer.version, baseUrl: serveUrl, model: answer.version, phase: phase.name, job: serve.id });

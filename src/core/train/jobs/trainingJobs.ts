@@ -39,6 +39,8 @@ export interface TrainOptions {
   serve?: boolean;
   /** Environment values the job gets (from SecretStorage in the editor); by default this process's, for the names in training.trainer.secrets. */
   secrets?: Record<string, string>;
+  /** Also train on simulated rollouts, whatever the phase's own includeSimulated says. */
+  includeSimulated?: boolean;
   signal?: AbortSignal;
 }
 
@@ -193,7 +195,7 @@ async function draftTraining(lab: Lab, opts: TrainOptions, log: (l: string) => v
   const target = resolveTarget(lab, opts.target, phase);
   const hyperparameters = hyperparametersFor(kind, phase, opts.hyperparameters);
   log(`phase ${phase.name} (${kind}): pre-flight checks and export`);
-  const exported = await exportPhaseData(lab, phase, { signal: opts.signal });
+  const exported = await exportPhaseData(lab, phase, { signal: opts.signal, ...(opts.includeSimulated ? { includeSimulated: true } : {}) });
   if (exported.error) throw new UsageError(`phase ${phase.name}: ${exported.error}`);
   const [dataRel, manifestRel] = exported.files ?? [];
   if (!dataRel) throw new RuntimeFailure(`phase ${phase.name}: the export wrote no data file`);
@@ -303,7 +305,12 @@ function setPhaseJob(lab: Lab, phaseName: string, kind: PhaseRecord['kind'], cha
 export async function trainPhase(lab: Lab, opts: TrainOptions, hooks: JobHooks = {}): Promise<TrainResult> {
   const phase = resolvePhase(lab, opts.phase);
   if (!GPU_KINDS.has(phase.kind)) {
-    const runOpts: RunPhaseOptions = { signal: opts.signal, ...(hooks.log ? { log: hooks.log } : {}), ...(hooks.onPhase ? { onUpdate: hooks.onPhase } : {}) };
+    const runOpts: RunPhaseOptions = {
+      signal: opts.signal,
+      ...(opts.includeSimulated ? { includeSimulated: true } : {}),
+      ...(hooks.log ? { log: hooks.log } : {}),
+      ...(hooks.onPhase ? { onUpdate: hooks.onPhase } : {}),
+    };
     return { job: null, serve: null, phase: await runPhase(lab, phase.name, runOpts) };
   }
   const launched = await launchTraining(lab, opts, hooks);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { SpanKind, SpanRecord } from '../../../../src/core/trace/span';
+import type { FailureKind } from '../../../../src/core/store/failureKinds';
 import type { RolloutAgentRecord, RolloutRecord, RolloutStatus, RunRecord, Split } from '../../../../src/core/store/types';
 
 export function tempWorkspace(): { dir: string; cleanup: () => void } {
@@ -46,7 +47,11 @@ export interface RolloutSpec {
   sample?: number;
   split?: Split | null;
   status?: RolloutStatus;
+  failure?: FailureKind | null;
   finalReward?: number | null;
+  rewardBreakdown?: Record<string, number> | null;
+  truncatedAnswers?: number | null;
+  truncatedPrompts?: number | null;
   startTime?: number;
   endTime?: number | null;
   agents?: RolloutAgentRecord[];
@@ -61,8 +66,10 @@ export function makeRollout(spec: RolloutSpec): RolloutRecord {
     split: spec.split === undefined ? 'train' : spec.split,
     sample: spec.sample ?? 0,
     status: spec.status ?? 'succeeded',
+    failure: spec.failure ?? null,
     finalReward: spec.finalReward === undefined ? 0.5 : spec.finalReward,
     criteria: { novelty: 0.5, clarity: 0.75 },
+    rewardBreakdown: spec.rewardBreakdown ?? null,
     judgeFailed: false,
     decision: 'GO',
     expectedDecision: 'yes',
@@ -73,6 +80,8 @@ export function makeRollout(spec: RolloutSpec): RolloutRecord {
     endTime: spec.endTime === undefined ? startTime + 500 : spec.endTime,
     spanCount: 0,
     agents: spec.agents ?? [makeAgent('Geneticist'), makeAgent('Supervisor')],
+    truncatedAnswers: spec.truncatedAnswers === undefined ? 0 : spec.truncatedAnswers,
+    truncatedPrompts: spec.truncatedPrompts === undefined ? 0 : spec.truncatedPrompts,
   };
 }
 

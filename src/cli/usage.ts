@@ -1,0 +1,299 @@
+/*
+ * The CLI's usage, one entry per command: `rollout-lab --help` lists every
+ * command's forms; `rollout-lab COMMAND --help` (or -h, or `rollout-lab help
+ * COMMAND`) prints that command's forms and a line per option.
+ */
+
+type Option = readonly [flag: string, what: string];
+
+export interface CommandUsage {
+  /** What the command does, in a sentence. */
+  about: string;
+  /** The forms it takes, after `rollout-lab COMMAND`; a "\n" continues a long form on the next line. */
+  forms: string[];
+  /** One line per option the command takes. */
+  options: Option[];
+  /** Anything else a user needs to use it (a SPEC's grammar, what --json prints, exit codes). */
+  notes?: string[];
+}
+
+const WORKSPACE: Option = ['--workspace DIR', 'the folder that holds .rollout-lab/ (default: the current folder)'];
+const BASE_URL: Option = ['--base-url URL', "send every model's calls to this OpenAI-compatible endpoint (the variable ROLLOUT_LAB_BASE_URL does the same)"];
+const MODEL: Option = ['--model NAME', 'ask every endpoint for this model, whatever lab.json names'];
+const INCLUDE_SIMULATED: Option = ['--include-simulated', 'also use rollouts made on the SIMULATED endpoint (left out by default)'];
+const json = (what: string): Option => ['--json', `print ${what} as one JSON document on stdout (progress stays on stderr)`];
+
+const batch = (split: 'train' | 'val'): Option[] => [
+  WORKSPACE,
+  ['--dataset FILE', 'a task file (JSONL, PubMedQA ori_pqal.json, a pubmed_qa export) or a key of "datasets" in lab.json (default: runner.dataset, else the first)'],
+  ['--split train|val|all', `which part of the dataset (default: ${split})`],
+  ['--limit N', 'run N tasks of the split, drawn with the seed (default: all of them)'],
+  ['--samples G', 'rollouts per task, a GRPO group (default: runner.samples)'],
+  ['--concurrency C', 'rollouts at the same time (default: runner.concurrency)'],
+  ['--seed S', 'seed of the task draw and of every model call (default: runner.seed)'],
+  ['--resume RUN_ID', 'finish an interrupted run with its own options: only the rollouts it had not finished run'],
+  BASE_URL,
+  MODEL,
+  json('{"runId", "simulated", "rollouts", "succeeded", "failed", "metrics", "warnings"}'),
+];
+
+const BATCH_NOTES = [
+  'Warnings (prompts the server cut, answers cut at max_tokens, a custom reward that failed, a graph past runner.maxTurns) go to stderr once per run when they first happen; the summary and --json give their totals.',
+  'Ctrl+C finishes the rollouts in flight and prints the --resume command.',
+];
+
+export const COMMAND_USAGE = {
+  init: {
+    about: 'Creates .rollout-lab/ in a folder: lab.json, a prompt file per agent, the tool tables and the JSON Schema.',
+    forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]'],
+    options: [
+      ['--workspace DIR', 'the folder to set up (default: the current folder)'],
+      ['--dataset FILE', "the task file lab.json names (default: ../shared's PubMedQA set when it is there)"],
+      ['--graph FILE', 'set the lab up for your own LangGraph.js module instead of the research lab: its agents (read from the module, not run) with a prompt file each, no research-lab tool tables or criteria'],
+      ['--export NAME', 'the export of --graph holding the graph or its factory (default: default)'],
+      ['--force', 'overwrite files that exist (default: keep them)'],
+      json('the files created and kept'),
+    ],
+  },
+  run: {
+    about: "Runs the lab's graph on dataset tasks (the train split by default), traces every step into the store and scores each rollout.",
+    forms: ['[--workspace DIR] [--dataset FILE] [--split train|val|all] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID] [--json]'],
+    options: batch('train'),
+    notes: BATCH_NOTES,
+  },
+  eval: {
+    about: 'Runs the validation split like `run` and prints the evaluation table.',
+    forms: ['[--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID] [--json]'],
+    options: batch('val'),
+    notes: BATCH_NOTES,
+  },
+  traces: {
+    about: "Lists stored rollouts, newest first, or prints one rollout's span tree.",
+    forms: ['[--workspace DIR] [--run RUN_ID] [--limit N] [--json]', '[--workspace DIR] --rollout ID [--json]'],
+    options: [
+      WORKSPACE,
+      ['--run RUN_ID', "only this run's rollouts"],
+      ['--limit N', 'list the N newest (default: 50 in the table, every one with --json)'],
+      ['--rollout ID', "print this rollout's span tree instead of a list"],
+      json('{"total", "rollouts": [...]} (total counts every match), or {"rollout", "spans"} with --rollout'),
+    ],
+  },
+  sim: {
+    about: 'Serves the SIMULATED OpenAI-compatible endpoint on 127.0.0.1 until Ctrl+C (a test double that answers the research-lab roles, not a model).',
+    forms: ['[--port P] [--latency-ms MS]'],
+    options: [
+      ['--port P', 'the port to listen on (default: 8089; 0 picks a free one)'],
+      ['--latency-ms MS', 'wait this long before each answer (default: 0)'],
+    ],
+  },
+  compact: {
+    about: "Moves the journals of finished writers into gzip segments; safe while other processes use the store.",
+    forms: ['[--workspace DIR] [--json]'],
+    options: [WORKSPACE, json('what was compacted')],
+  },
+  rescore: {
+    about: "Gives stored succeeded rollouts the reward lab.json's current weights give their stored judge scores, keeping the old rewards in their history (no model calls).",
+    forms: ['[--workspace DIR] [--run RUN_ID] [--split train|val] [--dry-run] [--json]'],
+    options: [
+      WORKSPACE,
+      ['--run RUN_ID', "only this run's rollouts"],
+      ['--split train|val', "only this split's rollouts"],
+      ['--dry-run', 'print the before/after distributions, rank correlation and top-10 changes; change nothing'],
+      json('the before/after statistics'),
+    ],
+  },
+  report: {
+    about: 'Prints the evaluation report of a run: the table with intervals, criteria, agents, decisions, failure categories and the lowest-reward rollouts.',
+    forms: ['[--workspace DIR] [--run RUN_ID] [--format md|html|json] [--out FILE]'],
+    options: [
+      WORKSPACE,
+      ['--run RUN_ID', 'the run to report (default: the newest eval run, else the newest run)'],
+      ['--format md|html|json', "the format (default: from --out's extension, else md)"],
+      ['--out FILE', 'write the report to FILE instead of stdout'],
+    ],
+  },
+  compare: {
+    about: 'Runs two configurations on the same tasks with the same seeds and compares them (paired t and Wilcoxon tests, per criterion, per task), or compares two stored runs.',
+    forms: ['[--workspace DIR] --a SPEC --b SPEC [--dataset FILE] [--split val] [--limit N] [--samples G] [--json]', '[--workspace DIR] --runs RUN_A,RUN_B [--json]'],
+    options: [
+      WORKSPACE,
+      ['--a SPEC', 'side A (see SPEC below)'],
+      ['--b SPEC', 'side B'],
+      ['--runs RUN_A,RUN_B', 'compare two stored runs, paired by task, instead of running anything'],
+      ['--dataset FILE', 'a task file or a key of "datasets" in lab.json (default: runner.dataset, else the first)'],
+      ['--split train|val|all', 'which part of the dataset (default: val)'],
+      ['--limit N', 'compare on N tasks, drawn with the seed (default: all of the split)'],
+      ['--samples G', 'rollouts per task and side (default: 1)'],
+      ['--concurrency C', 'rollouts at the same time (default: runner.concurrency)'],
+      ['--seed S', 'one seed for both sides (default: runner.seed)'],
+      BASE_URL,
+      MODEL,
+      json('the comparison'),
+    ],
+    notes: [
+      'A SPEC is "base" (lab.json as it is) or a comma-separated list of model:AGENT=MODEL (a key of "models"), prompt:AGENT=HASH (a stored prompt version or a unique prefix of it), prompt:AGENT=@path/to/prompt.md and label:TEXT.',
+      'Warnings of each side\'s run go to stderr as in `run`.',
+    ],
+  },
+  export: {
+    about: 'Writes the training data of the stored rollouts as JSONL (sft conversations, rl transitions grouped by task, bandit decisions), with FILE.manifest.json beside it.',
+    forms: ['[--workspace DIR] --format sft|rl|bandit --out FILE [--agents A,B] [--min-reward X] [--split train|val|all]\n[--credit equal|last|discounted] [--gamma G] [--prompt-version HASH] [--model-version V]\n[--run RUN_ID] [--include-simulated] [--json]'],
+    options: [
+      WORKSPACE,
+      ['--format sft|rl|bandit', 'what to write (required)'],
+      ['--out FILE', 'the JSONL file to write (required)'],
+      ['--agents A,B', "whose model calls to export (default: the format's agents from lab.json)"],
+      ['--min-reward X', 'only rollouts with at least this final reward (default: 0.7 for sft, none otherwise)'],
+      ['--split train|val|all', 'which rollouts (default: train)'],
+      ['--credit equal|last|discounted', 'rl: how the final reward reaches each call (default: equal)'],
+      ['--gamma G', 'rl with --credit discounted: the discount per step back'],
+      ['--prompt-version HASH', 'only rollouts that ran this prompt version'],
+      ['--model-version V', 'only rollouts that ran this model version'],
+      ['--run RUN_ID', "only this run's rollouts"],
+      INCLUDE_SIMULATED,
+      json('the manifest'),
+    ],
+  },
+  preflight: {
+    about: 'Checks the stored rollouts a training phase would learn from and says what would make it fail or learn nothing.',
+    forms: ['[--workspace DIR] --phase sft|grpo|bandit|apo [--agents A,B] [--min-reward X] [--split train|val] [--include-simulated] [--json]'],
+    options: [
+      WORKSPACE,
+      ['--phase sft|grpo|bandit|apo', 'the phase to check for (required)'],
+      ['--agents A,B', 'the agents the phase trains (default: those the phase and the graph give)'],
+      ['--min-reward X', 'sft: the final reward a rollout needs to count, 0 to 1 (default: 0.7)'],
+      ['--split train|val', 'only this split (default: every rollout)'],
+      INCLUDE_SIMULATED,
+      json('every check with its offending rollouts'),
+    ],
+    notes: ['Exit 1 when a check is an error, so a script can stop before the phase.'],
+  },
+  bandit: {
+    about: "Trains the Supervisor's contextual bandit on the stored Supervisor decisions and makes it the active policy, or shows the policies.",
+    forms: ['[--workspace DIR] train [--split train|val|all] [--include-simulated] [--json]', '[--workspace DIR] show [--json]'],
+    options: [WORKSPACE, ['--split train|val|all', 'train: which decisions to learn from (default: train)'], INCLUDE_SIMULATED, json('the policy')],
+  },
+  optimize: {
+    about: "Optimises one agent's prompt: a critic reads its lowest-reward rollouts, an editor writes rewrites, real rollouts on validation tasks score them; --apply writes the winner.",
+    forms: ['[--workspace DIR] --agent NAME [--rounds R] [--beam B] [--candidates N] [--tasks N] [--apply] [--include-simulated] [--json]'],
+    options: [
+      WORKSPACE,
+      ['--agent NAME', 'the agent whose prompt to optimise (required)'],
+      ['--rounds R', 'rounds of critique and rewrites (default: optimize.rounds)'],
+      ['--beam B', 'prompts kept after each round (default: optimize.beam)'],
+      ['--candidates N', 'rewrites per kept prompt (default: optimize.candidates)'],
+      ['--tasks N', 'validation tasks each candidate is scored on (default: optimize.validationTasks)'],
+      ['--apply', 'write the winner into the prompt file (or promptText) when it beats the current prompt'],
+      ['--include-simulated', "show the critic rollouts made on the SIMULATED endpoint too (left out by default)"],
+      BASE_URL,
+      MODEL,
+      json('every round, the winner and what was applied'),
+    ],
+  },
+  pipeline: {
+    about: "The training pipeline of lab.json (training.phases, else the reference one) and the registry of trained model versions.",
+    forms: [
+      '[--workspace DIR] [status] [--json]',
+      '[--workspace DIR] run PHASE [--limit N] [--samples G] [--include-simulated] [--json]',
+      '[--workspace DIR] rollback MODEL [--json]',
+      '[--workspace DIR] register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--json]',
+    ],
+    options: [
+      WORKSPACE,
+      ['--limit N', "run: tasks of a gather phase (default: the phase's own)"],
+      ['--samples G', "run: rollouts per task of a gather phase (default: the phase's own)"],
+      ['--include-simulated', 'run: a data phase also uses rollouts made on the SIMULATED endpoint'],
+      ['--version V', 'register: the version label rollouts will record (required)'],
+      ['--base-url URL', 'register: where the trained model is served; other actions: send every call there'],
+      ['--model ID', 'register: the model id the server knows it by; other actions: ask every endpoint for it'],
+      ['--adapter PATH', 'register: the adapter the version was trained into'],
+      ['--phase NAME', 'register: the phase that produced it (marks that phase done)'],
+      json('the status, the phase record or the registry entry'),
+    ],
+  },
+  train: {
+    about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes), its log and curves, then the result served and registered.",
+    forms: [
+      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]\n[--base-model M] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
+      '[--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--include-simulated] [--json]',
+    ],
+    options: [
+      WORKSPACE,
+      ['--phase KIND|NAME', 'the phase: a kind (sft, grpo, bandit, apo) or a name in training.phases (required)'],
+      ['--target NAME', "where it runs: local, a key of training.targets or a target kind (default: the phase's, else training.trainer.target, else local)"],
+      ['--base-model M', "the model to train from (default: the phase's, else training.trainer.baseModel)"],
+      ['--set KEY=VALUE', 'a hyper-parameter, e.g. --set learning_rate=5e-7; repeat for more'],
+      ['--no-serve', 'keep the adapter without serving it (jobs serve ID serves it later)'],
+      ['--detach', 'launch the job and return; follow it with `rollout-lab jobs attach ID`'],
+      ['--dry-run', 'print the spec, the files and every command a target would get; launch nothing'],
+      ['--online', 'grpo: rounds of rollouts against the served policy, each round training it'],
+      ['--rounds R', 'online: rounds (default: 3)'],
+      ['--tasks K', 'online: training tasks per round'],
+      ['--samples G', 'online: rollouts per task (the group size)'],
+      ['--include-simulated', 'also train on rollouts made on the SIMULATED endpoint'],
+      BASE_URL,
+      MODEL,
+      json('the job, the dry run or the online rounds'),
+    ],
+  },
+  jobs: {
+    about: "The lab's training jobs, newest first: show one, print or follow its log, cancel it, serve its result.",
+    forms: ['[--workspace DIR] [list] [--json]', '[--workspace DIR] show|logs|attach|cancel ID [--json]', '[--workspace DIR] serve ID [--target T] [--json]'],
+    options: [WORKSPACE, ['--target T', 'serve: where to serve the result (default: where the job ran)'], json('the job records')],
+  },
+  demo: {
+    about: 'Sets up a demo workspace (PubMedQA when ../shared has it), runs training rollouts, then evaluates on validation tasks.',
+    forms: ['[--workspace DIR] [--limit N]'],
+    options: [['--workspace DIR', 'the demo folder (default: demo-workspace)'], ['--limit N', 'tasks of each of the two runs (default: 10)'], BASE_URL, MODEL],
+  },
+} satisfies Record<string, CommandUsage>;
+
+export type CommandName = keyof typeof COMMAND_USAGE;
+
+export const COMMAND_NAMES = Object.keys(COMMAND_USAGE) as CommandName[];
+
+export function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(COMMAND_USAGE, name);
+}
+
+const HELP: Option = ['-h, --help', 'print this help'];
+const EXIT_CODES = 'Exit codes: 0 success, 1 runtime failure, 2 usage or config error.';
+
+function formLines(command: string, forms: readonly string[], width: number): string[] {
+  const head = `rollout-lab ${command.padEnd(width)} `;
+  return forms.flatMap((form) => form.split('\n').map((part, i) => `  ${i === 0 ? head : ' '.repeat(head.length)}${part}`));
+}
+
+/** `rollout-lab --help`: every command's forms. */
+export function globalUsage(): string {
+  const width = Math.max(...COMMAND_NAMES.map((c) => c.length));
+  return [
+    'Rollout Lab: run, trace and score multi-agent LangGraph.js systems.',
+    '',
+    'Usage:',
+    ...COMMAND_NAMES.flatMap((c) => formLines(c, COMMAND_USAGE[c].forms, width)),
+    '',
+    '`rollout-lab COMMAND --help` explains a command and each of its options.',
+    'Common options: --base-url URL and --model NAME override every model (a quick start against one server).',
+    EXIT_CODES,
+  ].join('\n');
+}
+
+/** `rollout-lab COMMAND --help`: what it does, its forms, a line per option. */
+export function commandUsage(command: CommandName): string {
+  const u: CommandUsage = COMMAND_USAGE[command];
+  const options = [...u.options, HELP];
+  const width = Math.max(...options.map(([flag]) => flag.length));
+  return [
+    `rollout-lab ${command}: ${u.about}`,
+    '',
+    'Usage:',
+    ...formLines(command, u.forms, 0),
+    '',
+    'Options:',
+    ...options.map(([flag, what]) => `  ${flag.padEnd(width)}  ${what}`),
+    ...(u.notes?.length ? ['', ...u.notes] : []),
+    '',
+    EXIT_CODES,
+  ].join('\n');
+}

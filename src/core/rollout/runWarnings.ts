@@ -1,0 +1,165 @@
+import { Attr, type SpanRecord } from '../trace/span';
+
+/*
+ * Problems a run should not keep quiet about although every rollout of it
+ * "succeeded": a server that cut prompts to fit its context, answers cut at
+ * max_tokens, a custom reward that threw, a graph that ran past the turn
+ * limit. The runner folds each finished rollout's spans (still in memory) in
+ * here, says each kind once, when it first happens, and gives the totals at
+ * the end.
+ */
+
+export type RunWarningKind = 'prompt_truncated' | 'output_truncated' | 'custom_reward_failed' | 'turn_limit_exceeded';
+
+export interface RunWarning {
+  kind: RunWarningKind;
+  /** One line from where it first happened: who, the sizes or the error, and the fix. */
+  message: string;
+  /** Rollouts of this invocation it hit (1 when reported as it first happens). */
+  rollouts: number;
+  /** Model calls for the two truncation kinds; rollouts for the others. */
+  occurrences: number;
+  /** The agents (truncation kinds) or reward modules it hit, in the order they showed up. */
+  subjects: string[];
+  /** Where it first happened: `rollout-lab traces --rollout ID` shows it. */
+  firstRolloutId: string;
+}
+
+/** As a few words, for summaries. */
+export const RUN_WARNING_LABELS: Record<RunWarningKind, string> = {
+  prompt_truncated: 'prompts cut by the server',
+  output_truncated: 'answers cut at max_tokens',
+  custom_reward_failed: 'custom reward failed',
+  turn_limit_exceeded: 'turn limit exceeded',
+};
+
+interface Finding {
+  kind: RunWarningKind;
+  message: string;
+  occurrences: number;
+  subjects: string[];
+}
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
+const count = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/** "HypothesisRefiner (model senior = qwen2.5:7b at http://…)": who made a model call. */
+function caller(s: SpanRecord): string {
+  const agent = text(s.attributes[Attr.agentName]) ?? 'an agent';
+  const logical = text(s.attributes[Attr.logicalModel]);
+  const served = text(s.attributes[Attr.responseModel]) ?? text(s.attributes[Attr.requestModel]);
+  const server = text(s.attributes[Attr.serverAddress]);
+  const model = [logical ? `model ${logical}` : null, served && served !== logical ? `= ${served}` : null, server ? `at ${server}` : null].filter(Boolean).join(' ');
+  return model ? `${agent} (${model})` : agent;
+}
+
+function promptCut(calls: SpanRecord[]): Finding {
+  const s = calls[0]!;
+  const sent = count(s.attributes[Attr.promptEstimatedTokens]);
+  const read = count(s.attributes[Attr.inputTokens]);
+  const sizes = sent !== null && read !== null ? `: at least ${sent} tokens sent, ${read} read` : '';
+  return {
+    kind: 'prompt_truncated',
+    message:
+      `the server cut the prompt of ${caller(s)} to fit its context${sizes} — raise its context per slot ` +
+      '(llama.cpp: -c is shared by the -np slots, so raise -c or lower -np; Ollama: num_ctx; vLLM: --max-model-len) or shorten the prompt',
+    occurrences: calls.length,
+    subjects: agentsOf(calls),
+  };
+}
+
+function answerCut(calls: SpanRecord[]): Finding {
+  const s = calls[0]!;
+  const max = count(s.attributes[Attr.requestMaxTokens]);
+  const got = count(s.attributes[Attr.outputTokens]);
+  const logical = text(s.attributes[Attr.logicalModel]);
+  const sizes = [got !== null ? `${got} tokens` : null, max !== null ? `max_tokens ${max}` : null].filter(Boolean).join(', ');
+  const fix = logical ? `raise models.${logical}.maxTokens in .rollout-lab/lab.json` : 'raise maxTokens of its model in .rollout-lab/lab.json';
+  return {
+    kind: 'output_truncated',
+    message: `the answer of ${caller(s)} was cut at max_tokens${sizes ? ` (${sizes})` : ''} — ${fix}, or ask for a shorter answer`,
+    occurrences: calls.length,
+    subjects: agentsOf(calls),
+  };
+}
+
+function agentsOf(calls: SpanRecord[]): string[] {
+  return [...new Set(calls.map((s) => text(s.attributes[Attr.agentName]) ?? s.name))];
+}
+
+function rewardFailed(span: SpanRecord, root: SpanRecord | undefined): Finding {
+  const module = text(span.attributes['rollout_lab.reward.module']) ?? 'reward.module';
+  const error = text(root?.attributes['rollout_lab.reward.error']) ?? text(span.statusMessage) ?? 'no error message';
+  const penalty = count(span.attributes[Attr.rewardValue]);
+  return {
+    kind: 'custom_reward_failed',
+    message:
+      `the custom reward ${module} failed: ${error.replace(/\s+/g, ' ')} — the rollout got reward.customFailurePenalty` +
+      `${penalty !== null ? ` (${penalty})` : ''} instead of a score; fix the reward function`,
+    occurrences: 1,
+    subjects: [module],
+  };
+}
+
+function turnsOver(root: SpanRecord): Finding {
+  const turns = count(root.attributes[Attr.turn]);
+  const limit = count(root.attributes[Attr.turnLimit]);
+  return {
+    kind: 'turn_limit_exceeded',
+    message:
+      `the graph took ${turns ?? 'more'} turns, over runner.maxTurns (${limit ?? '?'}) — end the graph at ctx.maxTurns ` +
+      '(a module graph receives it in its factory) or raise runner.maxTurns in .rollout-lab/lab.json',
+    occurrences: 1,
+    subjects: [],
+  };
+}
+
+/** What one finished rollout's spans show, one finding per kind. */
+export function rolloutFindings(spans: readonly SpanRecord[]): Finding[] {
+  const root = spans.find((s) => s.kind === 'rollout' && s.parentSpanId === null);
+  const llm = spans.filter((s) => s.kind === 'llm');
+  const findings: Finding[] = [];
+  const promptsCut = llm.filter((s) => s.attributes[Attr.promptTruncated] === true);
+  if (promptsCut.length) findings.push(promptCut(promptsCut));
+  const answersCut = llm.filter((s) => s.attributes[Attr.truncated] === true);
+  if (answersCut.length) findings.push(answerCut(answersCut));
+  const reward = spans.find((s) => s.kind === 'reward' && s.attributes[Attr.errorType] === 'custom_reward_failed');
+  if (reward) findings.push(rewardFailed(reward, root));
+  if (root?.attributes[Attr.turnLimitExceeded] === true) findings.push(turnsOver(root));
+  return findings;
+}
+
+/** The warnings of one run: each kind once when it first happens, and the totals. */
+export class RunWarnings {
+  private readonly byKind = new Map<RunWarningKind, RunWarning>();
+
+  /** Folds in one finished rollout; returns the warnings it is the first to show. */
+  add(rolloutId: string, spans: readonly SpanRecord[]): RunWarning[] {
+    const first: RunWarning[] = [];
+    for (const f of rolloutFindings(spans)) {
+      const seen = this.byKind.get(f.kind);
+      if (seen) {
+        seen.rollouts++;
+        seen.occurrences += f.occurrences;
+        for (const s of f.subjects) if (!seen.subjects.includes(s)) seen.subjects.push(s);
+        continue;
+      }
+      const w: RunWarning = { kind: f.kind, message: f.message, rollouts: 1, occurrences: f.occurrences, subjects: [...f.subjects], firstRolloutId: rolloutId };
+      this.byKind.set(f.kind, w);
+      first.push({ ...w, subjects: [...w.subjects] });
+    }
+    return first;
+  }
+
+  /** The totals, in the order the kinds first happened. */
+  list(): RunWarning[] {
+    return [...this.byKind.values()].map((w) => ({ ...w, subjects: [...w.subjects] }));
+  }
+}
+
+/** One line of a run's summary: how often, where, and the first occurrence with its fix. */
+export function warningSummaryLine(w: RunWarning, rollouts: number): string {
+  const calls = w.kind === 'prompt_truncated' || w.kind === 'output_truncated' ? ` (${w.occurrences} model call${w.occurrences === 1 ? '' : 's'})` : '';
+  const who = w.subjects.length > 1 ? `; ${w.kind === 'custom_reward_failed' ? 'modules' : 'agents'}: ${w.subjects.join(', ')}` : '';
+  return `${RUN_WARNING_LABELS[w.kind]} in ${w.rollouts} of ${rollouts} rollout${rollouts === 1 ? '' : 's'}${calls}${who}; first (rollout ${w.firstRolloutId}): ${w.message}`;
+}

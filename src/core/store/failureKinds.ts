@@ -1,0 +1,72 @@
+/**
+ * Why a rollout did not succeed (or what went wrong in one that did): the one
+ * list of categories the runner records on a rollout, the store keeps, and the
+ * report, the CLI and the views show. It lives with the store's types because
+ * a rollout record carries it.
+ */
+export const FAILURE_KINDS = [
+  'no_output',
+  'truncated',
+  'rate_limit',
+  'server_error',
+  'client_error',
+  'timeout',
+  'connection',
+  'invalid_output',
+  'tool_error',
+  'max_turns',
+  'judge_failed',
+  'custom_reward_failed',
+  'cancelled',
+  'interrupted',
+  'other',
+] as const;
+
+export type FailureKind = (typeof FAILURE_KINDS)[number];
+
+/** As a heading (report, evaluation table). */
+export const FAILURE_LABELS: Record<FailureKind, string> = {
+  no_output: 'No final output',
+  truncated: 'Truncated at max_tokens',
+  rate_limit: 'Rate limited (HTTP 429)',
+  server_error: 'Server error (HTTP 5xx)',
+  client_error: 'Request rejected (HTTP 4xx)',
+  timeout: 'Timeout',
+  connection: 'Connection failed',
+  invalid_output: 'Invalid model output (JSON)',
+  tool_error: 'Tool error',
+  max_turns: 'Max turns reached',
+  judge_failed: 'Judge failed',
+  custom_reward_failed: 'Custom reward failed',
+  cancelled: 'Cancelled',
+  interrupted: 'Interrupted (its process ended)',
+  other: 'Other error',
+};
+
+/** As a few words beside a rollout (the Rollouts view, a progress line). */
+export const FAILURE_SHORT_LABELS: Record<FailureKind, string> = {
+  no_output: 'no output',
+  truncated: 'truncated',
+  rate_limit: 'rate limited',
+  server_error: 'server error',
+  client_error: 'request rejected',
+  timeout: 'timeout',
+  connection: 'connection failed',
+  invalid_output: 'invalid output',
+  tool_error: 'tool error',
+  max_turns: 'max turns',
+  judge_failed: 'judge failed',
+  custom_reward_failed: 'custom reward failed',
+  cancelled: 'cancelled',
+  interrupted: 'interrupted',
+  other: 'error',
+};
+
+export function isFailureKind(v: unknown): v is FailureKind {
+  return typeof v === 'string' && (FAILURE_KINDS as readonly string[]).includes(v);
+}
+
+/** "failed (no output)", "succeeded", "cancelled": a rollout's status with why it failed, when that adds something. */
+export function statusText(r: { status: string; failure?: FailureKind | null }): string {
+  return r.failure && r.failure !== r.status ? `${r.status} (${FAILURE_SHORT_LABELS[r.failure]})` : r.status;
+}
