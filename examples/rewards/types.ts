@@ -4,7 +4,11 @@
  * fine; types cost nothing at run time.
  */
 export interface RewardInput {
-  task: { id: string; goal: string; context: string; expectedDecision: string | null; meta: Record<string, unknown> };
+  /**
+   * The whole task, gold answer included: `expected` is the dataset's gold value (fields.expected, e.g. a SQL query),
+   * else its yes/no/maybe decision, else null. The agents never see it; only the reward does.
+   */
+  task: { id: string; goal: string; context: string; expected: unknown; expectedDecision: string | null; meta: Record<string, unknown> };
   outcome: { finalOutput: string | null; decision: string | null; turns: number; failures: Array<{ agent: string; error: string }> };
   /** The rollout's spans (graph steps, model and tool calls), read-only. */
   spans: ReadonlyArray<{ kind: string; name: string; status: string; attributes: Record<string, unknown> }>;

@@ -128,8 +128,10 @@ def test_the_reference_is_the_base_model_and_adapters_load_in_place(tmp_path, mo
     policy = load_policy(load_spec(str(path)), "cpu")
     tok = policy.tokenizer
     prompt = tok.encode(tok.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True))
-    ids, lps = policy.generate(prompt, 5, 1.0, 1.0, seed=3)
-    assert (ids, lps) == policy.generate(prompt, 5, 1.0, 1.0, seed=3)
+    ids, lps, _ = policy.generate(prompt, 5, 1.0, 1.0, seed=3)
+    assert (ids, lps, [[]] * len(ids)) == policy.generate(prompt, 5, 1.0, 1.0, seed=3)
+    alts = policy.generate(prompt, 5, 1.0, 1.0, seed=3, top_logprobs=3)
+    assert alts.ids == ids and all(len(top) == 3 and [v for _, v in top] == sorted((v for _, v in top), reverse=True) for top in alts.top)
     seqs = [prompt + ids, prompt[3:] + ids]
     starts = [len(prompt), len(prompt) - 3]
     pol = policy.sequence_logprobs(seqs, starts)

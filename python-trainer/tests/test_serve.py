@@ -14,11 +14,13 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import torch
 
 from conftest import GOLDEN, ROOT
 from rollout_trainer.events import Emitter
 from rollout_trainer.errors import SpecError
 from rollout_trainer.backends import load_policy
+from rollout_trainer.backends.common import Sampled
 from rollout_trainer.serve import build_app, open_server, public_url
 from rollout_trainer.serving.control import Controller
 from rollout_trainer.serving.http import App
@@ -190,28 +192,86 @@ def test_a_stream_carries_the_same_completion_as_sse_chunks(serve):
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == whole["usage"]
 
 
+def streamed_logprobs(text):
+    """The logprobs.content entries of a server-sent-event stream, in order."""
+    chunks = [json.loads(e[len("data: "):]) for e in text.split("\n\n") if e.startswith("data: {")]
+    return [e for c in chunks for choice in c["choices"] for e in (choice.get("logprobs") or {}).get("content") or []]
+
+
+def test_top_logprobs_are_the_most_likely_tokens_where_each_token_was_sampled(serve):
+    s = serve()
+    tok = s.policy.tokenizer
+    req = {**HELLO, "max_tokens": 10, "temperature": 1.0, "logprobs": True, "top_logprobs": 4, "return_token_ids": True}
+    status, out = s.json("/v1/chat/completions", req)
+    assert status == 200, out
+    choice = out["choices"][0]
+    ids, content = choice["token_ids"], choice["logprobs"]["content"]
+    seq = out["prompt_token_ids"] + ids
+    with torch.no_grad(), s.policy.eval_mode():
+        x = torch.tensor([seq])
+        logits = s.policy.forward_logits(x, torch.ones_like(x))[0, len(out["prompt_token_ids"]) - 1 : -1]
+    reference = torch.log_softmax(logits.float(), dim=-1)
+    for n, (i, entry) in enumerate(zip(ids, content)):
+        top = entry["top_logprobs"]
+        lps = [t["logprob"] for t in top]
+        assert len(top) == 4 and lps == sorted(lps, reverse=True) and all(lp <= 0 for lp in lps)
+        assert lps == pytest.approx(torch.topk(reference[n], 4).values.tolist(), abs=1e-4), "the 4 largest of a softmax of the logits at that position"
+        assert lps == pytest.approx(reference[n][[t["id"] for t in top]].tolist(), abs=1e-4)
+        assert all(t["token"] == tok.token_text(t["id"]) and t["bytes"] == list(tok.token_bytes(t["id"])) for t in top)
+        same = [t["logprob"] for t in top if t["id"] == i]
+        assert same == [entry["logprob"]] or (not same and entry["logprob"] <= lps[-1])
+    greedy = s.json("/v1/chat/completions", {**req, "temperature": 0})[1]["choices"][0]
+    assert all(e["top_logprobs"][0]["id"] == i and e["top_logprobs"][0]["logprob"] == e["logprob"] for i, e in zip(greedy["token_ids"], greedy["logprobs"]["content"])), \
+        "the sampled token's own logprob is the one reported for it among the alternatives"
+
+    assert streamed_logprobs(s.call("/v1/chat/completions", {**req, "stream": True})[2]) == content, "a stream carries the same alternatives"
+
+    none = s.json("/v1/chat/completions", {**req, "top_logprobs": 0})[1]["choices"][0]
+    assert none["token_ids"] == ids and all(e["top_logprobs"] == [] for e in none["logprobs"]["content"])
+    assert [e["logprob"] for e in none["logprobs"]["content"]] == [e["logprob"] for e in content], "asking for alternatives changes nothing else"
+    streamed_none = streamed_logprobs(s.call("/v1/chat/completions", {**req, "top_logprobs": 0, "stream": True, "stream_options": {"include_usage": True}})[2])
+    assert len(streamed_none) == len(ids) and all(e["top_logprobs"] == [] for e in streamed_none)
+    assert len(s.json("/v1/chat/completions", {**req, "top_logprobs": 20})[1]["choices"][0]["logprobs"]["content"][0]["top_logprobs"]) == 20
+
+
+def test_response_format_is_refused_since_decoding_is_not_constrained(serve):
+    s = serve()
+    formats = ({"type": "json_object"}, {"type": "json_schema", "json_schema": {"name": "answer", "schema": {"type": "object"}, "strict": True}})
+    for fmt in formats:
+        for stream in (False, True):
+            status, out = s.json("/v1/chat/completions", {**HELLO, "response_format": fmt, "stream": stream, "logprobs": True})
+            err = out["error"]
+            assert status == 400 and err["param"] == "response_format" and err["type"] == "invalid_request_error", out
+            assert fmt["type"] in err["message"] and "does not constrain decoding" in err["message"] and "read the JSON from the completion's text" in err["message"]
+    assert s.json("/v1/chat/completions", {**HELLO, "response_format": {"type": "text"}})[0] == 200, "plain text is what it answers anyway"
+    assert s.json("/v1/chat/completions", {**HELLO, "response_format": None})[0] == 200
+
+
 def test_the_openai_client_talks_to_the_server(serve):
     openai = pytest.importorskip("openai", reason="the openai Python package is not installed here; urllib covers the same endpoints")
     s = serve()
     client = openai.OpenAI(base_url=f"{s.base}/v1", api_key="unused")
-    out = client.chat.completions.create(model="policy", messages=[{"role": "user", "content": "Hi"}], max_tokens=4, seed=1, logprobs=True)
+    out = client.chat.completions.create(model="policy", messages=[{"role": "user", "content": "Hi"}], max_tokens=4, seed=1, logprobs=True, top_logprobs=2)
     assert out.choices[0].message.role == "assistant" and len(out.choices[0].logprobs.content) == out.usage.completion_tokens
+    assert all(len(t.top_logprobs) == 2 for t in out.choices[0].logprobs.content)
     streamed = list(client.chat.completions.create(model="policy", messages=[{"role": "user", "content": "Hi"}], max_tokens=4, seed=1, stream=True))
     assert streamed[-1].choices[0].finish_reason in ("stop", "length")
 
 
 def scripted(monkeypatch, policy, text):
-    """Makes the policy 'generate' this text (then end of turn), with made-up logprobs."""
+    """Makes the policy 'generate' this text (then end of turn), with made-up logprobs: the
+    sampled token at -0.5 and, when asked for, alternatives counting down from it."""
     tok = policy.tokenizer
     ids = tok.encode(text) + [tok.eos_token_id]
 
-    def generate(prompt_ids, max_new_tokens, temperature, top_p, seed, stop_ids=None):
+    def generate(prompt_ids, max_new_tokens, temperature, top_p, seed, stop_ids=None, top_logprobs=0):
         out = ids[:max_new_tokens]
         for n, i in enumerate(out):
             if stop_ids and i in stop_ids:
                 out = out[: n + 1]
                 break
-        return list(out), [-0.5] * len(out)
+        top = [[(i, -0.5)] + [((i + j) % 256, -0.5 - j) for j in range(1, top_logprobs)] if top_logprobs else [] for i in out]
+        return Sampled(list(out), [-0.5] * len(out), top)
 
     monkeypatch.setattr(policy, "generate", generate)
     return ids
@@ -245,9 +305,10 @@ def test_stop_strings_end_the_text_and_the_reported_tokens(serve, monkeypatch):
     s = serve()
     tok = s.policy.tokenizer
     scripted(monkeypatch, s.policy, "alpha END beta")
-    choice = s.json("/v1/chat/completions", {**HELLO, "max_tokens": 100, "stop": ["END"], "return_token_ids": True})[1]["choices"][0]
+    choice = s.json("/v1/chat/completions", {**HELLO, "max_tokens": 100, "stop": ["END"], "return_token_ids": True, "logprobs": True, "top_logprobs": 2})[1]["choices"][0]
     assert choice["message"]["content"] == "alpha " and choice["finish_reason"] == "stop"
     assert tok.decode(choice["token_ids"]) == "alpha END", "the ids end with the stop string's tokens, as vLLM's do"
+    assert [e["top_logprobs"][0]["id"] for e in choice["logprobs"]["content"]] == choice["token_ids"], "the alternatives end where the ids do"
     one = s.json("/v1/chat/completions", {**HELLO, "max_tokens": 100, "stop": "b", "return_token_ids": True})[1]["choices"][0]
     assert one["message"]["content"] == "alpha END " and tok.decode(one["token_ids"]) == "alpha END b"
     cut = s.json("/v1/chat/completions", {**HELLO, "max_tokens": 3})[1]["choices"][0]
@@ -271,7 +332,10 @@ def test_bad_requests_get_openai_style_errors(serve):
     assert error(400, body={**HELLO, "n": 2})["param"] == "n"
     assert "temperature" in error(400, body={**HELLO, "temperature": "hot"})["message"]
     assert "text parts" in error(400, body={**HELLO, "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]})["message"]
-    assert error(400, body={**HELLO, "top_logprobs": 3})["param"] == "top_logprobs"
+    for top in (21, -1, 1.5, "3"):
+        assert error(400, body={**HELLO, "logprobs": True, "top_logprobs": top})["param"] == "top_logprobs"
+    assert "at most 20" in error(400, body={**HELLO, "logprobs": True, "top_logprobs": 21})["message"]
+    assert "logprobs: true" in error(400, body={**HELLO, "top_logprobs": 3})["message"], "alternatives without logprobs have nowhere to go"
     assert error(400, body={**HELLO, "messages": [{"role": "user", "content": "x" * 2000}]})["code"] == "context_length_exceeded"
     unknown = error(404, body={**HELLO, "model": "gpt-4o"})
     assert unknown["code"] == "model_not_found" and unknown["type"] == "invalid_request_error" and "policy" in unknown["message"]
@@ -403,7 +467,9 @@ class FakeVllm(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def test_with_vllm_the_chat_goes_through_and_new_versions_are_hot_loaded(bundle):
+@pytest.fixture
+def behind_vllm(bundle):
+    """The server with its vLLM engine answered by FakeVllm: (Served, spec)."""
     fake = ThreadingHTTPServer(("127.0.0.1", 0), FakeVllm)
     threading.Thread(target=fake.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     FakeVllm.seen = []
@@ -412,36 +478,55 @@ def test_with_vllm_the_chat_goes_through_and_new_versions_are_hot_loaded(bundle)
     controller = Controller(spec, load_policy(spec), Emitter(spec.out), publish=engine.publish)
     httpd = open_server(App(controller, engine=engine), "127.0.0.1", 0)
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    s = Served(httpd.app, httpd, spec.bundle_dir)
     try:
-        code, out = s.json("/v1/chat/completions", HELLO)
-        assert code == 200 and out["choices"][0]["token_ids"] == [1, 2], "vLLM's answer passes through"
-        assert FakeVllm.seen[-1] == ("/v1/chat/completions", "Bearer inner-key", {**HELLO, "model": "policy"}), "before any update the served name is vLLM's base model"
-        code, headers, text = s.call("/v1/chat/completions", {**HELLO, "stream": True})
-        assert code == 200 and headers["content-type"] == "text/event-stream" and text.endswith("data: [DONE]\n\n") and text.count("data: ") == 3
-        code, err = s.json("/v1/chat/completions", {**HELLO, "max_tokens": -1})
-        assert code == 400 and err["error"]["message"] == "max_tokens must be at least 1", "vLLM's errors pass through too"
-        before = len(FakeVllm.seen)
-        assert s.json("/v1/chat/completions", {**HELLO, "model": "other"})[0] == 404 and len(FakeVllm.seen) == before
-
-        code, trained = s.json("/control/train", {"records": golden_records()})
-        assert code == 200 and trained["version"] == "policy-v1"
-        target = str((spec.bundle_dir / "out" / "versions" / "policy-v1").resolve())
-        assert FakeVllm.seen[-1] == ("/v1/load_lora_adapter", "Bearer inner-key", {"lora_name": "policy-v1", "lora_path": target})
-        s.json("/v1/chat/completions", HELLO)
-        assert FakeVllm.seen[-1][2]["model"] == "policy-v1", "the served name now means the newest adapter"
-
-        code, loaded = s.json("/control/load", {"adapter": "out/versions/policy-v1"})
-        assert code == 200 and loaded["version"] == "policy-v2"
-        assert [(p, b["lora_name"]) for p, _, b in FakeVllm.seen[-2:]] == [("/v1/load_lora_adapter", "policy-v2"), ("/v1/unload_lora_adapter", "policy-v1")]
-        assert s.json("/v1/chat/completions", {**HELLO, "model": "policy-v1"})[0] == 404
-        s.json("/v1/chat/completions", {**HELLO, "model": "policy-v2"})
-        assert FakeVllm.seen[-1][2]["model"] == "policy-v2"
+        yield Served(httpd.app, httpd, spec.bundle_dir), spec
     finally:
         httpd.shutdown()
         httpd.server_close()
         fake.shutdown()
         fake.server_close()
+
+
+def test_with_vllm_the_chat_goes_through_and_new_versions_are_hot_loaded(behind_vllm):
+    s, spec = behind_vllm
+    code, out = s.json("/v1/chat/completions", HELLO)
+    assert code == 200 and out["choices"][0]["token_ids"] == [1, 2], "vLLM's answer passes through"
+    assert FakeVllm.seen[-1] == ("/v1/chat/completions", "Bearer inner-key", {**HELLO, "model": "policy"}), "before any update the served name is vLLM's base model"
+    code, headers, text = s.call("/v1/chat/completions", {**HELLO, "stream": True})
+    assert code == 200 and headers["content-type"] == "text/event-stream" and text.endswith("data: [DONE]\n\n") and text.count("data: ") == 3
+    code, err = s.json("/v1/chat/completions", {**HELLO, "max_tokens": -1})
+    assert code == 400 and err["error"]["message"] == "max_tokens must be at least 1", "vLLM's errors pass through too"
+    before = len(FakeVllm.seen)
+    assert s.json("/v1/chat/completions", {**HELLO, "model": "other"})[0] == 404 and len(FakeVllm.seen) == before
+
+    code, trained = s.json("/control/train", {"records": golden_records()})
+    assert code == 200 and trained["version"] == "policy-v1"
+    target = str((spec.bundle_dir / "out" / "versions" / "policy-v1").resolve())
+    assert FakeVllm.seen[-1] == ("/v1/load_lora_adapter", "Bearer inner-key", {"lora_name": "policy-v1", "lora_path": target})
+    s.json("/v1/chat/completions", HELLO)
+    assert FakeVllm.seen[-1][2]["model"] == "policy-v1", "the served name now means the newest adapter"
+
+    code, loaded = s.json("/control/load", {"adapter": "out/versions/policy-v1"})
+    assert code == 200 and loaded["version"] == "policy-v2"
+    assert [(p, b["lora_name"]) for p, _, b in FakeVllm.seen[-2:]] == [("/v1/load_lora_adapter", "policy-v2"), ("/v1/unload_lora_adapter", "policy-v1")]
+    assert s.json("/v1/chat/completions", {**HELLO, "model": "policy-v1"})[0] == 404
+    s.json("/v1/chat/completions", {**HELLO, "model": "policy-v2"})
+    assert FakeVllm.seen[-1][2]["model"] == "policy-v2"
+
+
+def test_with_vllm_alternatives_and_formats_are_vllms_to_answer_but_not_a_format_with_logprobs(behind_vllm):
+    s, _ = behind_vllm
+    schema = {"type": "json_schema", "json_schema": {"name": "answer", "schema": {"type": "object"}}}
+    for body in ({**HELLO, "logprobs": True, "top_logprobs": 5}, {**HELLO, "response_format": schema}, {**HELLO, "response_format": {"type": "json_object"}, "logprobs": False},
+                 {**HELLO, "response_format": {"type": "text"}, "logprobs": True, "top_logprobs": 1}):
+        assert s.json("/v1/chat/completions", body)[0] == 200
+        assert FakeVllm.seen[-1][2] == {**body, "model": "policy"}, "passed to vLLM as sent"
+    before = len(FakeVllm.seen)
+    for fmt in (schema, {"type": "json_object"}):
+        code, out = s.json("/v1/chat/completions", {**HELLO, "response_format": fmt, "logprobs": True, "top_logprobs": 1})
+        assert code == 400 and out["error"]["param"] == "response_format" and "logprobs" in out["error"]["message"], out
+        assert "read the JSON from the completion's text" in out["error"]["message"]
+    assert len(FakeVllm.seen) == before, "refused before vLLM sees it"
 
 
 STAND_IN = """

@@ -33,6 +33,7 @@ def test_the_byte_tokenizer_round_trips_text_and_keeps_special_tokens_whole():
     assert tok.decode(ids) == "user\nnaïve café — ok\n"
     assert len(offsets) == len(ids) and offsets[0] == (0, len("<|im_start|>")) and offsets[-1] == (len(text) - 1, len(text))
     assert tok.token_text(tok.eos_token_id) == "<|im_end|>"
+    assert [tok.token_bytes(i) for i in tok.encode("é")] == [b"\xc3", b"\xa9"] and tok.token_bytes(tok.eos_token_id) == b"<|im_end|>"
     rendered = tok.render([{"role": "user", "content": "hi"}], tools=[{"type": "function", "function": {"name": "f"}}], add_generation_prompt=True)
     assert rendered == '<|im_start|>system\n# Tools\n<tools>\n{"name": "f"}\n</tools><|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n'
 
@@ -76,6 +77,32 @@ def test_generation_is_seeded_greedy_at_temperature_0_and_stops_at_the_end_of_tu
     policy.model.train()
     policy.generate(prompt, 2, 1.0, 1.0, seed=1)
     assert policy.model.training, "generation runs in eval mode and restores the mode it found"
+
+
+def test_generation_reports_the_most_likely_tokens_under_the_distribution_of_the_sampled_logprob():
+    policy = TinyPolicy.from_spec(make_spec(), "cpu")
+    prompt = policy.tokenizer.encode(policy.tokenizer.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True))
+    plain = policy.generate(prompt, 10, 1.0, 1.0, seed=4)
+    assert plain.top == [[]] * len(plain.ids), "no alternatives unless asked for"
+    sampled = policy.generate(prompt, 10, 1.0, 1.0, seed=4, top_logprobs=5)
+    assert (sampled.ids, sampled.logprobs) == (plain.ids, plain.logprobs), "asking for alternatives does not change the completion"
+    with torch.no_grad(), policy.eval_mode():
+        x = torch.tensor([prompt + sampled.ids])
+        logits = policy.forward_logits(x, torch.ones_like(x))[0, len(prompt) - 1 : -1]
+    reference = torch.log_softmax(logits.float(), dim=-1)
+    for n, (token, lp, top) in enumerate(zip(sampled.ids, sampled.logprobs, sampled.top)):
+        ids, lps = [i for i, _ in top], [v for _, v in top]
+        assert len(top) == 5 and len(set(ids)) == 5 and lps == sorted(lps, reverse=True) and all(v <= 0 for v in lps)
+        assert lps == pytest.approx(torch.topk(reference[n], 5).values.tolist(), abs=1e-4), "the 5 largest logprobs of a softmax of the same logits"
+        assert [v for v in lps] == pytest.approx(reference[n][ids].tolist(), abs=1e-4)
+        if token in ids:
+            assert lps[ids.index(token)] == lp, "the sampled token's logprob is the one reported for it"
+        else:
+            assert lp <= lps[-1]
+    greedy = policy.generate(prompt, 6, 0.0, 1.0, seed=None, top_logprobs=1)
+    assert [top[0][0] for top in greedy.top] == greedy.ids and [top[0][1] for top in greedy.top] == greedy.logprobs
+    everything = policy.generate(prompt, 2, 1.0, 1.0, seed=4, top_logprobs=10_000)
+    assert all(len(top) == policy.tokenizer.vocab_size for top in everything.top), "at most the whole vocabulary"
 
 
 def test_adapters_round_trip_and_refuse_another_architecture(tmp_path):

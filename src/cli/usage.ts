@@ -156,13 +156,13 @@ export const COMMAND_USAGE = {
   },
   preflight: {
     about: 'Checks the stored rollouts a training phase would learn from and says what would make it fail or learn nothing.',
-    forms: ['[--workspace DIR] --phase sft|grpo|bandit|apo [--agents A,B] [--min-reward X] [--split train|val] [--include-simulated] [--json]'],
+    forms: ['[--workspace DIR] --phase sft|grpo|bandit|apo [--agents A,B] [--min-reward X] [--split train|val|all] [--include-simulated] [--json]'],
     options: [
       WORKSPACE,
       ['--phase sft|grpo|bandit|apo', 'the phase to check for (required)'],
       ['--agents A,B', 'the agents the phase trains (default: those the phase and the graph give)'],
       ['--min-reward X', 'sft: the final reward a rollout needs to count, 0 to 1 (default: 0.7)'],
-      ['--split train|val', 'only this split (default: every rollout)'],
+      ['--split train|val|all', 'the rollouts to check (default: train, what the phase trains on; apo: all)'],
       INCLUDE_SIMULATED,
       json('every check with its offending rollouts'),
     ],
@@ -191,7 +191,7 @@ export const COMMAND_USAGE = {
     ],
   },
   pipeline: {
-    about: "The training pipeline of lab.json (training.phases, else the reference one) and the registry of trained model versions.",
+    about: "The training pipeline of lab.json (training.phases; for the built-in research-lab graph, the reference phases when none are declared) and the registry of trained model versions.",
     forms: [
       '[--workspace DIR] [status] [--json]',
       '[--workspace DIR] run PHASE [--limit N] [--samples G] [--include-simulated] [--json]',

@@ -74,7 +74,7 @@ test('preflight leaves simulated rollouts out by default: with nothing else to t
   assert.equal(r.code, 1, r.stdout + r.stderr);
   assert.match(r.stdout, /^pre-flight for sft: \d+ errors?, \d+ warnings? — the phase would fail: fix the errors first/);
   assert.doesNotMatch(r.stdout, /ready to run/);
-  assert.match(r.stdout, /✗ all 6 rollouts are simulated, so nothing is left to train on: 6 simulated rollouts left out \(pass --include-simulated to use them\)/);
+  assert.match(r.stdout, /✗ all 6 rollouts \(train split\) are simulated, so nothing is left to train on: 6 simulated rollouts left out \(pass --include-simulated to use them\)/);
   assert.match(r.stdout, /counts: rollouts 0, simulated 6, /);
 });
 
@@ -83,7 +83,7 @@ test('bad usage exits 2 with a one-line message', () => {
     [['--phase', 'ppo'], /--phase must be one of sft, grpo, bandit, apo, got "ppo"/],
     [[], /--phase is required/],
     [['--phase', 'sft', '--min-reward', '2'], /--min-reward must be a number from 0 to 1/],
-    [['--phase', 'sft', '--split', 'all'], /--split must be train or val/],
+    [['--phase', 'sft', '--split', 'every'], /--split must be train, val or all/],
     [['--phase', 'sft', '--bogus'], /preflight: .*bogus/],
   ] as const) {
     const r = cli(['preflight', '--workspace', ws, ...args]);

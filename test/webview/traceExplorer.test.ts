@@ -441,6 +441,13 @@ describe('trace explorer in Chromium', () => {
     assert.equal(calls, 2, 'a finished rollout is not fetched again');
   });
 
+  test('a rollout that failed without a final output says so in the header', async () => {
+    const noOutput: TraceFixture = { rollout: { ...real.rollout, status: 'failed', failure: 'no_output', finalReward: 0 }, spans: real.spans };
+    const h = await panel({}, () => noOutput);
+    await show(h, noOutput);
+    assert.match((await h.page.textContent('.te-header'))!, /failed \(no output\)/);
+  });
+
   test('a failed request shows the error instead of a blank panel', async () => {
     const h = await panel({}, () => {
       throw new Error('rollout not found in the store');

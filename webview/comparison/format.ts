@@ -15,10 +15,12 @@ export function interval(ci: [number, number] | null | undefined): string {
   return ci ? `${num(ci[0])} to ${num(ci[1])}` : 'n/a';
 }
 
-/** Mean ± half-width of its interval. */
+/** Mean ± half-width of its interval, or the interval's ends when it is not centred on the mean (bounded or Wilson intervals near 0 or 1). */
 export function meanPm(m: number | null, ci: [number, number] | null): string {
   if (m === null) return 'n/a';
-  return ci ? `${num(m)} ± ${num((ci[1] - ci[0]) / 2)}` : num(m);
+  if (!ci) return num(m);
+  const below = num(m - ci[0]);
+  return below === num(ci[1] - m) ? `${num(m)} ± ${below}` : `${num(m)} (${num(ci[0])} to ${num(ci[1])})`;
 }
 
 export function pValue(p: number | null | undefined): string {

@@ -1,3 +1,4 @@
+import { statusText } from '../../src/core/store/failureKinds';
 import type { RolloutRecord } from '../../src/core/store/types';
 import type { SpanRecord } from '../../src/core/trace/span';
 import { Attr } from '../../src/core/trace/span';
@@ -25,7 +26,7 @@ export function renderHeader(box: HTMLElement, rollout: RolloutRecord, root: Spa
   };
   item('task', rollout.split ? `${rollout.taskId} (${rollout.split})` : rollout.taskId);
   const status = el('span', `te-header-item te-status te-status-${rollout.status}`);
-  status.append(codicon(STATUS_ICON[rollout.status] ?? 'circle', rollout.status === 'running' ? 'codicon-modifier-spin' : ''), el('span', 'te-header-value', rollout.status));
+  status.append(codicon(STATUS_ICON[rollout.status] ?? 'circle', rollout.status === 'running' ? 'codicon-modifier-spin' : ''), el('span', 'te-header-value', statusText(rollout)));
   line.append(status);
   item('reward', formatScore(rollout.finalReward), 'te-reward-value');
   if (rollout.decision !== null || rollout.expectedDecision !== null) {

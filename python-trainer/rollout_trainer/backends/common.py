@@ -8,7 +8,7 @@ The Policy interface (serve.py, sft.py and grpo.py depend on exactly this):
 - `model` (the torch.nn.Module being trained), `device`, `backend` ('tiny' |
   'transformers'), `base_model`, `version` (the adapter's name, or "base")
 - `sequence_logprobs(input_ids, completion_starts, reference=False, temperature=1.0)`
-- `generate(prompt_ids, max_new_tokens, temperature, top_p, seed, stop_ids=None)`
+- `generate(prompt_ids, max_new_tokens, temperature, top_p, seed, stop_ids=None, top_logprobs=0) -> Sampled`
 - `trainable_parameters()`, `save_adapter(dir)`, `load_adapter(dir, version)`,
   `merge_and_save(dir)`, `lock` (an RLock around model access), `optimizer` (kept
   here so repeated GRPO updates in a server continue one AdamW state; None after a load)
@@ -20,11 +20,21 @@ model recomputes the whole sequence per token; transformers models keep a KV cac
 import contextlib
 import random
 import threading
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import torch
 
 from ..chat import end_of_turn_ids
+
+
+class Sampled(NamedTuple):
+    """A completion as generate samples it: the ids, each one's logprob, and per position
+    the `top_logprobs` most likely (id, logprob) pairs, most likely first (empty lists when
+    none were asked for), all under the same temperature-1 distribution."""
+
+    ids: List[int]
+    logprobs: List[float]
+    top: List[List[Tuple[int, float]]]
 
 
 def left_pad(seqs: Sequence[Sequence[int]], pad: int, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -155,12 +165,13 @@ class PolicyBase:
 
     @torch.no_grad()
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float, top_p: float, seed: Optional[int],
-                 stop_ids: Optional[Set[int]] = None) -> Tuple[List[int], List[float]]:
+                 stop_ids: Optional[Set[int]] = None, top_logprobs: int = 0) -> Sampled:
         """Samples up to max_new_tokens after the prompt, stopping after an end-of-turn
         token or one of stop_ids (which is kept, as vLLM keeps the EOS in token_ids).
         Returns the ids and their logprobs under the policy at temperature 1 (the raw
-        distribution, as vLLM reports by default and as GRPO's ratio expects).
-        The same seed gives the same completion."""
+        distribution, as vLLM reports by default and as GRPO's ratio expects), and the
+        `top_logprobs` most likely tokens at each position under that same distribution.
+        The same seed gives the same completion, whatever top_logprobs is."""
         if not prompt_ids:
             raise ValueError("an empty prompt: render the conversation with add_generation_prompt=True first")
         limit = self.max_positions()
@@ -172,18 +183,24 @@ class PolicyBase:
         gen = torch.Generator()
         gen.manual_seed(int(seed) if seed is not None else random.SystemRandom().randrange(2**63))
         stops = set(stop_ids or ()) | end_of_turn_ids(self.tokenizer)
-        out: List[int] = []
-        lps: List[float] = []
+        k = min(int(top_logprobs), int(self.tokenizer.vocab_size))
+        out = Sampled([], [], [])
         with self.eval_mode():
             if max_new_tokens <= 0:
-                return out, lps
+                return out
             logits, state = self._gen_start(list(prompt_ids))
             for n in range(max_new_tokens):
                 logits = logits.float()
                 token = sample_token(logits, float(temperature), float(top_p), gen)
-                out.append(token)
-                lps.append(float(torch.log_softmax(logits, dim=-1)[token]))
+                logp = torch.log_softmax(logits, dim=-1)
+                out.ids.append(token)
+                out.logprobs.append(float(logp[token]))
+                if k > 0:
+                    values, ids = torch.topk(logp, k)
+                    out.top.append(list(zip(ids.tolist(), values.tolist())))
+                else:
+                    out.top.append([])
                 if token in stops or n == max_new_tokens - 1:
                     break
                 logits, state = self._gen_next(state, token)
-        return out, lps
+        return out

@@ -98,6 +98,11 @@ class ByteChatTokenizer:
             return SPECIALS[i - 256] if i - 256 < len(SPECIALS) else ""
         return bytes([i]).decode("latin-1")
 
+    def token_bytes(self, i: int) -> bytes:
+        """A byte token's one byte (its text is that byte as a latin-1 character, which
+        UTF-8 would write as two bytes above 127); a special token's text in UTF-8."""
+        return bytes([i]) if 0 <= i < 256 else self.token_text(i).encode("utf-8")
+
 
 class Attention(nn.Module):
     """Multi-head self-attention over an explicit boolean `allowed` mask (causal and not

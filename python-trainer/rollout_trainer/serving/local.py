@@ -5,8 +5,9 @@ from weights a /control/train is halfway through changing; requests wait instead
 import threading
 from typing import Any, List, Optional, Sequence, Set, Tuple
 
+from ..backends.common import Sampled
 from ..chat import end_of_turn_ids
-from .protocol import ApiError, ChatRequest, Generation
+from .protocol import ApiError, ChatRequest, Generation, TokenLogprob
 from .toolcalls import parse_tool_calls
 
 
@@ -89,21 +90,22 @@ class LocalGenerator:
             prompt = self._prompt(req)
             budget = self._budget(len(prompt), req)
             stop_ids = single_token_stops(tok, req.stop)
-            ids, logprobs = self.policy.generate(prompt, budget, req.temperature, req.top_p, req.seed, stop_ids=stop_ids or None)
-        return self.finish(req, prompt, list(ids), list(logprobs), stop_ids)
+            sampled = self.policy.generate(prompt, budget, req.temperature, req.top_p, req.seed, stop_ids=stop_ids or None, top_logprobs=req.top_logprobs)
+        return self.finish(req, prompt, sampled, stop_ids)
 
-    def finish(self, req: ChatRequest, prompt: List[int], ids: List[int], logprobs: List[float], stop_ids: Set[int]) -> Generation:
-        """Content, tool calls and finish reason of sampled ids. The ids and logprobs reported
-        are the sampled ones up to where the completion stopped (the stop token or string
-        included); only the text leaves the stop token or string out."""
+    def finish(self, req: ChatRequest, prompt: List[int], sampled: Sampled, stop_ids: Set[int]) -> Generation:
+        """Content, tool calls and finish reason of sampled ids. The ids, logprobs and
+        alternatives reported are the sampled ones up to where the completion stopped (the
+        stop token or string included); only the text leaves the stop token or string out."""
         tok = self.policy.tokenizer
+        ids, logprobs, top = list(sampled.ids), list(sampled.logprobs), list(sampled.top)
         stopped = bool(ids) and (ids[-1] in end_of_turn_ids(tok) or ids[-1] in stop_ids)
         body = ids[:-1] if stopped else ids
         text = tok.decode(body)
         if req.stop:
             kept, before_stop, hit = cut_at_stop(tok, body, req.stop)
             if hit:
-                ids, logprobs, text, stopped = kept, logprobs[: len(kept)], before_stop, True
+                ids, logprobs, top, text, stopped = kept, logprobs[: len(kept)], top[: len(kept)], before_stop, True
         finish = "stop" if stopped else "length"
         content: Optional[str] = text
         calls: List[dict] = []
@@ -116,4 +118,8 @@ class LocalGenerator:
                 finish = "tool_calls"
         tokens = [tok.token_text(i) for i in ids]
         return Generation(prompt_ids=prompt, ids=ids, logprobs=logprobs, tokens=tokens, token_bytes=[token_bytes(tok, i, t) for i, t in zip(ids, tokens)],
-                          content=content, tool_calls=calls, finish_reason=finish)
+                          content=content, tool_calls=calls, finish_reason=finish, top=[[self._alternative(i, lp) for i, lp in alts] for alts in top])
+
+    def _alternative(self, i: int, logprob: float) -> TokenLogprob:
+        text = self.policy.tokenizer.token_text(i)
+        return TokenLogprob(id=int(i), token=text, logprob=float(logprob), bytes=token_bytes(self.policy.tokenizer, i, text))

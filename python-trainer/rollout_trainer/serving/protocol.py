@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
 ROLES = {"system", "user", "assistant", "tool"}
+# OpenAI's limit on top_logprobs (vLLM's default --max-logprobs is the same).
+MAX_TOP_LOGPROBS = 20
 # The logprob OpenAI reports for a token of probability 0 (JSON has no -Infinity).
 MIN_LOGPROB = -9999.0
 
@@ -54,6 +56,7 @@ class ChatRequest:
     seed: Optional[int] = None
     stop: List[str] = field(default_factory=list)
     logprobs: bool = False
+    top_logprobs: int = 0
     return_token_ids: bool = False
     stream: bool = False
     include_usage: bool = False
@@ -72,7 +75,7 @@ def _number(body: Dict[str, Any], name: str, default: float, low: float, high: f
     return float(value)
 
 
-def _integer(body: Dict[str, Any], name: str, minimum: Optional[int] = None) -> Optional[int]:
+def _integer(body: Dict[str, Any], name: str, minimum: Optional[int] = None, maximum: Optional[int] = None) -> Optional[int]:
     value = body.get(name)
     if value is None:
         return None
@@ -80,6 +83,8 @@ def _integer(body: Dict[str, Any], name: str, minimum: Optional[int] = None) -> 
         raise bad(name, f"expected an integer, got {json.dumps(value)}")
     if minimum is not None and value < minimum:
         raise bad(name, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise bad(name, f"must be at most {maximum}, got {value}")
     return value
 
 
@@ -178,18 +183,43 @@ def _stops(value: Any) -> List[str]:
     return [s for s in value if s]
 
 
+def top_logprobs_of(body: Dict[str, Any]) -> int:
+    """How many alternatives per token the request asks for (0 to 20); alternatives
+    without logprobs would have nowhere to go, so that is refused, as OpenAI and vLLM do."""
+    k = _integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS) or 0
+    if k and body.get("logprobs") is not True:
+        raise bad("top_logprobs", "needs logprobs: true (the alternatives are reported next to each sampled token's logprob)")
+    return k
+
+
+def asks_for_format(body: Dict[str, Any]) -> bool:
+    """Whether response_format asks for more than plain text (OpenAI's default)."""
+    fmt = body.get("response_format")
+    return fmt is not None and not (isinstance(fmt, dict) and fmt.get("type") == "text")
+
+
+def check_response_format(body: Dict[str, Any]) -> None:
+    """This server samples from the policy as it is, so a format it would have to enforce
+    is refused rather than ignored."""
+    if not asks_for_format(body):
+        return
+    fmt = body["response_format"]
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    shown = json.dumps(kind) if isinstance(kind, str) else "this value"
+    raise bad("response_format", f"{shown} is not supported: this server does not constrain decoding; leave response_format out and read the JSON from the completion's text")
+
+
 def parse_chat_request(body: Dict[str, Any]) -> ChatRequest:
     """Fields this server does not implement but that do not change what a completion
     means (user, metadata, penalties, ...) are accepted and ignored; fields that would
-    (n > 1, top_logprobs, non-text content) are refused."""
+    (n > 1, response_format, non-text content) are refused."""
     model = body.get("model")
     if model is not None and not isinstance(model, str):
         raise bad("model", "expected the served model name")
     n = _integer(body, "n", 1)
     if n not in (None, 1):
         raise bad("n", f"this server returns one choice per request; send {n} requests (with different seeds) instead")
-    if _integer(body, "top_logprobs", 0):
-        raise bad("top_logprobs", "alternatives are not reported; ask for logprobs alone to get the sampled tokens' logprobs")
+    check_response_format(body)
     max_tokens = _integer(body, "max_completion_tokens", 1)
     if max_tokens is None:
         max_tokens = _integer(body, "max_tokens", 1)
@@ -209,6 +239,7 @@ def parse_chat_request(body: Dict[str, Any]) -> ChatRequest:
         seed=_integer(body, "seed"),
         stop=_stops(body.get("stop")),
         logprobs=_flag(body, "logprobs"),
+        top_logprobs=top_logprobs_of(body),
         return_token_ids=_flag(body, "return_token_ids"),
         stream=_flag(body, "stream"),
         include_usage=bool((options or {}).get("include_usage")),
@@ -217,8 +248,19 @@ def parse_chat_request(body: Dict[str, Any]) -> ChatRequest:
 
 
 @dataclass
+class TokenLogprob:
+    """One token and its logprob, as logprobs.content reports it."""
+
+    id: int
+    token: str
+    logprob: float
+    bytes: List[int]
+
+
+@dataclass
 class Generation:
-    """What the policy produced for one request."""
+    """What the policy produced for one request; `top` has, per sampled token, the
+    alternatives the request asked for (top_logprobs of them, most likely first)."""
 
     prompt_ids: List[int]
     ids: List[int]
@@ -228,14 +270,21 @@ class Generation:
     content: Optional[str]
     tool_calls: List[Dict[str, Any]]
     finish_reason: str
+    top: List[List[TokenLogprob]]
 
 
 def _logprob(value: float) -> float:
     return value if math.isfinite(value) else MIN_LOGPROB
 
 
+def _entry(t: TokenLogprob) -> Dict[str, Any]:
+    # `id` is not OpenAI's, but llama.cpp sends it too and clients ignore what they do not know.
+    return {"id": t.id, "token": t.token, "logprob": _logprob(t.logprob), "bytes": t.bytes}
+
+
 def logprobs_content(gen: Generation) -> List[Dict[str, Any]]:
-    return [{"token": t, "logprob": _logprob(lp), "bytes": b, "top_logprobs": []} for t, lp, b in zip(gen.tokens, gen.logprobs, gen.token_bytes)]
+    return [{"token": t, "logprob": _logprob(lp), "bytes": b, "top_logprobs": [_entry(a) for a in alts]}
+            for t, lp, b, alts in zip(gen.tokens, gen.logprobs, gen.token_bytes, gen.top)]
 
 
 def usage(gen: Generation) -> Dict[str, int]:

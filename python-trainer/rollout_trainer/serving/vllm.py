@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import SpecError
-from .protocol import ApiError
+from .protocol import ApiError, asks_for_format, bad
 
 # The values vLLM accepts for --max-lora-rank.
 LORA_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)
@@ -79,6 +79,17 @@ def model_source(spec: Any) -> str:
         if local.is_dir():
             return str(local)
     return base
+
+
+def check_forwarded(body: Dict[str, Any]) -> None:
+    """vLLM answers top_logprobs and response_format itself (the latter with guided
+    decoding). One combination is refused: vLLM applies the grammar's mask to the logits
+    before it computes logprobs, so with a format the logprobs it reports are those of the
+    constrained distribution, not the policy's own that a GRPO record's ratio needs."""
+    logprobs = body.get("logprobs")
+    if asks_for_format(body) and logprobs is not None and logprobs is not False:
+        raise bad("response_format", "not with logprobs on this server: constrained decoding changes the logprobs vLLM reports, and training needs the policy's own; "
+                                     "leave response_format out and read the JSON from the completion's text, or ask without logprobs")
 
 
 def free_port() -> int:
@@ -168,6 +179,7 @@ class VllmEngine:
     def forward(self, path: str, body: Dict[str, Any]) -> Tuple[int, Dict[str, str], Any]:
         """(status, headers, readable body) of vLLM's answer to a proxied request, the body
         still unread so a stream can be passed on as it comes."""
+        check_forwarded(body)
         try:
             res = urllib.request.urlopen(self._request(path, {**body, "model": self.target()}), timeout=3600)  # noqa: S310 — loopback
         except urllib.error.HTTPError as exc:

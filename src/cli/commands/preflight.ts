@@ -28,8 +28,11 @@ export async function preflightCommand(argv: string[], usage: string): Promise<n
   const phase = v.phase as string | undefined;
   if (phase === undefined) throw new UsageError('preflight: --phase is required: one of sft, grpo, bandit, apo');
   if (!(PHASES as readonly string[]).includes(phase)) throw new UsageError(`preflight: --phase must be one of sft, grpo, bandit, apo, got "${phase}"`);
-  const split = v.split as string | undefined;
-  if (split !== undefined && split !== 'train' && split !== 'val') throw new UsageError(`preflight: --split must be train or val, got "${split}" (leave it out for all rollouts)`);
+  const given = v.split as string | undefined;
+  if (given !== undefined && given !== 'train' && given !== 'val' && given !== 'all') throw new UsageError(`preflight: --split must be train, val or all, got "${given}"`);
+  const { defaultDataSplit } = await import('../../core/train/trainingDefaults');
+  const chosen = given ?? defaultDataSplit(phase as Phase);
+  const split = chosen === 'all' ? undefined : chosen;
   let minReward: number | undefined;
   if (v['min-reward'] !== undefined) {
     minReward = Number(v['min-reward']);

@@ -21,7 +21,8 @@ export interface CustomRewardInput {
    * The whole task, gold answer included: `expected` is the dataset's gold
    * answer (any JSON value; the yes/no/maybe decision when that is all it has, else null).
    */
-  task: { id: string; goal: string; context: string; expected?: unknown; expectedDecision: string | null; meta: Record<string, unknown> };
+  /** The whole task: `expected` is the gold answer (fields.expected), else the yes/no/maybe decision, else null. */
+  task: { id: string; goal: string; context: string; expected: unknown; expectedDecision: string | null; meta: Record<string, unknown> };
   outcome: { finalOutput: string | null; decision: string | null; turns: number; failures: Array<{ agent: string; error: string }> };
   /** Spans of the rollout so far (graph, model and tool calls), read-only. */
   spans: readonly SpanRecord[];

@@ -45,7 +45,9 @@ export function respond(req: SimChatRequest, opts: ResponderOptions): SimAnswer 
     if (call) return { agent: conv.agent, content: null, toolCalls: [call], digest: rng.digest };
   }
   const value = isJudge ? judgeAnswer(conv, rng, conv.judgeKeys ?? Object.keys(DEFAULT_CRITERIA)) : roleAnswer(req, conv, rng);
-  const content = typeof value === 'string' ? value : formatJson(value, rng, opts);
+  // A response_format is enforced the way servers do it, by grammar: bare JSON, never fenced or wrapped in prose.
+  const enforced = enforcedFormat(req) !== null;
+  const content = typeof value === 'string' ? value : formatJson(value, rng, enforced ? { ...opts, jsonNoise: false } : opts);
   return { agent: conv.agent, content, toolCalls: [], digest: rng.digest };
 }
 
@@ -64,8 +66,16 @@ function roleAnswer(req: SimChatRequest, conv: SimConversation, rng: SeededRando
     case 'PrincipalInvestigator':
       return principalAnswer(conv, rng);
     default:
-      return genericAnswer(conv, rng, req.response_format?.type === 'json_object' || req.response_format?.type === 'json_schema');
+      return genericAnswer(conv, rng, enforcedFormat(req) !== null, enforcedFormat(req)?.schema);
   }
+}
+
+/** The JSON the request's response_format makes the server produce: any JSON (json_object) or a schema's (json_schema); null for none. */
+function enforcedFormat(req: SimChatRequest): { schema?: unknown } | null {
+  const f = req.response_format as { type?: string; json_schema?: { schema?: unknown } } | null | undefined;
+  if (f?.type === 'json_object') return {};
+  if (f?.type === 'json_schema') return f.json_schema?.schema === undefined ? {} : { schema: f.json_schema.schema };
+  return null;
 }
 
 function formatJson(value: object, rng: SeededRandom, opts: ResponderOptions): string {

@@ -10,6 +10,8 @@ import { promptOptimizerAnswer } from './promptOptimizerAnswer';
 import { AGENT_HEADER } from '../llm/client';
 import type { CannedAnswers } from './cannedAnswers';
 import { seededRandom } from './seededRandom';
+import { onAbort } from '../onAbort';
+import { errorMessage } from '../errors';
 
 export interface SimServerOptions {
   /** 0 (default) picks a free port. */
@@ -113,9 +115,14 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     const fault = opts.faults?.({ index, agent, request: body }) ?? null;
     requests.push({ index, receivedAt, model: body.model, agent, fault: fault?.kind ?? null });
 
+    // One signal for "the client went away or the server is closing"; the listener on the server's signal goes with the request.
     const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    const stop = AbortSignal.any([gone.signal, closing.signal]);
+    const unfollow = onAbort(closing.signal, () => gone.abort());
+    res.on('close', () => {
+      unfollow();
+      gone.abort();
+    });
+    const stop = gone.signal;
     if (fault?.kind === 'hang') {
       await waitFor(stop);
       res.destroy();
@@ -133,7 +140,13 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     if (fault?.kind === 'malformed-json') return answer(res, body, 'truncate', agent);
     if (fault?.kind === 'not-json') return answer(res, body, 'prose', agent);
     if (fault) return sendFault(res, fault);
-    const canned = await opts.answers?.answer(agent, body);
+    let canned: Awaited<ReturnType<NonNullable<typeof opts.answers>['answer']>>;
+    try {
+      canned = await opts.answers?.answer(agent, body);
+    } catch (err) {
+      // The user's answers are broken: a client error, so the lab reports it at once instead of retrying it.
+      return sendError(res, 400, errorMessage(err), 'invalid_request_error');
+    }
     if (canned) {
       return send(res, body, { agent, ...canned, digest: seededRandom(seed, agent, 'canned', conversationFingerprint(body)).digest });
     }

@@ -12,6 +12,14 @@ import { JUNIOR_AGENTS, SENIOR_AGENTS } from '../graph/researchLab/outputs';
 /** SFT learns from successes only: rollouts at or over this reward. */
 export const DEFAULT_SFT_MIN_REWARD = 0.7;
 
+/**
+ * The split a phase's data comes from when none is named: train for the phases that learn from stored rollouts (as the
+ * pipeline and export read them), every split for prompt optimisation, whose critic may read any low-reward rollout.
+ */
+export function defaultDataSplit(phase: 'sft' | 'grpo' | 'bandit' | 'apo'): 'train' | 'all' {
+  return phase === 'apo' ? 'all' : 'train';
+}
+
 /** What the agents are trained with: supervised examples, RL transitions, the bandit's decisions, prompt optimisation. */
 export type TrainingRole = 'sft' | 'rl' | 'bandit' | 'apo';
 

@@ -3,6 +3,7 @@ import { decisionAlignment } from '../../core/reward/alignment';
 import type { RolloutRecord } from '../../core/store/types';
 import { compactStats } from '../view/promptDiff';
 import { formatAgo, shortHash } from '../view/promptLens';
+import { statusText } from '../../core/store/failureKinds';
 import { formatDuration, formatReward, statusIcon } from '../view/rolloutPresentation';
 
 /**
@@ -48,7 +49,7 @@ export function rolloutPickRows(rollouts: readonly RolloutRecord[], now: number)
       return {
         label: `$(${statusIcon(r.status).icon}) reward ${formatReward(r.finalReward)}${markText}`,
         description: decisionText(r),
-        detail: `task ${r.taskId}${r.sample > 0 ? ` #${r.sample}` : ''} · ${r.status}${r.judgeFailed ? ' (judge failed)' : ''} · ${time} · ${formatAgo(r.startTime, now)}`,
+        detail: `task ${r.taskId}${r.sample > 0 ? ` #${r.sample}` : ''} · ${statusText(r)}${r.judgeFailed ? ' (judge failed)' : ''} · ${time} · ${formatAgo(r.startTime, now)}`,
         rolloutId: r.id,
         mark,
       };

@@ -14,7 +14,7 @@ export const PreflightArgsSchema = z.strictObject({
   phase: z.enum(['sft', 'grpo', 'bandit', 'apo']),
   agents: z.array(z.string().min(1)).min(1).optional(),
   minReward: z.number().min(0).max(1).optional(),
-  split: z.enum(['train', 'val']).optional(),
+  split: z.enum(['train', 'val', 'all']).optional(),
   /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
   includeSimulated: z.boolean().optional(),
   /** Which workspace folder's lab, when several folders have one. */
@@ -61,6 +61,8 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
     args = picked;
   }
   const { configuredValTasks, preflightReportText, runPreflight } = await import('../../core/train/preflight');
+  const { defaultDataSplit } = await import('../../core/train/trainingDefaults');
+  const split = args.split ?? defaultDataSplit(args.phase);
   const { report, store } = await ctx.lab.withLab(args.workspace, async (lab, dir) => {
     // Rollouts another process (the CLI, a worker) finished since the last look count too.
     await lab.store.refresh();
@@ -69,7 +71,7 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
       phase: args.phase,
       ...(args.agents ? { agents: args.agents } : {}),
       ...(args.minReward !== undefined ? { minReward: args.minReward } : {}),
-      ...(args.split ? { split: args.split } : {}),
+      ...(split === 'all' ? {} : { split }),
       ...(valTasks !== undefined ? { valTasks } : {}),
       includeSimulated: args.includeSimulated === true,
       includeSimulatedHint: INCLUDE_HINT,

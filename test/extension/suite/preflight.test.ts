@@ -13,11 +13,15 @@ interface ReportLike {
 describe('preflight', () => {
   it('Run Pre-flight Checks with an argument object returns the report of the stored rollouts', async () => {
     const run = await ensureRun();
-    const sft = await vscode.commands.executeCommand<ReportLike>('rolloutLab.runPreflight', { phase: 'sft', minReward: 0 });
+    // Only simulated rollouts here: by default that is an error, not "ready to run".
+    const simulatedOnly = await vscode.commands.executeCommand<ReportLike>('rolloutLab.runPreflight', { phase: 'sft', minReward: 0 });
+    assert.equal(simulatedOnly.ok, false);
+    assert.equal(simulatedOnly.checks.find((c) => c.id === 'simulated-rollouts')!.severity, 'error');
+    const sft = await vscode.commands.executeCommand<ReportLike>('rolloutLab.runPreflight', { phase: 'sft', minReward: 0, includeSimulated: true });
     assert.equal(sft.phase, 'sft');
     assert.ok(sft.counts.usable! >= run.succeeded);
     assert.equal(sft.ok, true);
-    const grpo = await vscode.commands.executeCommand<ReportLike>('rolloutLab.runPreflight', { phase: 'grpo' });
+    const grpo = await vscode.commands.executeCommand<ReportLike>('rolloutLab.runPreflight', { phase: 'grpo', includeSimulated: true });
     assert.equal(grpo.ok, false, 'one sample per task: no complete group of 8');
     assert.equal(grpo.checks.find((c) => c.id === 'small-groups')!.severity, 'error');
   });

@@ -28,7 +28,11 @@ describe('training data and prompt optimisation', () => {
   it('Export Training Data with an argument object writes the JSONL and its manifest from the stored rollouts', async () => {
     const run = await ensureRun();
     const out = join(dir, 'sft.jsonl');
-    const m = await vscode.commands.executeCommand<ManifestLike>('rolloutLab.exportTrainingData', { format: 'sft', out, minReward: 0 });
+    // The workspace's rollouts come from the simulated endpoint: left out unless asked for, and counted.
+    const simulatedOnly = await vscode.commands.executeCommand<ManifestLike>('rolloutLab.exportTrainingData', { format: 'sft', out, minReward: 0 });
+    assert.equal(simulatedOnly.counts.records, 0);
+    assert.ok((simulatedOnly.counts.skipped.simulated ?? 0) >= run.succeeded, `skipped: ${JSON.stringify(simulatedOnly.counts.skipped)}`);
+    const m = await vscode.commands.executeCommand<ManifestLike>('rolloutLab.exportTrainingData', { format: 'sft', out, minReward: 0, includeSimulated: true });
     assert.equal(m.format, 'sft');
     assert.ok(m.counts.rollouts >= run.succeeded, `rollouts exported: ${m.counts.rollouts}`);
     const lines = readFileSync(out, 'utf8').trim().split('\n');
@@ -49,7 +53,7 @@ describe('training data and prompt optimisation', () => {
     await ensureRun();
     const prompt = join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, '.rollout-lab', 'prompts', 'Supervisor.md');
     const before = readFileSync(prompt, 'utf8');
-    const r = await vscode.commands.executeCommand<ApoResultLike>('rolloutLab.optimizePrompt', { agent: 'Supervisor', rounds: 1, beam: 1, candidates: 1, validationTasks: 2 });
+    const r = await vscode.commands.executeCommand<ApoResultLike>('rolloutLab.optimizePrompt', { agent: 'Supervisor', rounds: 1, beam: 1, candidates: 1, validationTasks: 2, includeSimulated: true });
     assert.equal(r.agent, 'Supervisor');
     assert.equal(r.rounds.length, 1);
     assert.ok(r.rounds[0]!.critique.length > 0, 'the critic answered');
@@ -60,7 +64,7 @@ describe('training data and prompt optimisation', () => {
 
   it('Train Supervisor Bandit trains a policy version from the stored Supervisor decisions; Show Bandit Policy lists it as active', async () => {
     const run = await ensureRun();
-    const info = await vscode.commands.executeCommand<{ version: string; records: number; file: string }>('rolloutLab.trainBandit', {});
+    const info = await vscode.commands.executeCommand<{ version: string; records: number; file: string }>('rolloutLab.trainBandit', { includeSimulated: true });
     assert.match(info.version, /^bandit-\d{4}-[0-9a-f]{8}$/);
     assert.ok(info.records >= run.succeeded, `decisions learned from: ${info.records}`);
     assert.ok(existsSync(info.file));

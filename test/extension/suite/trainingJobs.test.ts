@@ -60,9 +60,9 @@ describe('training jobs', () => {
       trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 32, num_layers: 1, num_heads: 2, max_positions: 8192 }, secrets: [SECRET_NAME] },
       targets: { local: { kind: 'local', python: PYTHON } },
       phases: [
-        { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, hyperparameters: { batch_size: 1, grad_accum: 1, max_length: 8192 } },
+        { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, includeSimulated: true, hyperparameters: { batch_size: 1, grad_accum: 1, max_length: 8192 } },
         // No "model": a job of this phase is never served, whoever follows it.
-        { name: 'sft-plain', kind: 'sft', agents: JUNIORS, minReward: 0, hyperparameters: { batch_size: 1, grad_accum: 1, max_length: 8192 } },
+        { name: 'sft-plain', kind: 'sft', agents: JUNIORS, minReward: 0, includeSimulated: true, hyperparameters: { batch_size: 1, grad_accum: 1, max_length: 8192 } },
       ],
     };
     writeFileSync(labFile, JSON.stringify(config, null, 2));

@@ -68,6 +68,7 @@ describe('prompt history pickers', () => {
       ],
       NOW,
     );
+
     assert.deepEqual(rows.map((r) => r.rolloutId[0]), ['4', '2', '3', '1']);
     assert.deepEqual(rows.map((r) => r.mark), [null, 'worst', null, 'best']);
     assert.equal(rows[3]!.label, '$(pass) reward 0.90  $(arrow-up) best');
@@ -75,6 +76,11 @@ describe('prompt history pickers', () => {
     assert.equal(rows[1]!.description, 'NO-GO · expected yes, misaligned');
     assert.equal(rows[1]!.detail, 'task 12345 #1 · succeeded · 2.3 s · 2 min ago');
     assert.match(rows[0]!.label, /^\$\(error\) reward n\/a$/);
+  });
+
+  it('says why a rollout failed', () => {
+    const [row] = rolloutPickRows([rollout({ id: '5'.repeat(32), finalReward: 0, status: 'failed', failure: 'no_output' })], NOW);
+    assert.match(row!.detail, /· failed \(no output\) ·/);
   });
 
   it('marks no rollout when all rewards are equal', () => {

@@ -19,7 +19,7 @@ const PROMPT = `export default function reward(input) {\n  return input.outcome.
 
 function input(): CustomRewardInput {
   return {
-    task: { id: 't1', goal: 'g', context: 'c', expectedDecision: null, meta: {} },
+    task: { id: 't1', goal: 'g', context: 'c', expected: null, expectedDecision: null, meta: {} },
     outcome: { finalOutput: 'x', decision: 'GO', turns: 3, failures: [] },
     spans: [],
     judge: () => Promise.reject(new Error('no judge here')),

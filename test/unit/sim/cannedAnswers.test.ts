@@ -131,13 +131,13 @@ describe('simulator canned answers (module)', () => {
     }
   });
 
-  it('a module answer of the wrong shape fails the request with a message naming the module', async () => {
+  it('a module answer of the wrong shape fails the request at once (HTTP 400, not retried) with a message naming the module', async () => {
     writeFileSync(join(dir, 'bad.js'), 'module.exports = { answer: () => ({ text: "hi" }) };\n');
     const sim = await startSimServer({ answers: await loadCannedAnswers(dir, { module: 'bad.js' }) });
     try {
       const client = new OpenAI({ baseURL: sim.url, apiKey: 'not-needed', maxRetries: 0 });
       await assert.rejects(client.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: 'q' }] }), (e: unknown) => {
-        assert.ok(e instanceof OpenAI.APIError && e.status === 500);
+        assert.ok(e instanceof OpenAI.APIError && e.status === 400);
         assert.match(e.message, /simulator answers module .*bad\.js returned an answer of the wrong shape .*return a string, \{ content\?, tool_calls\? \} or undefined/);
         return true;
       });

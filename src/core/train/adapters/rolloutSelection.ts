@@ -1,3 +1,4 @@
+import { isScored } from '../../reward/scoredRollouts';
 import type { TraceStore } from '../../store/traceStore';
 import type { RolloutRecord, Split } from '../../store/types';
 
@@ -40,7 +41,7 @@ const PAGE = 500;
 
 /** A failed rollout the runner still scored (its graph gave no usable output): a reward, but no success. */
 export function isScoredFailure(r: Pick<RolloutRecord, 'status' | 'finalReward'>): boolean {
-  return r.status === 'failed' && r.finalReward !== null;
+  return r.status === 'failed' && isScored(r);
 }
 
 /** Why a rollout in scope is left out; null when it is kept. */

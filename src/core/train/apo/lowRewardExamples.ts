@@ -71,7 +71,7 @@ function customReward(spans: readonly SpanRecord[]): ApoExample['custom'] {
   const span = spans.find((s) => s.kind === 'reward' && s.attributes[Attr.rewardKind] === 'custom');
   if (!span) return null;
   const value = span.attributes[Attr.rewardValue];
-  const info = span.attributes['rollout_lab.reward.info'];
+  const info = span.attributes[Attr.rewardInfo];
   return {
     reward: typeof value === 'number' ? value : null,
     breakdown: numberRecord(span.attributes[Attr.rewardBreakdown]),
