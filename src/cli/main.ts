@@ -96,9 +96,11 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       onWarning: (w) => tellWarning(w),
     });
     const metrics = computeMetrics(result.rollouts, rewardSetupOf(cfg));
+    // What the simulator actually answered, not whether it was started for some model.
+    const simulated = result.rollouts.some((r) => r.simulated);
     const doc: BatchOutput = {
       runId: result.runId,
-      simulated: lab.simulated,
+      simulated,
       rollouts: result.rollouts.length,
       succeeded: metrics.succeeded,
       failed: metrics.failed,
@@ -109,9 +111,9 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
     };
     if (json) out(JSON.stringify(doc));
     else {
-      if (lab.simulated) out('SIMULATED endpoint: outputs and rewards below come from the built-in simulator, not a model.');
+      if (simulated) out('SIMULATED endpoint: outputs and rewards below come from the built-in simulator, not a model.');
       out(`run ${result.runId}: ${doc.rollouts} rollouts, ${doc.succeeded} succeeded, ${doc.failed} failed${result.skipped ? `, ${result.skipped} already done (resumed)` : ''}`);
-      out(metricsTable(metrics, lab.simulated));
+      out(metricsTable(metrics, simulated));
       printWarnings(result.warnings, result.ranNow);
       out(`store: ${lab.store.dir}`);
     }

@@ -30,6 +30,9 @@ function seedParam(seed: number | undefined): { seed?: number } {
   return seed === undefined ? {} : { seed };
 }
 
+/** Callback metadata key a routed model sets when the simulated endpoint answers it. */
+export const SIMULATED_CALL_METADATA = 'rollout_lab_simulated';
+
 export interface RoutedChatModelCallOptions extends BaseChatModelCallOptions, OutputSchemaCallOption {
   tools?: OpenAI.Chat.ChatCompletionFunctionTool[];
   /** Forwarded to the server; the simulator uses it to vary samples of the same task. */
@@ -94,7 +97,8 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
   }
 
   constructor(fields: RoutedChatModelFields) {
-    super({ metadata: fields.agent ? { agent: fields.agent } : undefined });
+    // In callback metadata, so the tracer marks a call to the simulated endpoint from its start, errors included.
+    super({ metadata: { ...(fields.agent ? { agent: fields.agent } : {}), ...(fields.resolved.simulated ? { [SIMULATED_CALL_METADATA]: true } : {}) } });
     this.resolved = fields.resolved;
     this.agent = fields.agent;
     this.temperature = fields.temperature ?? fields.resolved.temperature;

@@ -2,7 +2,11 @@ import { Attr, type SpanRecord } from '../trace/span';
 import type { AgentVersions } from '../trace/langchainTracer';
 import type { RolloutAgentRecord } from '../store/types';
 
-/** Per-agent facts of one rollout, folded from its spans. */
+/**
+ * Per-agent facts of one rollout, folded from its spans. A tool call counts for
+ * the agent whose model call asked for it (the tracer names it on the tool span),
+ * whichever node ran it.
+ */
 export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVersions): RolloutAgentRecord[] {
   const byAgent = new Map<string, RolloutAgentRecord>();
   const get = (agent: string): RolloutAgentRecord => {
@@ -45,5 +49,7 @@ export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVe
       rec.toolCalls++;
     }
   }
-  return [...byAgent.values()].sort((a, b) => a.agent.localeCompare(b.agent));
+  // A graph node that is no agent of the lab and called no model (a user graph's `execute` or router node) is a step, not an agent.
+  const isAgent = (r: RolloutAgentRecord): boolean => r.llmCalls > 0 || r.toolCalls > 0 || !versions || versions.model(r.agent) !== null;
+  return [...byAgent.values()].filter(isAgent).sort((a, b) => a.agent.localeCompare(b.agent));
 }

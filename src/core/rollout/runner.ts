@@ -154,10 +154,12 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
     req.signal,
   );
   const cancelled = Boolean(req.signal?.aborted);
-  store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now() });
   const rollouts = store
     .listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER })
     .rollouts.filter((r: RolloutRecord) => r.status === 'succeeded' || r.status === 'failed');
+  // The run is simulated when its rollouts are, not merely because the simulator was started for a model it never called.
+  const simulated = rollouts.length ? rollouts.some((r) => r.simulated) : env.simulated;
+  store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now(), simulated });
   return { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled, warnings: warnings.list() };
 }
 
@@ -210,7 +212,7 @@ export async function runOneRollout(
     'rollout_lab.task.goal': task.goal,
     [Attr.simulated]: env.simulated,
   }, record.startTime);
-  const handler = tracing ? new LangChainTracer(tracer, root, env.versions, env.simulated) : null;
+  const handler = tracing ? new LangChainTracer(tracer, root, env.versions) : null;
   try {
     const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal, seed });
     record.decision = outcome.decision;
@@ -239,6 +241,9 @@ export async function runOneRollout(
     record.finalReward = null;
   }
   record.endTime = Date.now();
+  // Simulated when the simulated endpoint answered one of its calls: a lab whose unused judge has no endpoint still runs real rollouts.
+  if (tracing) record.simulated = env.simulated && tracer.spans().some((s) => s.kind === 'llm' && s.attributes[Attr.simulated] === true);
+  root.attributes[Attr.simulated] = record.simulated;
   root.attributes[Attr.decision] = record.decision;
   root.attributes[Attr.rewardValue] = record.finalReward;
   root.attributes[Attr.turn] = record.turns;
@@ -292,7 +297,7 @@ async function scoreRollout(
     (judged ??= (async (): Promise<CustomJudgeResult> => {
       if (!outcome.finalOutput) return { scores: {}, failed: true, reward: reward.noOutputReward, error: 'the rollout has no final output to judge' };
       const span = tracer.start('judge', 'reward', root, { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge' });
-      const judgeTracer = tracing ? new LangChainTracer(tracer, span, undefined, env.simulated) : null;
+      const judgeTracer = tracing ? new LangChainTracer(tracer, span) : null;
       const verdict = await judgeOutput(
         env.judgeModel,
         { goal: task.goal, context: task.context, output: outcome.finalOutput, criteria, instructions: reward.judge.promptText },

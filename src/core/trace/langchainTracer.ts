@@ -1,8 +1,9 @@
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import type { Serialized } from '@langchain/core/load/serializable';
-import type { BaseMessage } from '@langchain/core/messages';
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
+import { SIMULATED_CALL_METADATA } from '../llm/routedChatModel';
 import { Attr, type Attributes } from './span';
 import { traceText, toMessageRecord } from './messages';
 import type { OpenSpan, RolloutTracer } from './tracer';
@@ -39,12 +40,13 @@ export class LangChainTracer extends BaseCallbackHandler {
   // Spans must be recorded before invoke() returns, not in the background.
   override awaitHandlers = true;
   private readonly runs = new Map<string, Run>();
+  /** The agent whose model call asked for each tool call (by id), so a tool run in a node of its own is still that agent's. */
+  private readonly toolCallAgents = new Map<string, string>();
 
   constructor(
     private readonly tracer: RolloutTracer,
     private readonly root: OpenSpan,
     private readonly versions?: AgentVersions,
-    private readonly simulated = false,
   ) {
     super();
   }
@@ -150,7 +152,7 @@ export class LangChainTracer extends BaseCallbackHandler {
     // The mode asked for; the end of the call overwrites it with the mode the server took.
     const format = (params.response_format as { type?: unknown } | undefined)?.type;
     if (format === 'json_schema' || format === 'json_object') attrs[Attr.structuredOutput] = format;
-    if (this.simulated) attrs[Attr.simulated] = true;
+    if (metadata?.[SIMULATED_CALL_METADATA] === true) attrs[Attr.simulated] = true;
     const span = this.tracer.start(`chat ${attrs[Attr.requestModel] ?? ''}`.trim(), 'llm', parent, attrs);
     this.runs.set(runId, { span, parent: span });
   }
@@ -195,6 +197,10 @@ export class LangChainTracer extends BaseCallbackHandler {
     if (meta.prompt_truncated === true) a[Attr.promptTruncated] = true;
     if (typeof meta.structured_output === 'string') a[Attr.structuredOutput] = meta.structured_output;
     if (typeof meta.structured_output_fallback === 'string') a[Attr.structuredOutputFallback] = meta.structured_output_fallback;
+    const caller = a[Attr.agentName];
+    if (typeof caller === 'string' && msg && AIMessage.isInstance(msg)) {
+      for (const call of msg.tool_calls ?? []) if (call.id) this.toolCallAgents.set(call.id, caller);
+    }
     this.tracer.end(run.span, 'ok');
   }
 
@@ -223,7 +229,7 @@ export class LangChainTracer extends BaseCallbackHandler {
       [Attr.operationName]: 'execute_tool',
       [Attr.toolName]: runName ?? 'tool',
       [Attr.toolArguments]: typeof input === 'string' ? input : JSON.stringify(input),
-      ...this.agentAttrs(node ? agentOfNode(node) : undefined),
+      ...this.agentAttrs((toolCallId ? this.toolCallAgents.get(toolCallId) : undefined) ?? (node ? agentOfNode(node) : undefined)),
     };
     if (toolCallId) attrs[Attr.toolCallId] = toolCallId;
     const span = this.tracer.start(`execute_tool ${runName ?? 'tool'}`, 'tool', parent, attrs);

@@ -146,15 +146,16 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   const tasks = lab.selectTasks(ds, { split: plan.split, limit: plan.limit, seed });
   if (tasks.length === 0) throw new Error(`the ${plan.split} split of ${ds.file} has no tasks — pick another split or dataset`);
   const env = await lab.environment(ds.tasks);
-  const sim = lab.simulated ? ' (SIMULATED)' : '';
+  // Before the run: the simulator is up for some model; after it, what it actually answered.
+  const simStarted = lab.simulated ? ' (SIMULATED)' : '';
   const notice = lab.simulationNotice();
   if (notice) output.appendLine(notice);
   output.appendLine(
-    `${mode}: ${tasks.length} tasks × ${plan.samples} sample${plan.samples > 1 ? 's' : ''} from ${ds.file} (${plan.split} split), concurrency ${plan.concurrency}${sim}`,
+    `${mode}: ${tasks.length} tasks × ${plan.samples} sample${plan.samples > 1 ? 's' : ''} from ${ds.file} (${plan.split} split), concurrency ${plan.concurrency}${simStarted}`,
   );
 
   const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Rollout Lab${sim}: ${mode === 'eval' ? 'evaluating' : 'running rollouts'}`, cancellable: true },
+    { location: vscode.ProgressLocation.Notification, title: `Rollout Lab${simStarted}: ${mode === 'eval' ? 'evaluating' : 'running rollouts'}`, cancellable: true },
     async (progress, token) => {
       const controller = new AbortController();
       const sub = token.onCancellationRequested(() => {
@@ -186,7 +187,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
           // Once per kind and run: a cut prompt or a failing reward hides behind plausible numbers otherwise.
           onWarning: (w) => {
             output.appendLine(`warning: ${w.message}`);
-            void vscode.window.showWarningMessage(`Rollout Lab${sim}: ${w.message}`, 'Show Output').then((a) => {
+            void vscode.window.showWarningMessage(`Rollout Lab${simStarted}: ${w.message}`, 'Show Output').then((a) => {
               if (a) output.show(true);
             });
           },
@@ -199,6 +200,8 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   service.notifyStoreChanged(folder);
 
   const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
+  const simulated = result.rollouts.some((r) => r.simulated);
+  const sim = simulated ? ' (SIMULATED)' : '';
   const mean = metrics.averageFinalReward === null ? 'n/a' : metrics.averageFinalReward.toFixed(3);
   output.appendLine(`run ${result.runId}: ${metrics.rollouts} rollouts, ${metrics.succeeded} succeeded, ${metrics.failed} failed, mean reward ${mean}${sim}`);
   if (result.cancelled) output.appendLine(`cancelled — resume from a terminal with: rollout-lab ${mode} --resume ${result.runId} --workspace ${folder}`);
@@ -214,7 +217,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
 
   if (mode === 'eval') {
     const { metricsTable } = await import('../../cli/format');
-    output.appendLine(metricsTable(metrics, lab.simulated));
+    output.appendLine(metricsTable(metrics, simulated));
     output.show(true);
     await openReport(ctx, folder, result.runId);
     if (!allFailed) {
@@ -223,7 +226,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
         `Rollout Lab${sim}: evaluation of ${metrics.rollouts} val rollouts — success ${metrics.executionSuccessRate.toFixed(1)} %, mean reward ${mean}${align}`,
       );
     }
-    return { ...metrics, runId: result.runId, simulated: lab.simulated, cancelled: result.cancelled };
+    return { ...metrics, runId: result.runId, simulated, cancelled: result.cancelled };
   }
 
   if (!allFailed) {
@@ -236,7 +239,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
         if (a) ctx.openRewardCurve();
       });
   }
-  return { runId: result.runId, rollouts: metrics.rollouts, succeeded: metrics.succeeded, failed: metrics.failed, simulated: lab.simulated, cancelled: result.cancelled };
+  return { runId: result.runId, rollouts: metrics.rollouts, succeeded: metrics.succeeded, failed: metrics.failed, simulated, cancelled: result.cancelled };
 }
 
 /**

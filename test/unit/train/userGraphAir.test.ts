@@ -101,7 +101,7 @@ test('a tool run in its own graph node: its AIR reward goes to the SqlWriter cal
         return { finalOutput: state.final_output, decision: null, turns: 1, failures: [] };
       },
       judgeModel: model,
-      versions: { promptVersion: () => null, model: () => ({ logical: 'm', version: null }) },
+      versions: { promptVersion: () => null, model: (agent) => (agent in config.agents ? { logical: 'm', version: null } : null) },
       simulated: false,
       customReward: custom,
     };
@@ -113,7 +113,8 @@ test('a tool run in its own graph node: its AIR reward goes to the SqlWriter cal
     for (const task of ['good', 'bad']) {
       const spans = spansOf(task);
       const toolSpan = spans.find((s) => s.kind === 'tool')!;
-      assert.equal(toolSpan.attributes[Attr.agentName], 'execute', 'the tool ran in the execute node');
+      assert.equal(spans.find((s) => s.spanId === toolSpan.parentSpanId)!.name, 'execute', 'the tool ran in the execute node');
+      assert.equal(toolSpan.attributes[Attr.agentName], 'SqlWriter', 'and belongs to the agent whose call asked for it');
       assert.equal(toolSpan.attributes[Attr.toolCallId], `call_${task}`);
       const air = spans.filter((s) => s.kind === 'reward' && s.attributes[Attr.rewardKind] === 'intermediate');
       const onTool = air.find((s) => s.parentSpanId === toolSpan.spanId)!;
@@ -129,6 +130,10 @@ test('a tool run in its own graph node: its AIR reward goes to the SqlWriter cal
     const out = join(dir, 'rl.jsonl');
     const manifest = await exportTrainingData(store, config, { format: 'rl' }, out);
     assert.deepEqual(manifest.options.agents, ['SqlWriter', 'Checker']);
+    // The execute node is a step of the graph, not an agent: its tool call counts for SqlWriter.
+    const agents = run.rollouts[0]!.agents;
+    assert.deepEqual(agents.map((a) => a.agent), ['Checker', 'SqlWriter']);
+    assert.equal(agents.find((a) => a.agent === 'SqlWriter')!.toolCalls, 1);
     const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { group: string; agent: string; air: number; reward: number; final_reward: number });
     const row = (group: string, agent: string): { air: number; reward: number; final_reward: number } => rows.find((r) => r.group === group && r.agent === agent)!;
     assert.equal(rows.length, 4);
