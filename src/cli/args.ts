@@ -40,8 +40,13 @@ export function intOption(v: Values, name: string, min: number): number | undefi
 }
 
 export function splitOption(v: Values, fallback: 'train' | 'val' | 'all'): 'train' | 'val' | 'all' {
-  const s = (v.split as string | undefined) ?? fallback;
-  if (s !== 'train' && s !== 'val' && s !== 'all') throw new UsageError(`--split must be train, val or all, got "${s}"`);
+  return givenSplit(v, '') ?? fallback;
+}
+
+/** --split when it is given; undefined leaves the choice to the command's own default. */
+export function givenSplit(v: Values, command: string): 'train' | 'val' | 'all' | undefined {
+  const s = v.split as string | undefined;
+  if (s !== undefined && s !== 'train' && s !== 'val' && s !== 'all') throw new UsageError(`${command ? `${command}: ` : ''}--split must be train, val or all, got "${s}"`);
   return s;
 }
 

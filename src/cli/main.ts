@@ -96,8 +96,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       onWarning: (w) => tellWarning(w),
     });
     const metrics = computeMetrics(result.rollouts, rewardSetupOf(cfg));
-    // What the simulator actually answered, not whether it was started for some model.
-    const simulated = result.rollouts.some((r) => r.simulated);
+    const { simulated } = result;
     const doc: BatchOutput = {
       runId: result.runId,
       simulated,

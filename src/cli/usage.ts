@@ -92,7 +92,7 @@ export const COMMAND_USAGE = {
     options: [WORKSPACE, json('what was compacted')],
   },
   rescore: {
-    about: "Gives stored succeeded rollouts the reward lab.json's current weights give their stored judge scores, keeping the old rewards in their history (no model calls).",
+    about: "Gives every stored rollout with judge scores the reward lab.json's current weights give them, keeping the old rewards in their history (no model calls).",
     forms: ['[--workspace DIR] [--run RUN_ID] [--split train|val] [--dry-run] [--json]'],
     options: [
       WORKSPACE,

@@ -120,7 +120,7 @@ function renderLlm(box: HTMLElement, s: SpanRecord, links: DetailsLinks): void {
   if (offered.length) sec.append(facts([['Tools offered', offered.join(', ')]]));
   box.append(sec);
 
-  const lp = summarizeLogprobs(a[Attr.logprobs], a['rollout_lab.logprob.tokens']);
+  const lp = summarizeLogprobs(a[Attr.logprobs], a[Attr.logprobTokens]);
   if (lp) {
     const lps = section('Logprobs', 'te-logprobs');
     lps.append(
@@ -221,7 +221,7 @@ function renderReward(box: HTMLElement, s: SpanRecord): void {
     }
     sec.append(table);
   }
-  const rationale = str(a['rollout_lab.judge.rationale']);
+  const rationale = str(a[Attr.judgeRationale]);
   if (rationale) sec.append(el('div', 'te-sub', 'Judge rationale'), textBlock(rationale));
   box.append(sec);
 }
@@ -252,8 +252,8 @@ function renderNode(box: HTMLElement, s: SpanRecord, links: DetailsLinks): void 
   const output = str(a[Attr.output]);
   if (output !== null) {
     const out = section('Output');
-    if (a['rollout_lab.output.ok'] === false) out.append(el('div', 'te-warn', 'The answer did not match the expected format.'));
-    else if (a['rollout_lab.output.repaired'] === true) out.append(el('div', 'te-muted', 'The answer was repaired to parse as JSON.'));
+    if (a[Attr.outputOk] === false) out.append(el('div', 'te-warn', 'The answer did not match the expected format.'));
+    else if (a[Attr.outputRepaired] === true) out.append(el('div', 'te-muted', 'The answer was repaired to parse as JSON.'));
     const perr = str(a[Attr.parseError]);
     if (perr) out.append(textBlock(perr, 'te-pre te-error-text'));
     out.append(textBlock(prettyJson(output)));
@@ -276,7 +276,7 @@ function renderRollout(box: HTMLElement, s: SpanRecord): void {
       ['Run', str(a[Attr.runId])],
     ]),
   );
-  const goal = str(a['rollout_lab.task.goal']);
+  const goal = str(a[Attr.taskGoal]);
   if (goal) sec.append(el('div', 'te-sub', 'Goal'), textBlock(goal));
   box.append(sec);
 }

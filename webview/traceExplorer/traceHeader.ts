@@ -36,7 +36,7 @@ export function renderHeader(box: HTMLElement, rollout: RolloutRecord, root: Spa
   if (rollout.endTime !== null) item('took', formatMs(rollout.endTime - rollout.startTime));
   item('run', rollout.runId);
   box.append(line);
-  const goal = root?.attributes['rollout_lab.task.goal'];
+  const goal = root?.attributes[Attr.taskGoal];
   if (typeof goal === 'string' && goal) {
     const g = el('div', 'te-goal te-muted', goal);
     g.title = goal;

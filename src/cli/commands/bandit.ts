@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError, errorMessage } from '../../core/errors';
-import { COMMON, err, out } from '../args';
+import { COMMON, err, givenSplit, out } from '../args';
 import { num, table } from '../format';
 
 const OPTIONS = {
@@ -31,8 +31,7 @@ export async function banditCommand(argv: string[], usage: string): Promise<numb
   const [action, ...extra] = parsed.positionals;
   if (action !== 'train' && action !== 'show') throw new UsageError(`bandit: say what to do: train or show (got ${action === undefined ? 'nothing' : `"${action}"`})`);
   if (extra.length) throw new UsageError(`bandit ${action}: unexpected argument "${extra[0]}"`);
-  const split = v.split as string | undefined;
-  if (split !== undefined && split !== 'train' && split !== 'val' && split !== 'all') throw new UsageError(`bandit: --split must be train, val or all, got "${split}"`);
+  const split = givenSplit(v, 'bandit');
   if (action === 'show' && (split !== undefined || v['include-simulated'])) throw new UsageError('bandit show: --split and --include-simulated apply to bandit train only');
 
   const { loadConfig } = await import('../../core/config/loader');

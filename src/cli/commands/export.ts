@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
 import type { ExportManifest, ExportOptions } from '../../core/train/exportData';
-import { COMMON, out, parse, type Values } from '../args';
+import { COMMON, givenSplit, out, parse, type Values } from '../args';
 
 const OPTIONS = {
   workspace: COMMON.workspace,
@@ -43,8 +43,7 @@ function exportOptions(v: Values): ExportOptions {
   if (minReward !== undefined) opts.minReward = minReward;
   const gamma = numberOption(v, 'gamma');
   if (gamma !== undefined) opts.gamma = gamma;
-  const split = v.split as string | undefined;
-  if (split !== undefined && split !== 'train' && split !== 'val' && split !== 'all') throw new UsageError(`export: --split must be train, val or all, got "${split}"`);
+  const split = givenSplit(v, 'export');
   if (split) opts.split = split;
   if (v['include-simulated']) opts.includeSimulated = true;
   const credit = v.credit as string | undefined;

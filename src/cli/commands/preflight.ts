@@ -1,7 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
-import { COMMON, out, parse } from '../args';
+import { COMMON, givenSplit, out, parse } from '../args';
 
 const OPTIONS = {
   workspace: COMMON.workspace,
@@ -28,11 +28,7 @@ export async function preflightCommand(argv: string[], usage: string): Promise<n
   const phase = v.phase as string | undefined;
   if (phase === undefined) throw new UsageError('preflight: --phase is required: one of sft, grpo, bandit, apo');
   if (!(PHASES as readonly string[]).includes(phase)) throw new UsageError(`preflight: --phase must be one of sft, grpo, bandit, apo, got "${phase}"`);
-  const given = v.split as string | undefined;
-  if (given !== undefined && given !== 'train' && given !== 'val' && given !== 'all') throw new UsageError(`preflight: --split must be train, val or all, got "${given}"`);
-  const { defaultDataSplit } = await import('../../core/train/trainingDefaults');
-  const chosen = given ?? defaultDataSplit(phase as Phase);
-  const split = chosen === 'all' ? undefined : chosen;
+  const split = givenSplit(v, 'preflight');
   let minReward: number | undefined;
   if (v['min-reward'] !== undefined) {
     minReward = Number(v['min-reward']);

@@ -21,7 +21,7 @@ const AGENT_MODEL: Record<ResearchLabAgent, 'junior' | 'senior' | 'strong'> = {
 const TOOL_USERS: ReadonlySet<string> = new Set([...JUNIOR_AGENTS, ...SENIOR_AGENTS]);
 
 /** The judge's one criterion in a lab around a user's own graph: the research lab's criteria fit protocols, not any task. */
-export const MODULE_LAB_CRITERIA = {
+const MODULE_LAB_CRITERIA = {
   quality: {
     weight: 1,
     description: 'The final output does what the task asks: correct, complete and in the form asked for.',
@@ -35,6 +35,22 @@ const AIR_DEFAULTS: NonNullable<LabConfigInput['air']> = [
 ];
 
 /**
+ * What every lab has after its graph, in lab.json's order: the dataset (when one is given, and then the runner's
+ * default), the lab's own tools and reward, the AIR rules, the runner.
+ */
+function withCommonParts(
+  opts: { datasetPath?: string; datasetName: string },
+  own: Pick<LabConfigInput, 'tools' | 'reward'>,
+): Pick<LabConfigInput, 'datasets' | 'tools' | 'reward' | 'air' | 'runner'> {
+  return {
+    datasets: opts.datasetPath ? { [opts.datasetName]: { path: opts.datasetPath, format: 'auto', trainFraction: 0.8 } } : {},
+    ...own,
+    air: structuredClone(AIR_DEFAULTS),
+    runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 15, ...(opts.datasetPath ? { dataset: opts.datasetName } : {}) },
+  };
+}
+
+/**
  * A lab around a user's own LangGraph.js module: only its agents (each with a
  * prompt file), one model for them and one for the judge, neither with a
  * baseUrl (so it runs on the simulated endpoint until one is set), and no
@@ -43,7 +59,6 @@ const AIR_DEFAULTS: NonNullable<LabConfigInput['air']> = [
 export function moduleLabConfig(opts: { module: string; export?: string; agents: readonly string[]; datasetPath?: string; datasetName?: string }): LabConfigInput {
   const agents: LabConfigInput['agents'] = {};
   for (const agent of opts.agents) agents[agent] = { model: 'main', prompt: defaultPromptPath(agent) };
-  const datasetName = opts.datasetName ?? 'tasks';
   return {
     version: 1,
     models: {
@@ -52,15 +67,9 @@ export function moduleLabConfig(opts: { module: string; export?: string; agents:
     },
     agents,
     graph: { kind: 'module', module: opts.module, export: opts.export ?? 'default' },
-    datasets: opts.datasetPath ? { [datasetName]: { path: opts.datasetPath, format: 'auto', trainFraction: 0.8 } } : {},
-    reward: {
-      judge: { model: 'judge' },
-      criteria: structuredClone(MODULE_LAB_CRITERIA),
-      judgeFailurePenalty: 0.1,
-      noOutputReward: 0,
-    },
-    air: structuredClone(AIR_DEFAULTS),
-    runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 15, ...(opts.datasetPath ? { dataset: datasetName } : {}) },
+    ...withCommonParts({ datasetPath: opts.datasetPath, datasetName: opts.datasetName ?? 'tasks' }, {
+      reward: { judge: { model: 'judge' }, criteria: structuredClone(MODULE_LAB_CRITERIA), judgeFailurePenalty: 0.1, noOutputReward: 0 },
+    }),
   };
 }
 
@@ -81,7 +90,6 @@ export function defaultLabConfig(opts: { datasetPath?: string; datasetName?: str
       ...(agent === 'Supervisor' ? { temperature: 0 } : {}),
     };
   }
-  const datasetName = opts.datasetName ?? 'pubmedqa';
   return {
     version: 1,
     models: {
@@ -91,26 +99,9 @@ export function defaultLabConfig(opts: { datasetPath?: string; datasetName?: str
     },
     agents,
     graph: { kind: 'research-lab' },
-    datasets: opts.datasetPath ? { [datasetName]: { path: opts.datasetPath, format: 'auto', trainFraction: 0.8 } } : {},
-    tools: {
-      searchTopK: 5,
-      proteinTable: 'data/proteins.json',
-      geneOntologyTable: 'data/gene_ontology.json',
-      excludeCurrentTask: true,
-    },
-    reward: {
-      judge: { model: 'strong' },
-      criteria: structuredClone(DEFAULT_CRITERIA),
-      judgeFailurePenalty: 0.1,
-      noOutputReward: 0,
-    },
-    air: structuredClone(AIR_DEFAULTS),
-    runner: {
-      concurrency: 4,
-      samples: 1,
-      seed: 42,
-      maxTurns: 15,
-      ...(opts.datasetPath ? { dataset: datasetName } : {}),
-    },
+    ...withCommonParts({ datasetPath: opts.datasetPath, datasetName: opts.datasetName ?? 'pubmedqa' }, {
+      tools: { searchTopK: 5, proteinTable: 'data/proteins.json', geneOntologyTable: 'data/gene_ontology.json', excludeCurrentTask: true },
+      reward: { judge: { model: 'strong' }, criteria: structuredClone(DEFAULT_CRITERIA), judgeFailurePenalty: 0.1, noOutputReward: 0 },
+    }),
   };
 }

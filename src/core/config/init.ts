@@ -57,8 +57,9 @@ function resolveInputPath(workspaceDir: string, file: string, what: string, hint
 }
 
 /** The dataset path for lab.json: `--dataset`, else the shared PubMedQA set when it sits beside the workspace. */
-function resolveDatasetPath(workspaceDir: string, dataset: string | undefined): string | undefined {
-  if (dataset === undefined) return existsSync(path.resolve(workspaceDir, PUBMEDQA_SHARED_PATH)) ? PUBMEDQA_SHARED_PATH : undefined;
+function resolveDatasetPath(workspaceDir: string, dataset: string | undefined, researchLab: boolean): string | undefined {
+  // PubMedQA is the research lab's dataset; a lab for the user's own graph gets no dataset it did not ask for.
+  if (dataset === undefined) return researchLab && existsSync(path.resolve(workspaceDir, PUBMEDQA_SHARED_PATH)) ? PUBMEDQA_SHARED_PATH : undefined;
   return resolveInputPath(workspaceDir, dataset, 'dataset file', 'pass the path of a JSONL file, ori_pqal.json or a pubmed_qa export');
 }
 
@@ -121,7 +122,7 @@ function moduleLabFiles(module: string, graphExport: string | undefined, found: 
  */
 export async function initWorkspace(dir: string, opts: InitOptions = {}): Promise<InitResult> {
   const paths = labPaths(dir);
-  const datasetPath = resolveDatasetPath(paths.workspaceDir, opts.dataset);
+  const datasetPath = resolveDatasetPath(paths.workspaceDir, opts.dataset, opts.graph === undefined);
   let found: ModuleAgents | undefined;
   let labFiles: LabFile[];
   if (opts.graph !== undefined) {

@@ -39,7 +39,7 @@ export const RESEARCH_LAB_TOOLS = [
 /** max_tokens of an agent's call when lab.json gives none. */
 export const DEFAULT_MAX_TOKENS = 2048;
 /** max_tokens of the judge's call: its answer is a flat object of scores and a short rationale. */
-export const DEFAULT_JUDGE_MAX_TOKENS = 512;
+const DEFAULT_JUDGE_MAX_TOKENS = 512;
 export const DEFAULT_TOP_LOGPROBS = 1;
 export const STRUCTURED_OUTPUT_MODES = ['json_schema', 'json_object', 'off'] as const;
 export type StructuredOutputMode = (typeof STRUCTURED_OUTPUT_MODES)[number];
@@ -143,10 +143,17 @@ export const DatasetFieldsSchema = z
       .describe('Further fields the agents may see, e.g. ["db_id"]: they are in the task the graph input is built from. Every other field reaches only the reward (task.meta).'),
   })
   .superRefine((f, ctx) => {
-    f.visible.forEach((v, i) => {
-      const gold = v === f.expected ? 'expected' : v === f.decision ? 'decision' : null;
-      if (gold) ctx.addIssue({ code: 'custom', path: ['visible', i], message: `"${v}" is fields.${gold}, the gold answer; the agents must not see it — remove it from "visible"` });
-    });
+    // A field the agents see may not hold the gold answer: the same path, one inside it, or one it sits inside.
+    const overlaps = (a: string, b: string | undefined): boolean => b !== undefined && (a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`));
+    const seen: Array<{ field: string; where: Array<string | number> }> = [
+      { field: f.goal, where: ['goal'] },
+      ...(f.context !== undefined ? [{ field: f.context, where: ['context'] }] : []),
+      ...f.visible.map((field, i) => ({ field, where: ['visible', i] })),
+    ];
+    for (const { field, where } of seen) {
+      const gold = overlaps(field, f.expected) ? `fields.expected ("${f.expected}")` : overlaps(field, f.decision) ? `fields.decision ("${f.decision}")` : null;
+      if (gold) ctx.addIssue({ code: 'custom', path: where, message: `"${field}" holds ${gold}, the gold answer; the agents must not see it — map another field here` });
+    }
   })
   .describe('Which field of each row is what, for rows that are not in the project\'s own shape (id, goal, context, expected_decision); dotted paths reach into nested objects.');
 

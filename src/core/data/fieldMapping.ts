@@ -33,7 +33,7 @@ function canonicalJson(value: unknown): string {
  * so it is the same on every load and does not move when other rows are
  * added or reordered. Exact duplicates get a suffix from the loader.
  */
-export function rowHashId(row: unknown): string {
+function rowHashId(row: unknown): string {
   return createHash('sha256').update(canonicalJson(row)).digest('hex').slice(0, 12);
 }
 

@@ -129,9 +129,8 @@ async function attemptOnce(
   const timer = setTimeout(() => timeout.abort(), model.timeoutMs);
   // The caller's signal may live for a whole run: AbortSignal.any would leave an entry on it per attempt, this listener goes after the attempt.
   const unfollow = onAbort(signal, () => timeout.abort());
-  const combined = timeout.signal;
   try {
-    const data: unknown = await client.chat.completions.create(body, { signal: combined, maxRetries: 0, ...(headers ? { headers } : {}) });
+    const data: unknown = await client.chat.completions.create(body, { signal: timeout.signal, maxRetries: 0, ...(headers ? { headers } : {}) });
     const shape = CompletionShape.safeParse(data);
     if (!shape.success) {
       const preview = typeof data === 'string' ? data.slice(0, 80) : JSON.stringify(data)?.slice(0, 80);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { StructuredOutputMode } from '../config/schema';
 import { modeOf, weakerMode } from './responseFormat';
@@ -10,25 +11,31 @@ export interface StructuredOutputUse {
   fallback: string | null;
 }
 
-/** response_format modes each endpoint and model rejected with HTTP 400 (and why), so later calls go straight to one that works. */
-const rejectedFormats = new Map<string, Map<StructuredOutputMode, string>>();
+/**
+ * The response_format modes an endpoint and model rejected with HTTP 400, and why, so later calls go straight to one
+ * that works. A rejected json_schema is remembered with its schema (llama.cpp may fail to convert one schema and take
+ * the next); a rejected json_object is the server's (LM Studio takes none).
+ */
+const rejectedFormats = new Map<string, string>();
 
 /**
  * The response_format of one call as it weakens (json_schema → json_object →
- * none) when a server rejects it; what an endpoint rejected once is skipped
- * for the rest of the process.
+ * none) when a server rejects it; what an endpoint rejected is skipped for the
+ * rest of the process.
  */
 export class FormatFallback {
   private readonly asked: StructuredOutputMode | null;
   private readonly rejected = new Map<StructuredOutputMode, string>();
+  private readonly schema: string;
 
   constructor(
-    private readonly key: string,
+    private readonly endpoint: string,
     public body: ChatCompletionCreateParamsNonStreaming,
   ) {
     this.asked = body.response_format ? modeOf(body.response_format) : null;
-    const known = rejectedFormats.get(key);
-    for (let mode = this.mode(); mode !== null && known?.has(mode); mode = this.mode()) this.weaken(known.get(mode)!);
+    const format = body.response_format as { json_schema?: { schema?: unknown } } | undefined;
+    this.schema = createHash('sha256').update(JSON.stringify(format?.json_schema?.schema ?? null)).digest('hex').slice(0, 16);
+    for (let mode = this.mode(); mode !== null && rejectedFormats.has(this.keyOf(mode)); mode = this.mode()) this.weaken(rejectedFormats.get(this.keyOf(mode))!);
   }
 
   /** Drops to the next weaker format; `reason` says why the current one is not used. */
@@ -42,14 +49,16 @@ export class FormatFallback {
 
   /** The weaker format worked: the rejected ones are skipped from now on. */
   remember(): void {
-    let known = rejectedFormats.get(this.key);
-    if (!known) rejectedFormats.set(this.key, (known = new Map()));
-    for (const [mode, reason] of this.rejected) known.set(mode, reason);
+    for (const [mode, reason] of this.rejected) rejectedFormats.set(this.keyOf(mode), reason);
   }
 
   use(): StructuredOutputUse | null {
     if (this.asked === null) return null;
     return { mode: this.mode() ?? 'off', fallback: this.rejected.size ? [...this.rejected.values()].join('; ') : null };
+  }
+
+  private keyOf(mode: StructuredOutputMode): string {
+    return `${this.endpoint}\u0000${mode}${mode === 'json_schema' ? `\u0000${this.schema}` : ''}`;
   }
 
   private mode(): StructuredOutputMode | null {

@@ -196,7 +196,7 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
     const c = r.completion;
     const choice = c.choices[0]!;
     // Before LangChain sees them, so ToolNode, the trace and training data all use the same unique ids.
-    const ids = uniqueToolCallIds(choice.message.tool_calls ?? [], toolCallIdsIn(messages));
+    const ids = uniqueToolCallIds(choice.message.tool_calls ?? [], toolCallIdsIn(messages), this.agent);
     const { toolCalls, invalidToolCalls } = fromOpenAIToolCalls(ids.calls);
     const usage = c.usage
       ? { input_tokens: c.usage.prompt_tokens, output_tokens: c.usage.completion_tokens, total_tokens: c.usage.total_tokens }

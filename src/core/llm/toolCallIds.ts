@@ -31,9 +31,10 @@ export function toolCallIdsIn(messages: readonly BaseMessage[]): Set<string> {
  * has a result, so such ids silently stop every tool loop after its first round.
  * A server id that is present and new is kept. A replacement is 9 letters and
  * digits (what strict chat templates such as Mistral's accept), derived from the
- * call and its position, so a replayed rollout gets the same ids.
+ * caller (agents running in parallel make the same first call), the call and
+ * its position, so a replayed rollout gets the same ids.
  */
-export function uniqueToolCallIds(calls: readonly WireToolCall[], taken: ReadonlySet<string>): UniqueToolCalls {
+export function uniqueToolCallIds(calls: readonly WireToolCall[], taken: ReadonlySet<string>, caller = ''): UniqueToolCalls {
   const used = new Set(taken);
   let replaced = false;
   const out = calls.map((call, index) => {
@@ -43,17 +44,17 @@ export function uniqueToolCallIds(calls: readonly WireToolCall[], taken: Readonl
       return call;
     }
     replaced = true;
-    const fresh = freshId(call, index, used);
+    const fresh = freshId(call, index, used, caller);
     used.add(fresh);
     return { ...call, id: fresh };
   });
   return { calls: out, originalIds: replaced ? calls.map((c) => (typeof c.id === 'string' ? c.id : '')) : null };
 }
 
-function freshId(call: WireToolCall, index: number, used: ReadonlySet<string>): string {
+function freshId(call: WireToolCall, index: number, used: ReadonlySet<string>, caller: string): string {
   const what = call.type === 'function' ? `${call.function.name}\u0000${call.function.arguments}` : call.type;
   for (let attempt = 0; ; attempt++) {
-    const id = createHash('sha256').update(`${used.size}\u0000${index}\u0000${attempt}\u0000${what}`).digest('hex').slice(0, 9);
+    const id = createHash('sha256').update(`${caller}\u0000${used.size}\u0000${index}\u0000${attempt}\u0000${what}`).digest('hex').slice(0, 9);
     if (!used.has(id)) return id;
   }
 }

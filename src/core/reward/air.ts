@@ -21,7 +21,7 @@ function str(v: unknown): string | null {
 function eventOf(span: SpanRecord): AirRule['when'] | null {
   if (span.kind === 'tool') return span.status === 'error' ? 'tool.error' : 'tool.ok';
   if (span.kind === 'node') {
-    const ok = span.attributes['rollout_lab.output.ok'];
+    const ok = span.attributes[Attr.outputOk];
     if (ok === true) return 'output.valid';
     if (ok === false) return 'output.invalid';
   }

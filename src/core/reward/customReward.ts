@@ -17,10 +17,6 @@ export interface CustomJudgeResult {
 
 /** The argument of a custom reward function. */
 export interface CustomRewardInput {
-  /**
-   * The whole task, gold answer included: `expected` is the dataset's gold
-   * answer (any JSON value; the yes/no/maybe decision when that is all it has, else null).
-   */
   /** The whole task: `expected` is the gold answer (fields.expected), else the yes/no/maybe decision, else null. */
   task: { id: string; goal: string; context: string; expected: unknown; expectedDecision: string | null; meta: Record<string, unknown> };
   outcome: { finalOutput: string | null; decision: string | null; turns: number; failures: Array<{ agent: string; error: string }> };

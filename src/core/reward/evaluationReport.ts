@@ -9,7 +9,7 @@ import { spanIssues, type SpanIssue } from './failureClassification';
 import { breakdownKeys, computeMetrics, decisionKey, failureOf, judgeCriteria, type EvalMetrics } from './metrics';
 import { rewardSetupOf, type RewardSetup } from './rewardSetup';
 import { isScored } from './scoredRollouts';
-import { UNIT_RANGE, boundedMeanInterval, mean, meanConfidenceInterval, sampleStd, wilsonInterval } from './statistics';
+import { UNIT_RANGE, boundedMeanInterval, finiteNumbers, mean, meanConfidenceInterval, sampleStd, wilsonInterval } from './statistics';
 
 /*
  * The evaluation report of one run: the evaluation table of the reference
@@ -124,9 +124,9 @@ export type DecisionLabel = string;
 export type ExpectedLabel = 'yes' | 'no' | 'maybe' | 'unlabelled';
 
 /** The row of rollouts without a decision. */
-export const NO_DECISION = '(none)';
+const NO_DECISION = '(none)';
 /** The row the least frequent decisions share when a graph emits more than MAX_DECISION_ROWS kinds. */
-export const OTHER_DECISIONS = '(other)';
+const OTHER_DECISIONS = '(other)';
 export const MAX_DECISION_ROWS = 12;
 
 export interface DecisionCell {
@@ -345,7 +345,6 @@ export function rateStat(count: number, n: number): RateStat {
   return { count, n, rate: n ? (100 * count) / n : null, ci: ci ? [100 * ci[0], 100 * ci[1]] : null };
 }
 
-const numbers = (xs: ReadonlyArray<number | null | undefined>): number[] => xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
 
 // ---- sections ------------------------------------------------------------
 
@@ -361,13 +360,13 @@ function evaluationTable(done: readonly RolloutRecord[], setup: RewardSetup): Ev
     metrics,
     executionSuccess: rateStat(metrics.succeeded, metrics.rollouts),
     noOutput: rateStat(metrics.noOutput, metrics.rollouts),
-    finalReward: meanStat(numbers(scored.map((r) => r.finalReward)), UNIT_RANGE),
+    finalReward: meanStat(finiteNumbers(scored.map((r) => r.finalReward)), UNIT_RANGE),
     decisionAlignment: shape.alignment ? rateStat(metrics.alignedCount, metrics.alignmentDenominator) : null,
     maybe: metrics.maybe,
-    turns: meanStat(numbers(scored.map((r) => r.turns)), [0, Infinity]),
+    turns: meanStat(finiteNumbers(scored.map((r) => r.turns)), [0, Infinity]),
     judgeFailures: shape.judge ? rateStat(metrics.judgeFailures, judged.length) : null,
-    judge: Object.keys(metrics.judge).map((c) => ({ criterion: c, stat: meanStat(numbers(clean.map((r) => r.criteria![c])), UNIT_RANGE) })),
-    customReward: Object.keys(metrics.customReward).map((part) => ({ part, stat: meanStat(numbers(done.map((r) => r.rewardBreakdown?.[part])), UNIT_RANGE) })),
+    judge: Object.keys(metrics.judge).map((c) => ({ criterion: c, stat: meanStat(finiteNumbers(clean.map((r) => r.criteria![c])), UNIT_RANGE) })),
+    customReward: Object.keys(metrics.customReward).map((part) => ({ part, stat: meanStat(finiteNumbers(done.map((r) => r.rewardBreakdown?.[part])), UNIT_RANGE) })),
   };
 }
 
@@ -377,7 +376,7 @@ function criterionReports(done: readonly RolloutRecord[], names: readonly string
   const rows = names.map((name) => {
     const weight = Math.max(0, config[name]?.weight ?? 0);
     const normalisedWeight = totalWeight > 0 ? weight / totalWeight : 0;
-    const stat = meanStat(numbers(scored.map((r) => r.criteria![name])), UNIT_RANGE);
+    const stat = meanStat(finiteNumbers(scored.map((r) => r.criteria![name])), UNIT_RANGE);
     return {
       name,
       description: config[name]?.description ?? null,
@@ -492,7 +491,7 @@ function decisionReport(scored: readonly RolloutRecord[], alignment: boolean): D
   for (const d of decisions) {
     for (const e of expected) {
       const here = rows.filter((x) => x.d === d && x.e === e);
-      cells.push({ decision: d, expected: e, count: here.length, meanReward: mean(numbers(here.map((x) => x.r.finalReward))) });
+      cells.push({ decision: d, expected: e, count: here.length, meanReward: mean(finiteNumbers(here.map((x) => x.r.finalReward))) });
     }
   }
   return {
@@ -503,7 +502,7 @@ function decisionReport(scored: readonly RolloutRecord[], alignment: boolean): D
     cells,
     byDecision: decisions.map((d) => {
       const here = rows.filter((x) => x.d === d);
-      return { decision: d, count: here.length, reward: meanStat(numbers(here.map((x) => x.r.finalReward)), UNIT_RANGE) };
+      return { decision: d, count: here.length, reward: meanStat(finiteNumbers(here.map((x) => x.r.finalReward)), UNIT_RANGE) };
     }),
   };
 }

@@ -8,11 +8,6 @@ import { Attr, type SpanRecord } from '../trace/span';
  * evaluation report lists for every rollout it explains.
  */
 
-/** On an llm span: the server ended the answer at max_tokens (finish_reason "length"). */
-export const TRUNCATED_ATTR = Attr.truncated;
-/** On an llm span: the server evidently cut the prompt to fit its context. */
-export const PROMPT_TRUNCATED_ATTR = Attr.promptTruncated;
-
 /**
  * The category of one error from its message and, when a span gives one, its
  * `error.type` (an HTTP status, an exception name, or Rollout Lab's own
@@ -61,8 +56,8 @@ function parseError(s: SpanRecord): string | null {
 }
 
 /** A model answer cut at max_tokens: the llm span says so, or the node span's parse error does. */
-export function isTruncatedAnswer(s: SpanRecord): boolean {
-  if (s.kind === 'llm') return s.attributes[TRUNCATED_ATTR] === true;
+function isTruncatedAnswer(s: SpanRecord): boolean {
+  if (s.kind === 'llm') return s.attributes[Attr.truncated] === true;
   return s.kind === 'node' && (parseError(s)?.startsWith(TRUNCATED_AT_MAX_TOKENS) ?? false);
 }
 
@@ -72,8 +67,8 @@ export function truncationCounts(spans: readonly SpanRecord[]): { answers: numbe
   let prompts = 0;
   for (const s of spans) {
     if (s.kind !== 'llm') continue;
-    if (s.attributes[TRUNCATED_ATTR] === true) answers++;
-    if (s.attributes[PROMPT_TRUNCATED_ATTR] === true) prompts++;
+    if (s.attributes[Attr.truncated] === true) answers++;
+    if (s.attributes[Attr.promptTruncated] === true) prompts++;
   }
   return { answers, prompts };
 }
@@ -110,16 +105,16 @@ export function spanIssues(spans: readonly SpanRecord[]): SpanIssue[] {
   const root = spans.find((s) => s.parentSpanId === null && s.kind === 'rollout');
   for (const s of spans) {
     if (s.kind === 'rollout') continue;
-    if (s.kind === 'llm' && s.attributes[TRUNCATED_ATTR] === true) {
+    if (s.kind === 'llm' && s.attributes[Attr.truncated] === true) {
       issues.push({ kind: 'truncated', agent: agentOf(s), message: `${agentOf(s) ?? s.name}'s answer was cut at max_tokens (finish_reason "length")` });
       continue;
     }
     const type = typeof s.attributes[Attr.errorType] === 'string' ? (s.attributes[Attr.errorType] as string) : null;
-    const outputBad = s.kind === 'node' && s.attributes['rollout_lab.output.ok'] === false;
+    const outputBad = s.kind === 'node' && s.attributes[Attr.outputOk] === false;
     if (s.status !== 'error' && !type && !outputBad) continue;
     const message = s.statusMessage ?? parseError(s) ?? '';
     if (type === 'custom_reward_failed') {
-      const why = root && typeof root.attributes['rollout_lab.reward.error'] === 'string' ? (root.attributes['rollout_lab.reward.error'] as string) : message;
+      const why = root && typeof root.attributes[Attr.rewardError] === 'string' ? (root.attributes[Attr.rewardError] as string) : message;
       issues.push({ kind: 'custom_reward_failed', agent: null, message: why || 'the custom reward failed' });
     } else if (outputBad) {
       const why = parseError(s) ?? message;

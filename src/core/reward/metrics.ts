@@ -4,6 +4,7 @@ import { alignmentApplies, decisionAlignment, goNoGo } from './alignment';
 import { classifyFailure } from './failureClassification';
 import type { RewardSetup } from './rewardSetup';
 import { isScored } from './scoredRollouts';
+import { finiteNumbers, mean } from './statistics';
 
 /** Which parts of the evaluation table a lab has: judge rows only with a judge, alignment only where it means something. */
 export interface EvalShape {
@@ -55,11 +56,6 @@ export interface EvalMetrics {
   customReward: Record<string, number | null>;
 }
 
-function mean(xs: number[]): number | null {
-  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
-}
-
-const numbers = (xs: ReadonlyArray<number | null | undefined>): number[] => xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
 
 /** A failed rollout's category: recorded by the runner, or (rows from before it did) read from its error. */
 export function failureOf(r: Pick<RolloutRecord, 'status' | 'failure' | 'error'>): FailureKind | null {
@@ -68,12 +64,12 @@ export function failureOf(r: Pick<RolloutRecord, 'status' | 'failure' | 'error'>
 }
 
 /** No final output: the graph finished (the runner scored the rollout) but gave nothing to score. */
-export function isNoOutput(r: Pick<RolloutRecord, 'status' | 'failure'>): boolean {
+function isNoOutput(r: Pick<RolloutRecord, 'status' | 'failure'>): boolean {
   return r.status === 'failed' && (r.failure === 'no_output' || r.failure === 'truncated');
 }
 
 /** What the lab has, from its reward setup and what the rollouts carry. */
-export function evalShape(rollouts: readonly RolloutRecord[], setup: RewardSetup): EvalShape {
+function evalShape(rollouts: readonly RolloutRecord[], setup: RewardSetup): EvalShape {
   return {
     judge: setup.judge || rollouts.some((r) => r.criteria !== null && Object.keys(r.criteria).length > 0),
     alignment: alignmentApplies(rollouts.filter(isScored)),
@@ -146,12 +142,12 @@ export function computeMetrics(rollouts: readonly RolloutRecord[], setup: Reward
   const judge: Record<string, number | null> = {};
   if (shape.judge) {
     const judged = done.filter((r) => r.criteria && !r.judgeFailed);
-    for (const c of judgeCriteria(done, setup)) judge[c] = mean(numbers(judged.map((r) => r.criteria![c])));
+    for (const c of judgeCriteria(done, setup)) judge[c] = mean(finiteNumbers(judged.map((r) => r.criteria![c])));
   }
   const customReward: Record<string, number | null> = {};
-  for (const k of breakdownKeys(done)) customReward[k] = mean(numbers(done.map((r) => r.rewardBreakdown?.[k])));
+  for (const k of breakdownKeys(done)) customReward[k] = mean(finiteNumbers(done.map((r) => r.rewardBreakdown?.[k])));
 
-  const rewards = numbers(scored.map((r) => r.finalReward));
+  const rewards = finiteNumbers(scored.map((r) => r.finalReward));
   return {
     rollouts: done.length,
     succeeded: ok.length,
@@ -170,7 +166,7 @@ export function computeMetrics(rollouts: readonly RolloutRecord[], setup: Reward
     alignmentDenominator: denom,
     maybe,
     decisions: [...decisionCounts].map(([decision, count]) => ({ decision, count })).sort((a, b) => b.count - a.count || (a.decision ?? '\uffff').localeCompare(b.decision ?? '\uffff')),
-    averageTurnCount: mean(numbers(scored.map((r) => r.turns))),
+    averageTurnCount: mean(finiteNumbers(scored.map((r) => r.turns))),
     judge,
     customReward,
   };

@@ -15,6 +15,11 @@
  * equal, p = 0 when they differ).
  */
 
+/** The finite numbers among values that may be missing. */
+export function finiteNumbers(xs: ReadonlyArray<number | null | undefined>): number[] {
+  return xs.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+}
+
 export function mean(xs: readonly number[]): number | null {
   if (xs.length === 0) return null;
   let s = 0;

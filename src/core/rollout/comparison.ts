@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Task } from '../data/tasks';
 import { UsageError } from '../errors';
-import { decisionAlignment } from '../reward/alignment';
+import { alignmentApplies, decisionAlignment } from '../reward/alignment';
 import { judgeMessages } from '../reward/judge';
 import { boundedMeanInterval, clipInterval, mean, pairedTTest, wilcoxonSignedRank } from '../reward/statistics';
 import { isScored } from '../reward/scoredRollouts';
@@ -301,6 +301,8 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
   const tasks: TaskComparison[] = [];
   const unpaired: UnpairedTask[] = [];
   const alignment = { a: { aligned: 0, total: 0, percent: null as number | null }, b: { aligned: 0, total: 0, percent: null as number | null } };
+  // As in the evaluation table: no alignment for a graph whose decisions are not GO / NO-GO (CORRECT / INCORRECT...).
+  const aligns = alignmentApplies([...A.rollouts, ...B.rollouts].filter(isScored));
   for (const taskId of taskIds) {
     const ra = (byA.get(taskId) ?? []).filter(isScored);
     const rb = (byB.get(taskId) ?? []).filter(isScored);
@@ -316,7 +318,7 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
     const rewardB = stableMean(rb.map((r) => r.finalReward!))!;
     for (const [side, rs] of [['a', ra], ['b', rb]] as const) {
       const exp = expected?.toLowerCase();
-      if (exp !== 'yes' && exp !== 'no') continue;
+      if (!aligns || (exp !== 'yes' && exp !== 'no')) continue;
       alignment[side].total += rs.length;
       alignment[side].aligned += rs.filter((r) => decisionAlignment(r.decision, r.expectedDecision) === 'aligned').length;
     }
@@ -330,8 +332,8 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
       samplesB: rb.length,
       decisionsA: ra.map((r) => r.decision),
       decisionsB: rb.map((r) => r.decision),
-      alignedA: alignedFraction(ra, expected),
-      alignedB: alignedFraction(rb, expected),
+      alignedA: aligns ? alignedFraction(ra, expected) : null,
+      alignedB: aligns ? alignedFraction(rb, expected) : null,
       criteriaA: criterionMeans(ra, names),
       criteriaB: criterionMeans(rb, names),
       rolloutIdsA: ra.map((r) => r.id),
@@ -515,12 +517,12 @@ export function comparisonTask(store: TraceStore, comparison: { runA: string; ru
     const samples = rollouts.map((r): ProtocolSample => {
       const spans = store.getSpans(r.id);
       const root = spans.find((s) => s.parentSpanId === null && s.kind === 'rollout');
-      const g = root?.attributes['rollout_lab.task.goal'];
+      const g = root?.attributes[Attr.taskGoal];
       if (task.goal === null && typeof g === 'string') task.goal = g;
       task.expected ??= r.expectedDecision;
       const { text, source } = protocolOf(spans, root);
       const judge = judgeSpan(spans);
-      const rationale = judge?.attributes['rollout_lab.judge.rationale'];
+      const rationale = judge?.attributes[Attr.judgeRationale];
       return {
         rolloutId: r.id,
         sample: r.sample,

@@ -26,7 +26,7 @@ export interface RunWarning {
 }
 
 /** As a few words, for summaries. */
-export const RUN_WARNING_LABELS: Record<RunWarningKind, string> = {
+const RUN_WARNING_LABELS: Record<RunWarningKind, string> = {
   prompt_truncated: 'prompts cut by the server',
   output_truncated: 'answers cut at max_tokens',
   custom_reward_failed: 'custom reward failed',
@@ -72,9 +72,8 @@ function answerCut(calls: SpanRecord[]): Finding {
   const s = calls[0]!;
   const max = count(s.attributes[Attr.requestMaxTokens]);
   const got = count(s.attributes[Attr.outputTokens]);
-  const logical = text(s.attributes[Attr.logicalModel]);
   const sizes = [got !== null ? `${got} tokens` : null, max !== null ? `max_tokens ${max}` : null].filter(Boolean).join(', ');
-  const fix = logical ? `raise models.${logical}.maxTokens in .rollout-lab/lab.json` : 'raise maxTokens of its model in .rollout-lab/lab.json';
+  const fix = `raise ${maxTokensKey(s)} in .rollout-lab/lab.json`;
   return {
     kind: 'output_truncated',
     message: `the answer of ${caller(s)} was cut at max_tokens${sizes ? ` (${sizes})` : ''} — ${fix}, or ask for a shorter answer`,
@@ -88,8 +87,8 @@ function agentsOf(calls: SpanRecord[]): string[] {
 }
 
 function rewardFailed(span: SpanRecord, root: SpanRecord | undefined): Finding {
-  const module = text(span.attributes['rollout_lab.reward.module']) ?? 'reward.module';
-  const error = text(root?.attributes['rollout_lab.reward.error']) ?? text(span.statusMessage) ?? 'no error message';
+  const module = text(span.attributes[Attr.rewardModule]) ?? 'reward.module';
+  const error = text(root?.attributes[Attr.rewardError]) ?? text(span.statusMessage) ?? 'no error message';
   const penalty = count(span.attributes[Attr.rewardValue]);
   return {
     kind: 'custom_reward_failed',
@@ -162,4 +161,12 @@ export function warningSummaryLine(w: RunWarning, rollouts: number): string {
   const calls = w.kind === 'prompt_truncated' || w.kind === 'output_truncated' ? ` (${w.occurrences} model call${w.occurrences === 1 ? '' : 's'})` : '';
   const who = w.subjects.length > 1 ? `; ${w.kind === 'custom_reward_failed' ? 'modules' : 'agents'}: ${w.subjects.join(', ')}` : '';
   return `${RUN_WARNING_LABELS[w.kind]} in ${w.rollouts} of ${rollouts} rollout${rollouts === 1 ? '' : 's'}${calls}${who}; first (rollout ${w.firstRolloutId}): ${w.message}`;
+}
+
+/** The lab.json key that set a call's max_tokens, as the call recorded it (the judge's and an agent's own differ from its model's). */
+export function maxTokensKey(call: SpanRecord): string {
+  const recorded = text(call.attributes[Attr.maxTokensSetting]);
+  if (recorded) return recorded;
+  const logical = text(call.attributes[Attr.logicalModel]);
+  return logical ? `models.${logical}.maxTokens` : 'maxTokens of its model';
 }

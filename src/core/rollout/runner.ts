@@ -17,7 +17,7 @@ import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/fai
 import { errorMessage } from '../errors';
 import { summariseAgents } from './agentSummary';
 import { forEachBounded } from './pool';
-import { RunWarnings, type RunWarning } from './runWarnings';
+import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 
 export type PlannedTask = Task & { split: Split };
 
@@ -76,6 +76,8 @@ export interface RunResult {
   cancelled: boolean;
   /** Per kind, the totals over the rollouts this invocation ran. */
   warnings: RunWarning[];
+  /** The simulated endpoint answered some of its rollouts (not merely: it was started for a model of lab.json). */
+  simulated: boolean;
 }
 
 /** A 31-bit seed from the run seed, the task and the sample (FNV-1a). */
@@ -160,7 +162,7 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
   // The run is simulated when its rollouts are, not merely because the simulator was started for a model it never called.
   const simulated = rollouts.length ? rollouts.some((r) => r.simulated) : env.simulated;
   store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now(), simulated });
-  return { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled, warnings: warnings.list() };
+  return { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled, warnings: warnings.list(), simulated };
 }
 
 /** Runs one rollout end to end; never throws (its failure is recorded on the rollout). */
@@ -209,7 +211,7 @@ export async function runOneRollout(
     [Attr.split]: task.split,
     [Attr.sample]: sample,
     [Attr.expectedDecision]: task.expectedDecision,
-    'rollout_lab.task.goal': task.goal,
+    [Attr.taskGoal]: task.goal,
     [Attr.simulated]: env.simulated,
   }, record.startTime);
   const handler = tracing ? new LangChainTracer(tracer, root, env.versions) : null;
@@ -230,7 +232,7 @@ export async function runOneRollout(
       const why = noOutputFailure(tracer.spans(), outcome.failures.map((f) => f.agent));
       record.status = 'failed';
       record.failure = why.kind;
-      record.error = noOutputMessage(why, outcome, env.versions);
+      record.error = noOutputMessage(why, outcome, tracer.spans());
     }
   } catch (err) {
     handler?.closeOpen(signal?.aborted ? 'cancelled' : errorMessage(err));
@@ -262,14 +264,14 @@ export async function runOneRollout(
 }
 
 /** The error of a rollout whose graph gave no final output: what happened, and what to change when an answer was cut off. */
-function noOutputMessage(why: ReturnType<typeof noOutputFailure>, outcome: GraphOutcome, versions: AgentVersions): string {
+function noOutputMessage(why: ReturnType<typeof noOutputFailure>, outcome: GraphOutcome, spans: readonly SpanRecord[]): string {
   const clip = (s: string): string => s.replace(/\s+/g, ' ').slice(0, 300);
   if (why.kind === 'truncated') {
-    // The graph's own record of the failure names the limit and the setting to raise; a graph without one gets the model's.
+    // The graph's own record of the failure names the limit and the setting to raise; a graph without one gets the call's.
     const recorded = outcome.failures.find((f) => f.agent === why.agent);
     if (recorded) return `the graph gave no final output: ${recorded.agent}'s answer was ${clip(recorded.error)}`;
-    const model = why.agent ? versions.model(why.agent)?.logical : undefined;
-    const fix = model ? `raise models.${model}.maxTokens in .rollout-lab/lab.json` : 'raise maxTokens of its model in .rollout-lab/lab.json';
+    const call = spans.filter((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === why.agent).at(-1);
+    const fix = `raise ${call ? maxTokensKey(call) : 'maxTokens of its model'} in .rollout-lab/lab.json`;
     return `the graph gave no final output: ${why.agent ?? 'an agent'}'s answer was truncated at max_tokens — ${fix}, or ask for a shorter answer`;
   }
   const first = outcome.failures[0];
@@ -316,7 +318,7 @@ async function scoreRollout(
       const value = weightedReward(scores, criteria);
       span.attributes[Attr.rewardBreakdown] = JSON.stringify(scores);
       span.attributes[Attr.rewardValue] = value;
-      span.attributes['rollout_lab.judge.rationale'] = verdict.rationale;
+      span.attributes[Attr.judgeRationale] = verdict.rationale;
       span.attributes['rollout_lab.judge.repaired'] = verdict.repaired;
       tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
       return verdict.error === undefined ? { scores: { ...scores }, failed: verdict.failed, reward: value } : { scores: { ...scores }, failed: verdict.failed, reward: value, error: verdict.error };
@@ -347,7 +349,7 @@ async function scoreRollout(
     const span = tracer.start('custom', 'reward', root, {
       [Attr.rewardName]: 'custom',
       [Attr.rewardKind]: 'custom',
-      'rollout_lab.reward.module': custom.file,
+      [Attr.rewardModule]: custom.file,
       'rollout_lab.reward.mode': reward.mode,
     });
     const result = await custom.evaluate({
@@ -370,7 +372,7 @@ async function scoreRollout(
       record.finalReward = reward.customFailurePenalty;
       span.attributes[Attr.rewardValue] = reward.customFailurePenalty;
       span.attributes[Attr.errorType] = 'custom_reward_failed';
-      root.attributes['rollout_lab.reward.error'] = result.error;
+      root.attributes[Attr.rewardError] = result.error;
       tracer.end(span, 'error', result.error);
     }
   }

@@ -47,6 +47,9 @@ const AnswerSchema = z.union([
 ]);
 type Answer = z.output<typeof AnswerSchema>;
 
+/** The agent name the lab's judge calls its model with. */
+const JUDGE_AGENT = 'Judge';
+
 const RowSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   match: z.string().min(1).optional(),
@@ -98,7 +101,7 @@ function reply(answer: Answer, req: SimChatRequest): CannedReply {
  * turn's tool results are in, so an agent is not sent round the same tool loop
  * forever; the next fitting row without tool calls answers after them.
  */
-export async function cannedAnswersFromFile(file: string): Promise<CannedAnswers> {
+async function cannedAnswersFromFile(file: string): Promise<CannedAnswers> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -127,7 +130,8 @@ export async function cannedAnswersFromFile(file: string): Promise<CannedAnswers
     async answer(agent, req) {
       const conv = readConversation(req);
       const toolsDone = conv.toolResults.length > 0;
-      const row = rows.find((r) => (r.agent === undefined || r.agent === agent) && !(r.hasToolCalls && toolsDone) && r.matches(conv.lastUser));
+      // A row without an agent answers the graph's agents, not the lab's own judge (a row naming "Judge" does).
+      const row = rows.find((r) => (r.agent === undefined ? agent !== JUDGE_AGENT : r.agent === agent) && !(r.hasToolCalls && toolsDone) && r.matches(conv.lastUser));
       return row ? reply(row.answer, req) : undefined;
     },
   };
@@ -136,7 +140,7 @@ export async function cannedAnswersFromFile(file: string): Promise<CannedAnswers
 type AnswerFunction = (request: CannedRequest) => unknown;
 
 /** Canned answers from the user's function: its default export or export "answer". */
-export async function cannedAnswersFromModule(file: string): Promise<CannedAnswers> {
+async function cannedAnswersFromModule(file: string): Promise<CannedAnswers> {
   const what = 'simulator answers module';
   if (!existsSync(file)) throw new ConfigError(`${what} ${file} does not exist — create it or fix "simulator.module" in .rollout-lab/lab.json (a path relative to the workspace)`, file);
   const exports = await loadUserModule(file, what);

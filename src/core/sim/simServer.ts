@@ -140,6 +140,9 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
     if (fault?.kind === 'malformed-json') return answer(res, body, 'truncate', agent);
     if (fault?.kind === 'not-json') return answer(res, body, 'prose', agent);
     if (fault) return sendFault(res, fault);
+    // The lab's own prompt optimiser is answered by the simulator's role for it, never by the user's canned answers.
+    const optimizer = promptOptimizerAnswer(body, { seed, dropPlaceholder: opts.editorDropsPlaceholder });
+    if (optimizer) return send(res, body, optimizer);
     let canned: Awaited<ReturnType<NonNullable<typeof opts.answers>['answer']>>;
     try {
       canned = await opts.answers?.answer(agent, body);
@@ -175,6 +178,7 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
   }
 
   function answer(res: ServerResponse, body: SimChatRequest, damage: 'truncate' | 'prose' | null, agent: string | null): void {
+    // Faults damage the prompt optimiser's answers too.
     const a =
       promptOptimizerAnswer(body, { seed, dropPlaceholder: opts.editorDropsPlaceholder }) ??
       respond(body, { seed, jsonNoise: opts.jsonNoise ?? true, truncateJson: damage === 'truncate', agent });

@@ -108,8 +108,8 @@ export class LangChainTracer extends BaseCallbackHandler {
     )?.lastOutput;
     if (last && typeof last === 'object') {
       if (last.attributes && typeof last.attributes === 'object') Object.assign(run.span.attributes, last.attributes);
-      run.span.attributes['rollout_lab.output.ok'] = last.ok !== false;
-      run.span.attributes['rollout_lab.output.repaired'] = Boolean(last.repaired);
+      run.span.attributes[Attr.outputOk] = last.ok !== false;
+      run.span.attributes[Attr.outputRepaired] = Boolean(last.repaired);
       if (last.value !== undefined) run.span.attributes[Attr.output] = JSON.stringify(last.value);
       if (last.error) run.span.attributes[Attr.parseError] = last.error;
     }
@@ -194,6 +194,7 @@ export class LangChainTracer extends BaseCallbackHandler {
     if (meta.finish_reason === 'length') a[Attr.truncated] = true;
     if (Array.isArray(meta.tool_call_original_ids)) a[Attr.toolCallOriginalIds] = meta.tool_call_original_ids as string[];
     if (typeof meta.prompt_estimated_tokens === 'number') a[Attr.promptEstimatedTokens] = meta.prompt_estimated_tokens;
+    if (typeof meta.max_tokens_setting === 'string') a[Attr.maxTokensSetting] = meta.max_tokens_setting;
     if (meta.prompt_truncated === true) a[Attr.promptTruncated] = true;
     if (typeof meta.structured_output === 'string') a[Attr.structuredOutput] = meta.structured_output;
     if (typeof meta.structured_output_fallback === 'string') a[Attr.structuredOutputFallback] = meta.structured_output_fallback;

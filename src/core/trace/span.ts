@@ -34,6 +34,8 @@ export const Attr = {
   requestModel: 'gen_ai.request.model',
   requestTemperature: 'gen_ai.request.temperature',
   requestMaxTokens: 'gen_ai.request.max_tokens',
+  /** The lab.json key that set max_tokens (models.X.maxTokens, agents.X.maxTokens, reward.judge.maxTokens). */
+  maxTokensSetting: 'rollout_lab.max_tokens.setting',
   responseModel: 'gen_ai.response.model',
   responseId: 'gen_ai.response.id',
   finishReasons: 'gen_ai.response.finish_reasons',
@@ -92,6 +94,12 @@ export const Attr = {
   /** On the rollout's root span: the text the judge scored (the final protocol). */
   finalOutput: 'rollout_lab.output.final',
   parseError: 'rollout_lab.parse_error',
+  outputOk: 'rollout_lab.output.ok',
+  taskGoal: 'rollout_lab.task.goal',
+  rewardError: 'rollout_lab.reward.error',
+  judgeRationale: 'rollout_lab.judge.rationale',
+  rewardModule: 'rollout_lab.reward.module',
+  outputRepaired: 'rollout_lab.output.repaired',
   /** On the rollout's root span: runner.maxTurns when it ran, and true when the graph's own turn count went over it. */
   turnLimit: 'rollout_lab.turn_limit',
   turnLimitExceeded: 'rollout_lab.turn_limit.exceeded',

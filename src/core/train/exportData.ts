@@ -77,7 +77,7 @@ export interface ExportHooks {
 }
 
 /** Exports read the train split unless told otherwise, as the pipeline's phases do. */
-export const DEFAULT_EXPORT_SPLIT: ExportSplit = 'train';
+const DEFAULT_EXPORT_SPLIT: ExportSplit = 'train';
 const EXPORT_SPLITS: readonly ExportSplit[] = ['train', 'val', 'all'];
 const ROLE: Record<ExportFormat, TrainingRole> = { sft: 'sft', rl: 'rl', bandit: 'bandit' };
 

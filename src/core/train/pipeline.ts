@@ -322,11 +322,6 @@ async function gather(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunP
   };
 }
 
-/** Splits of the store a phase's data comes from ('all': no filter). */
-function dataSplit(phase: PhaseConfig): 'train' | 'val' | undefined {
-  return phase.split === 'all' ? undefined : phase.split;
-}
-
 async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'bandit' | 'apo'): Promise<PhaseResult | null> {
   const { runPreflight } = await import('./preflight');
   await lab.store.refresh();
@@ -334,7 +329,7 @@ async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'b
     phase: kind,
     ...(phase.agents ? { agents: phase.agents } : {}),
     ...(phase.minReward !== undefined || kind === 'sft' ? { minReward: phase.minReward ?? DEFAULT_SFT_MIN_REWARD } : {}),
-    ...(dataSplit(phase) ? { split: dataSplit(phase) } : {}),
+    split: phase.split,
     includeSimulated: phase.includeSimulated,
     includeSimulatedHint: SIMULATED_HINT,
   });

@@ -16,7 +16,7 @@ import type { RolloutRecord, Split } from '../store/types';
 import type { TraceStore } from '../store/traceStore';
 import { Attr, type SpanRecord } from '../trace/span';
 import { agentsWithModelCalls, isScoredFailure, type RolloutScope } from './adapters/rolloutSelection';
-import { DEFAULT_SFT_MIN_REWARD, defaultTrainingAgents, requireBanditGraph, type TrainingRole } from './trainingDefaults';
+import { DEFAULT_SFT_MIN_REWARD, defaultDataSplit, defaultTrainingAgents, requireBanditGraph, splitScope, type TrainingRole } from './trainingDefaults';
 
 export type PreflightPhase = 'sft' | 'grpo' | 'bandit' | 'apo';
 export const PREFLIGHT_PHASES: readonly PreflightPhase[] = ['sft', 'grpo', 'bandit', 'apo'];
@@ -51,8 +51,8 @@ export interface PreflightOptions {
   agents?: string[];
   /** SFT: rollouts at or over this reward are used (default 0.7). */
   minReward?: number;
-  /** Only rollouts of this split (all when left out). */
-  split?: Split;
+  /** The rollouts checked: a split, or 'all'; default the split the phase trains on (defaultDataSplit). */
+  split?: Split | 'all';
   /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
   includeSimulated?: boolean;
   /** How the caller includes simulated rollouts, said after their count (default: the CLI's flag). */
@@ -63,6 +63,9 @@ export interface PreflightOptions {
    */
   valTasks?: number;
 }
+
+/** The options the checks run with: the split resolved (none: every split). */
+type CheckedOptions = Omit<PreflightOptions, 'split'> & { split?: Split };
 
 /** Offending rollout ids listed per check. */
 export const MAX_LISTED = 50;
@@ -85,8 +88,10 @@ export function defaultPreflightAgents(store: TraceStore, config: LabConfig, pha
 }
 
 /** Runs the checks of one phase over the stored rollouts. */
-export function runPreflight(store: TraceStore, config: LabConfig, opts: PreflightOptions): PreflightReport {
-  if (opts.phase === 'bandit') requireBanditGraph(config);
+export function runPreflight(store: TraceStore, config: LabConfig, options: PreflightOptions): PreflightReport {
+  if (options.phase === 'bandit') requireBanditGraph(config);
+  const { split, ...rest } = options;
+  const opts: CheckedOptions = { ...rest, ...splitScope(split ?? defaultDataSplit(options.phase)) };
   const scope: RolloutScope = { ...(opts.split ? { split: opts.split } : {}), includeSimulated: opts.includeSimulated === true };
   const agents = opts.agents?.length ? [...new Set(opts.agents)] : defaultPreflightAgents(store, config, opts.phase, scope);
   const ctx = new Context(store, config, opts, agents);
@@ -133,7 +138,7 @@ class Context {
   constructor(
     private readonly store: TraceStore,
     private readonly config: LabConfig,
-    private readonly opts: PreflightOptions,
+    private readonly opts: CheckedOptions,
     private readonly agents: string[],
   ) {
     // Oldest first, so the listed ids follow the order the rollouts ran in.

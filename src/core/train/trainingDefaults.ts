@@ -20,6 +20,11 @@ export function defaultDataSplit(phase: 'sft' | 'grpo' | 'bandit' | 'apo'): 'tra
   return phase === 'apo' ? 'all' : 'train';
 }
 
+/** The rollouts of a split choice: 'all' filters nothing. */
+export function splitScope(split: 'train' | 'val' | 'all'): { split?: 'train' | 'val' } {
+  return split === 'all' ? {} : { split };
+}
+
 /** What the agents are trained with: supervised examples, RL transitions, the bandit's decisions, prompt optimisation. */
 export type TrainingRole = 'sft' | 'rl' | 'bandit' | 'apo';
 
@@ -35,7 +40,7 @@ export function trainableAgents(config: LabConfig): string[] {
 }
 
 /** lab.json's agents first, in its order, then any others in the order given. */
-export function inLabOrder(config: LabConfig, agents: Iterable<string>): string[] {
+function inLabOrder(config: LabConfig, agents: Iterable<string>): string[] {
   const set = new Set(agents);
   const declared = Object.keys(config.agents).filter((a) => set.has(a));
   return [...declared, ...[...set].filter((a) => !(a in config.agents))];

@@ -200,7 +200,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   service.notifyStoreChanged(folder);
 
   const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
-  const simulated = result.rollouts.some((r) => r.simulated);
+  const { simulated } = result;
   const sim = simulated ? ' (SIMULATED)' : '';
   const mean = metrics.averageFinalReward === null ? 'n/a' : metrics.averageFinalReward.toFixed(3);
   output.appendLine(`run ${result.runId}: ${metrics.rollouts} rollouts, ${metrics.succeeded} succeeded, ${metrics.failed} failed, mean reward ${mean}${sim}`);

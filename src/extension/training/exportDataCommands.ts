@@ -130,7 +130,8 @@ async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {
   if (!split) return undefined;
   args.split = split.split;
 
-  const scope = { ...(split.split === 'all' ? {} : { split: split.split }) };
+  const { splitScope } = await import('../../core/train/trainingDefaults');
+  const scope = splitScope(split.split);
   const simulated = simulatedInScope(lab.store, scope);
   if (simulated > 0) {
     const include = await askIncludeSimulated(TITLE, simulated);

@@ -61,8 +61,6 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
     args = picked;
   }
   const { configuredValTasks, preflightReportText, runPreflight } = await import('../../core/train/preflight');
-  const { defaultDataSplit } = await import('../../core/train/trainingDefaults');
-  const split = args.split ?? defaultDataSplit(args.phase);
   const { report, store } = await ctx.lab.withLab(args.workspace, async (lab, dir) => {
     // Rollouts another process (the CLI, a worker) finished since the last look count too.
     await lab.store.refresh();
@@ -71,7 +69,7 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
       phase: args.phase,
       ...(args.agents ? { agents: args.agents } : {}),
       ...(args.minReward !== undefined ? { minReward: args.minReward } : {}),
-      ...(split === 'all' ? {} : { split }),
+      ...(args.split ? { split: args.split } : {}),
       ...(valTasks !== undefined ? { valTasks } : {}),
       includeSimulated: args.includeSimulated === true,
       includeSimulatedHint: INCLUDE_HINT,
@@ -89,18 +87,17 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
 
 /** The phase, and whether simulated rollouts count when the store has some. */
 async function askArgs(ctx: FeatureContext): Promise<PreflightArgs | undefined> {
-  const { isResearchLabGraph } = await import('../../core/train/trainingDefaults');
+  const { defaultDataSplit, isResearchLabGraph, splitScope } = await import('../../core/train/trainingDefaults');
   const { simulatedInScope } = await import('../../core/train/adapters/rolloutSelection');
-  const { researchLab, simulated } = await ctx.lab.withLab(undefined, async (lab) => {
-    await lab.store.refresh();
-    return {
-      researchLab: isResearchLabGraph(lab.loaded.config),
-      simulated: simulatedInScope(lab.store, {}),
-    };
-  });
+  const researchLab = await ctx.lab.withLab(undefined, async (lab) => isResearchLabGraph(lab.loaded.config));
   const picked = await vscode.window.showQuickPick(phaseItems(researchLab), { title: TITLE, placeHolder: 'Which training phase is about to run?' });
   if (!picked) return undefined;
   const args: PreflightArgs = { phase: picked.phase, show: true };
+  // Counted over the rollouts the checks will read: the split the phase trains on.
+  const simulated = await ctx.lab.withLab(undefined, async (lab) => {
+    await lab.store.refresh();
+    return simulatedInScope(lab.store, splitScope(defaultDataSplit(picked.phase)));
+  });
   if (simulated > 0) {
     const include = await askIncludeSimulated(TITLE, simulated);
     if (include === undefined) return undefined;

@@ -86,6 +86,20 @@ test('the PubMedQA dataset is configured only when ../shared holds it', async (t
   const { config } = await loadConfig(ws);
   assert.deepEqual(config.datasets.pubmedqa, { path: PUBMEDQA_SHARED_PATH, format: 'auto', trainFraction: 0.8 });
   assert.equal(config.runner.dataset, 'pubmedqa');
+
+  // PubMedQA is the research lab's: a lab for the user's own graph does not get it unasked.
+  const own = path.join(root, 'own');
+  mkdirSync(own);
+  writeFileSync(
+    path.join(own, 'graph.ts'),
+    [
+      "import { Annotation, END, START, StateGraph } from '@langchain/langgraph';",
+      'const S = Annotation.Root({ q: Annotation<string>() });',
+      "export default (ctx) => (ctx.model('Writer'), new StateGraph(S).addNode('Writer', async () => ({})).addEdge(START, 'Writer').addEdge('Writer', END).compile());",
+    ].join('\n'),
+  );
+  await initWorkspace(own, { graph: 'graph.ts' });
+  assert.deepEqual((await loadConfig(own)).config.datasets, {});
 });
 
 test('--dataset takes a file relative to the workspace and names the dataset after it', async (t) => {

@@ -1,33 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadDataset, splitTasks } from '../../../src/core/data/dataset';
-import { DatasetError } from '../../../src/core/errors';
+import { datasetError, fixtures } from './datasetFixtures';
 
 const PUBMEDQA = path.resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
-
-function fixtures(t: { after: (fn: () => void) => void }): (name: string, text: string) => string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'rl-data-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return (name, text) => {
-    const file = path.join(dir, name);
-    writeFileSync(file, text);
-    return file;
-  };
-}
-
-async function datasetError(p: Promise<unknown>): Promise<DatasetError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof DatasetError, `expected a DatasetError, got ${String(err)}`);
-    assert.ok(!err.message.includes('\n'), 'one line');
-    return err;
-  }
-  assert.fail('expected loadDataset to reject');
-}
 
 const hfRow = (pubid: number, decision: string) => ({
   pubid,

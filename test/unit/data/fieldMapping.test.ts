@@ -1,34 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { DatasetFieldsSchema, LabConfigSchema } from '../../../src/core/config/schema';
 import { loadDataset } from '../../../src/core/data/dataset';
 import { fieldValue } from '../../../src/core/data/fieldMapping';
 import { visibleTask } from '../../../src/core/data/visibleTask';
-import { DatasetError } from '../../../src/core/errors';
-
-function fixtures(t: { after: (fn: () => void) => void }): (name: string, text: string) => string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'rl-fields-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return (name, text) => {
-    const file = path.join(dir, name);
-    writeFileSync(file, text);
-    return file;
-  };
-}
-
-async function datasetError(p: Promise<unknown>): Promise<DatasetError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof DatasetError, `expected a DatasetError, got ${String(err)}`);
-    assert.ok(!err.message.includes('\n'), 'one line');
-    return err;
-  }
-  assert.fail('expected loadDataset to reject');
-}
+import { datasetError, fixtures } from './datasetFixtures';
 
 /** Rows as Spider ships them (train_spider.json): no id, the question, the gold query, the database. */
 const SPIDER = [
@@ -118,8 +94,19 @@ test('lab.json: a visible field that is the gold answer, and fields with a fixed
   const base = { models: { m: { model: 'x' } }, agents: { A: { model: 'm' } }, reward: { judge: { model: 'm' } } };
   const leak = LabConfigSchema.safeParse({ ...base, datasets: { spider: { path: 's.json', fields: { goal: 'question', expected: 'query', visible: ['db_id', 'query'] } } } });
   assert.ok(!leak.success);
-  assert.match(JSON.stringify(leak.error.issues), /"query\\" is fields.expected, the gold answer; the agents must not see it/);
+  assert.match(leak.error.issues[0]!.message, /"query" holds fields\.expected \("query"\), the gold answer; the agents must not see it/);
   assert.deepEqual(leak.error.issues[0]!.path, ['datasets', 'spider', 'fields', 'visible', 1]);
+  // A field around the gold answer, or inside it, shows it too; so does the goal or the context mapped onto it.
+  for (const [fields, where] of [
+    [{ goal: 'question', expected: 'gold.sql', visible: ['gold'] }, ['visible', 0]],
+    [{ goal: 'question', expected: 'gold', visible: ['gold.sql'] }, ['visible', 0]],
+    [{ goal: 'question', context: 'label', decision: 'label' }, ['context']],
+    [{ goal: 'answer.text', expected: 'answer' }, ['goal']],
+  ] as const) {
+    const r = LabConfigSchema.safeParse({ ...base, datasets: { d: { path: 'd.json', fields } } });
+    assert.ok(!r.success, JSON.stringify(fields));
+    assert.deepEqual(r.error.issues[0]!.path, ['datasets', 'd', 'fields', ...where]);
+  }
   const fixed = LabConfigSchema.safeParse({ ...base, datasets: { p: { path: 'ori_pqal.json', format: 'pubmedqa', fields: { goal: 'QUESTION' } } } });
   assert.ok(!fixed.success);
   assert.match(fixed.error.issues[0]!.message, /format "pubmedqa" has fixed fields/);

@@ -97,6 +97,24 @@ describe('structured output on the wire', () => {
     assert.deepEqual(JSON.parse(String((output as { content: string }).content)), hypothesis);
   });
 
+  it('a json_schema one schema could not take is skipped for that schema only, not for every agent', async () => {
+    // A server that cannot turn one schema into a grammar (the Supervisor's) but takes the others.
+    stub = await startOpenAIStub({
+      replies: (req) => {
+        const format = req.body.response_format as { type?: string; json_schema?: { name?: string } } | undefined;
+        if (format?.json_schema?.name === 'Supervisor') return { error: { status: 400, message: 'failed to convert the schema to a grammar' } };
+        return { content: JSON.stringify(format?.json_schema?.name === 'Supervisor' || format?.type === 'json_object' ? { selected_hypothesis_index: 0, justification: 'x' } : hypothesis) };
+      },
+    });
+    const model = new RoutedChatModel({ resolved: resolvedAt(stub.url) });
+    const supervisor = outputSchemaFor(SupervisorOutput, 'Supervisor');
+    await traced(model, ask, { outputSchema: supervisor });
+    await traced(model, ask, { outputSchema: supervisor });
+    const { llm } = await traced(model, ask, { outputSchema });
+    assert.deepEqual(stub.requests.map((r) => r.body.response_format?.type ?? null), ['json_schema', 'json_object', 'json_object', 'json_schema']);
+    assert.equal(llm[0]!.attributes[Attr.structuredOutput], 'json_schema', "the Geneticist's schema is still enforced");
+  });
+
   it('reports a 400 that is not about the format, after trying without it', async () => {
     stub = await startOpenAIStub({ replies: () => ({ error: { status: 400, message: 'context length exceeded' } }) });
     await assert.rejects(new RoutedChatModel({ resolved: resolvedAt(stub.url) }).invoke(ask, { outputSchema }), (err: unknown) => {

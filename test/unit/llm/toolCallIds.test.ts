@@ -109,4 +109,11 @@ describe('tool-call ids from the server', () => {
     assert.deepEqual(first.originalIds, ['', '']);
     assert.ok(!first.calls.some((c) => taken.has(c.id)));
   });
+
+  it('gives agents that make the same first call in parallel different ids, so each tool stays its own agent\'s', () => {
+    const wire = [{ id: '', type: 'function' as const, function: { name: 'pubmed_search', arguments: '{"query":"tau"}' } }];
+    const geneticist = uniqueToolCallIds(wire, new Set(), 'Geneticist').calls[0]!.id;
+    const neurologist = uniqueToolCallIds(wire, new Set(), 'Neurologist').calls[0]!.id;
+    assert.notEqual(geneticist, neurologist);
+  });
 });

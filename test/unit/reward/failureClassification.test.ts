@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  PROMPT_TRUNCATED_ATTR,
-  TRUNCATED_ATTR,
   classifyFailure,
   classifyThrown,
   noOutputFailure,
@@ -37,7 +35,7 @@ function span(kind: SpanKind, agent: string | null, attributes: Attributes = {},
   };
 }
 
-const cutCall = (agent: string): SpanRecord => span('llm', agent, { [TRUNCATED_ATTR]: true });
+const cutCall = (agent: string): SpanRecord => span('llm', agent, { [Attr.truncated]: true });
 const cutNode = (agent: string): SpanRecord =>
   span('node', agent, { [Attr.parseError]: 'truncated at max_tokens (256): the answer was cut off before it was complete — raise models.senior.maxTokens in .rollout-lab/lab.json', 'rollout_lab.output.ok': false }, { status: 'error' });
 
@@ -58,7 +56,7 @@ test('no output is "truncated" when the answer that went missing was cut at max_
 });
 
 test('truncation counts: answers cut at max_tokens and prompts the server cut, over model calls', () => {
-  const spans = [cutCall('A'), cutCall('B'), cutNode('B'), span('llm', 'C', { [PROMPT_TRUNCATED_ATTR]: true }), span('llm', 'D')];
+  const spans = [cutCall('A'), cutCall('B'), cutNode('B'), span('llm', 'C', { [Attr.promptTruncated]: true }), span('llm', 'D')];
   assert.deepEqual(truncationCounts(spans), { answers: 2, prompts: 1 });
   assert.deepEqual(truncationCounts([]), { answers: 0, prompts: 0 });
 });

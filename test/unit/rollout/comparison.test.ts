@@ -243,6 +243,28 @@ test('compareRuns counts a rollout without output with its reward, and keeps eve
   }
 });
 
+test('compareRuns reports no decision alignment for a graph whose decisions are not GO / NO-GO', async () => {
+  const ws = tempWorkspace();
+  const store = await TraceStore.open(ws.dir);
+  try {
+    store.startRun(makeRun('run-x', { status: 'done' }));
+    store.startRun(makeRun('run-y', { status: 'done' }));
+    for (let i = 0; i < 3; i++) {
+      for (const runId of ['run-x', 'run-y']) {
+        const rec = { ...makeRollout({ runId, taskId: `t${i}`, finalReward: 1 }), expectedDecision: 'yes', decision: 'CORRECT' };
+        store.startRollout(rec);
+        store.finishRollout(rec);
+      }
+    }
+    const r = compareRuns(store, 'run-x', 'run-y', []);
+    assert.deepEqual([r.aggregate.alignment.a.percent, r.aggregate.alignment.b.percent], [null, null], 'not 0 %: alignment does not apply');
+    assert.ok(r.tasks.every((t) => t.alignedA === null && t.alignedB === null));
+  } finally {
+    await store.close();
+    ws.cleanup();
+  }
+});
+
 test('listComparisons finds the pair from the runs\' params and ignores ordinary runs', async () => {
   const f = await fixture();
   try {

@@ -80,6 +80,9 @@ test('a rollout shows each problem once, with who, the sizes or the error, and t
 
   const answer = byKind.get('output_truncated')!;
   assert.match(answer.message, /PeerReviewer .* cut at max_tokens \(256 tokens, max_tokens 256\) — raise models\.senior\.maxTokens/);
+  // The judge's limit is its own key, not its model's.
+  const judgeCut = rolloutFindings([llm('r0', 'Judge', { [Attr.truncated]: true, [Attr.requestMaxTokens]: 512, [Attr.maxTokensSetting]: 'reward.judge.maxTokens' })]);
+  assert.match(judgeCut.find((f) => f.kind === 'output_truncated')!.message, /— raise reward\.judge\.maxTokens in/);
 
   const reward = byKind.get('custom_reward_failed')!;
   assert.match(reward.message, /rewards\/score\.ts failed: reward\(\) threw: boom \(rewards\/score\.ts:3:9\)/);

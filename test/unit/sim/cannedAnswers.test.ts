@@ -10,6 +10,7 @@ import { AGENT_HEADER } from '../../../src/core/llm/client';
 import { Lab } from '../../../src/core/rollout/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { loadCannedAnswers } from '../../../src/core/sim/cannedAnswers';
+import { PROMPT_CRITIC_MARKER } from '../../../src/core/sim/promptOptimizerAnswer';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam;
@@ -83,6 +84,27 @@ describe('simulator canned answers (JSONL) over the real OpenAI client', () => {
     assert.ok(other.message.content && !/SELECT/.test(other.message.content), other.message.content ?? '');
     const stranger = await ask('Planner', [{ role: 'user', content: 'How many singers do we have?' }]);
     assert.notEqual(stranger.message.content, 'SELECT count(*) FROM singer', 'rows are per agent');
+  });
+});
+
+describe('a canned row for every agent', () => {
+  it("answers the graph's agents but not the lab's judge or prompt optimiser, unless a row names the judge", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'answers.jsonl'), `${JSON.stringify({ answer: 'SELECT 1' })}\n`);
+    const sim = await startSimServer({ answers: await loadCannedAnswers(dir, { answers: 'answers.jsonl' }) });
+    try {
+      const client = new OpenAI({ baseURL: sim.url, apiKey: 'not-needed', maxRetries: 0 });
+      const ask = async (agent: string, messages: Message[]): Promise<string> =>
+        (await client.chat.completions.create({ model: 'sim', messages }, { headers: { 'x-rollout-lab-agent': agent } })).choices[0]!.message.content ?? '';
+      assert.equal(await ask('SqlWriter', [{ role: 'user', content: 'How many rows?' }]), 'SELECT 1');
+      const judge = await ask('Judge', [{ role: 'system', content: 'Score it.' }, { role: 'user', content: 'Criteria: quality. Reply with JSON keys "quality", "rationale".' }]);
+      assert.notEqual(judge, 'SELECT 1');
+      const critic = await ask('PromptCritic', [{ role: 'system', content: `${PROMPT_CRITIC_MARKER} Critique.` }, { role: 'user', content: 'Prompt:\n```\nBe brief.\n```' }]);
+      assert.notEqual(critic, 'SELECT 1');
+    } finally {
+      await sim.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

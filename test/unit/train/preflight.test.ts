@@ -161,6 +161,12 @@ test('failed rollouts are reported with their ids and left out of the usable one
   assert.equal(check(runPreflight(store, config, { phase: 'sft', split: 'val' }), 'failed-rollouts').severity, 'info');
 });
 
+test('by default a phase is checked on the split it trains on: train, and every split for apo', () => {
+  assert.deepEqual(runPreflight(store, config, { phase: 'sft' }), runPreflight(store, config, { phase: 'sft', split: 'train' }));
+  assert.equal(runPreflight(store, config, { phase: 'grpo' }).counts.rollouts, runPreflight(store, config, { phase: 'grpo', split: 'train' }).counts.rollouts);
+  assert.ok(runPreflight(store, config, { phase: 'sft', split: 'all' }).counts.rollouts! > runPreflight(store, config, { phase: 'sft' }).counts.rollouts!);
+});
+
 test('logprobs: none on the train split is an error, all on the val split passes, a mix is a warning naming the model to fix', () => {
   const none = check(runPreflight(store, config, { phase: 'grpo', split: 'train' }), 'missing-logprobs');
   assert.equal(none.severity, 'error');
@@ -174,7 +180,7 @@ test('logprobs: none on the train split is an error, all on the val split passes
   assert.equal(all.counts.callsWithLogprobs, all.counts.llmCalls);
   assert.ok(all.counts.llmCalls! > 0);
 
-  const mixed = runPreflight(store, config, { phase: 'grpo' });
+  const mixed = runPreflight(store, config, { split: 'all', phase: 'grpo' });
   const m = check(mixed, 'missing-logprobs');
   assert.equal(m.severity, 'warning');
   assert.equal(m.count, none.count, 'exactly the train calls lack logprobs');
@@ -235,7 +241,7 @@ test('sft: the minimum reward decides the examples; none passing is an error', (
 });
 
 test('bandit: every Supervisor decision has candidates and a choice; fewer than 20 is a warning', () => {
-  const report = runPreflight(store, config, { phase: 'bandit' });
+  const report = runPreflight(store, config, { split: 'all', phase: 'bandit' });
   assert.equal(report.counts.decisions, 10);
   assert.equal(report.counts.completeDecisions, 10);
   assert.equal(check(report, 'incomplete-decisions').count, 0);
@@ -260,7 +266,7 @@ test('apo: too few rollouts for the critic and too few validation tasks are warn
 });
 
 test('agents that never ran are an error; the research-lab graph keeps its reference roles', () => {
-  const report = runPreflight(store, config, { phase: 'sft', agents: ['Nobody'] });
+  const report = runPreflight(store, config, { split: 'all', phase: 'sft', agents: ['Nobody'] });
   const c = check(report, 'agents-without-rollouts');
   assert.equal(c.severity, 'error');
   assert.match(c.title, /Nobody/);
@@ -287,14 +293,14 @@ test('hand-made rollouts: no final reward is an error for grpo and a warning for
     made.startRollout({ ...judged, status: 'running', endTime: null });
     made.finishRollout({ ...judged, judgeFailed: true });
 
-    const grpo = runPreflight(made, config, { phase: 'grpo' });
+    const grpo = runPreflight(made, config, { split: 'all', phase: 'grpo' });
     const missing = check(grpo, 'missing-rewards');
     assert.equal(missing.severity, 'error');
     assert.equal(missing.count, MAX_LISTED + 5);
     assert.equal(missing.rollouts.length, MAX_LISTED);
     assert.deepEqual(missing.rollouts, ids.slice(0, MAX_LISTED), 'listed in the order they ran');
     assert.equal(grpo.ok, false);
-    const sft = runPreflight(made, config, { phase: 'sft', minReward: 0 });
+    const sft = runPreflight(made, config, { split: 'all', phase: 'sft', minReward: 0 });
     assert.equal(check(sft, 'missing-rewards').severity, 'warning');
     const judge = check(sft, 'judge-failures');
     assert.equal(judge.severity, 'warning');
@@ -333,7 +339,7 @@ test('bandit: a Supervisor decision with no candidates before it is reported wit
       for (const s of spans) made.writeSpan(s);
       made.finishRollout(r);
     }
-    const report = runPreflight(made, config, { phase: 'bandit' });
+    const report = runPreflight(made, config, { split: 'all', phase: 'bandit' });
     assert.equal(report.counts.decisions, 2);
     assert.equal(report.counts.completeDecisions, 1);
     const c = check(report, 'incomplete-decisions');
@@ -350,7 +356,7 @@ test('simulated rollouts: left out and counted; when nothing else is in scope, a
   const sim = [0, 1, 2].map((i) => makeRollout({ runId: 'run-made', taskId: `t${i}`, finalReward: 0.9, startTime: 10_000 + i, agents }));
   assert.ok(sim.every((r) => r.simulated));
   await withStore(sim.map((r) => [r, []]), (made) => {
-    const only = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'] });
+    const only = runPreflight(made, config, { split: 'all', phase: 'sft', agents: ['Geneticist'] });
     const c = check(only, 'simulated-rollouts');
     assert.equal(c.severity, 'error');
     assert.match(c.title, /^all 3 rollouts are simulated, so nothing is left to train on: 3 simulated rollouts left out \(pass --include-simulated to use them\)$/);
@@ -360,10 +366,10 @@ test('simulated rollouts: left out and counted; when nothing else is in scope, a
     assert.equal(only.counts.rollouts, 0);
     assert.match(preflightReportText(only), /the phase would fail: fix the errors first/);
     assert.doesNotMatch(preflightReportText(only), /ready to run/);
-    const hinted = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'], includeSimulatedHint: 'set "includeSimulated": true on the phase' });
+    const hinted = runPreflight(made, config, { split: 'all', phase: 'sft', agents: ['Geneticist'], includeSimulatedHint: 'set "includeSimulated": true on the phase' });
     assert.match(check(hinted, 'simulated-rollouts').title, /\(set "includeSimulated": true on the phase\)$/);
 
-    const included = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'], includeSimulated: true });
+    const included = runPreflight(made, config, { split: 'all', phase: 'sft', agents: ['Geneticist'], includeSimulated: true });
     assert.equal(included.ok, true, preflightReportText(included));
     const w = check(included, 'simulated-rollouts');
     assert.equal(w.severity, 'warning');
@@ -372,7 +378,7 @@ test('simulated rollouts: left out and counted; when nothing else is in scope, a
   });
   const real = [3, 4].map((i) => realRollout({ runId: 'run-made', taskId: `t${i}`, finalReward: 0.9, startTime: 10_000 + i, agents }));
   await withStore([...sim, ...real].map((r) => [r, []]), (made) => {
-    const mixed = runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'] });
+    const mixed = runPreflight(made, config, { split: 'all', phase: 'sft', agents: ['Geneticist'] });
     const c = check(mixed, 'simulated-rollouts');
     assert.equal(c.severity, 'info');
     assert.equal(c.title, '3 simulated rollouts left out (pass --include-simulated to use them)');
@@ -387,11 +393,11 @@ test('the judge check says what scored the rollouts: the judge when it ran, the 
   const custom = [0, 1].map((i) => ({ ...realRollout({ runId: 'run-made', taskId: `t${i}`, finalReward: 0.8, startTime: 10_000 + i, agents }), criteria: null }));
   await withStore(custom.map((r) => [r, []]), (made) => {
     const replace: LabConfig = { ...config, reward: { ...config.reward, module: 'rewards/sql.ts', mode: 'replace' } };
-    const c = check(runPreflight(made, replace, { phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures');
+    const c = check(runPreflight(made, replace, { split: 'all', phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures');
     assert.equal(c.title, 'the custom reward rewards/sql.ts scored the 2 rollouts (mode "replace"); the judge never ran');
     const combine: LabConfig = { ...config, reward: { ...config.reward, module: 'rewards/sql.ts', mode: 'combine' } };
-    assert.match(check(runPreflight(made, combine, { phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures').title, /the custom reward rewards\/sql\.ts and the judge scored the rollouts \(mode "combine"\); the judge scored 0 of 2/);
-    const plain = check(runPreflight(made, config, { phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures');
+    assert.match(check(runPreflight(made, combine, { split: 'all', phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures').title, /the custom reward rewards\/sql\.ts and the judge scored the rollouts \(mode "combine"\); the judge scored 0 of 2/);
+    const plain = check(runPreflight(made, config, { split: 'all', phase: 'sft', agents: ['Geneticist'], minReward: 0 }), 'judge-failures');
     assert.match(plain.title, /^the judge scored 0 of 2 rollouts/);
   });
   // Rollouts the judge scored (the fixture's own) keep the old line.
@@ -404,14 +410,14 @@ test('grpo keeps failed rollouts the runner still scored (no output) in its grou
   const scored = realRollout({ runId: 'run-made', taskId: 't1', sample: 1, status: 'failed', failure: 'no_output', finalReward: 0, startTime: 10_001, agents });
   const broken = realRollout({ runId: 'run-made', taskId: 't1', sample: 2, status: 'failed', finalReward: null, startTime: 10_002, agents });
   await withStore([ok, scored, broken].map((r) => [r, []]), (made) => {
-    const grpo = runPreflight(made, withTraining({ groupSize: 2 }), { phase: 'grpo', agents: ['ProtocolDesigner'] });
+    const grpo = runPreflight(made, withTraining({ groupSize: 2 }), { split: 'all', phase: 'grpo', agents: ['ProtocolDesigner'] });
     assert.equal(grpo.counts.usable, 2);
     assert.equal(grpo.counts.scoredFailures, 1);
     assert.equal(grpo.counts.completeGroups, 1, 'the scored failure completes the group');
     const failedCheck = check(grpo, 'failed-rollouts');
     assert.deepEqual(failedCheck.rollouts, [broken.id]);
     assert.match(failedCheck.title, /1 of 3 rollouts failed or were cancelled; they are left out; 1 failed with a reward \(no output\) and are kept: GRPO learns from them too/);
-    const sft = runPreflight(made, config, { phase: 'sft', agents: ['ProtocolDesigner'], minReward: 0 });
+    const sft = runPreflight(made, config, { split: 'all', phase: 'sft', agents: ['ProtocolDesigner'], minReward: 0 });
     assert.equal(sft.counts.usable, 1);
     assert.deepEqual(check(sft, 'failed-rollouts').rollouts, [scored.id, broken.id]);
   });
@@ -435,10 +441,10 @@ test('a module graph: the agents that made model calls by default, or those mark
     const report = runPreflight(made, module(), { phase: 'sft', split: 'train', minReward: 0 });
     assert.equal(check(report, 'agents-without-rollouts').title, 'usable rollouts (train split) for SqlWriter, Checker: 1', 'an agent that only made model calls counts as having run');
     assert.equal(report.ok, true, preflightReportText(report));
-    assert.throws(() => runPreflight(made, module(), { phase: 'bandit' }), /only the built-in research-lab graph records; this lab runs its own graph/);
+    assert.throws(() => runPreflight(made, module(), { split: 'all', phase: 'bandit' }), /only the built-in research-lab graph records; this lab runs its own graph/);
   });
   await withStore([], (empty) => {
-    const none = runPreflight(empty, module(), { phase: 'grpo' });
+    const none = runPreflight(empty, module(), { split: 'all', phase: 'grpo' });
     const c = check(none, 'agents-without-rollouts');
     assert.equal(c.severity, 'error');
     assert.match(c.title, /no agent made model calls in the usable rollouts, so there is nothing to train/);

@@ -11,7 +11,6 @@ import { parseStructured } from '../../llm/structuredOutput';
 import { roleMarker } from './outputs';
 
 // Other features (the judge's and the prompt optimiser's repairs) import it from here.
-export { repairRequest };
 
 export interface AgentTurnOptions<T> {
   agent: string;

@@ -37,7 +37,7 @@ function nodesOf(spans: readonly SpanRecord[], agent: string): SpanRecord[] {
 function hypothesesFromNodes(spans: readonly SpanRecord[]): Array<{ agent: string; text: string }> {
   const out: Array<{ agent: string; text: string }> = [];
   for (const agent of JUNIOR_AGENTS) {
-    const answered = nodesOf(spans, agent).filter((s) => s.attributes['rollout_lab.output.ok'] === true);
+    const answered = nodesOf(spans, agent).filter((s) => s.attributes[Attr.outputOk] === true);
     const value = parsed(answered[answered.length - 1]?.attributes[Attr.output]) as { hypothesis?: unknown } | null;
     if (typeof value?.hypothesis === 'string') out.push({ agent, text: value.hypothesis });
   }
@@ -64,7 +64,7 @@ export function banditRecordOfRollout(rollout: SelectedRollout, spans: readonly 
   const decisions = nodesOf(ordered, SUPERVISOR);
   const decision = decisions[decisions.length - 1];
   if (!decision) return { skip: 'no_supervisor_decision' };
-  if (decision.attributes['rollout_lab.output.ok'] !== true) return { skip: 'supervisor_output_invalid' };
+  if (decision.attributes[Attr.outputOk] !== true) return { skip: 'supervisor_output_invalid' };
   const chosen = (parsed(decision.attributes[Attr.output]) as { selected_hypothesis_index?: unknown } | null)?.selected_hypothesis_index;
   const fromNodes = hypothesesFromNodes(ordered);
   const candidates = fromNodes.length ? fromNodes : hypothesesFromPrompt(ordered);

@@ -68,7 +68,7 @@ export function sortedCounts(skipped: Record<string, number>): Record<string, nu
 }
 
 /** Every stored rollout of the run and split (simulated ones too), oldest first, a page at a time. */
-export function forEachRolloutInScope(store: TraceStore, scope: Pick<RolloutScope, 'split' | 'runId'>, fn: (r: RolloutRecord) => void): void {
+function forEachRolloutInScope(store: TraceStore, scope: Pick<RolloutScope, 'split' | 'runId'>, fn: (r: RolloutRecord) => void): void {
   for (let offset = 0; ; offset += PAGE) {
     const { rollouts } = store.listRollouts({
       ...(scope.runId !== undefined ? { runId: scope.runId } : {}),

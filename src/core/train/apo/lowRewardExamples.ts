@@ -52,7 +52,7 @@ export function lowRewardExamples(
       .sort((a, b) => a.startTime - b.startTime)
       .at(-1);
     const judge = spans.find((s) => s.kind === 'reward' && s.attributes[Attr.rewardKind] === 'judge');
-    const rationale = judge?.attributes['rollout_lab.judge.rationale'];
+    const rationale = judge?.attributes[Attr.judgeRationale];
     return {
       rolloutId: r.id,
       taskId: r.taskId,

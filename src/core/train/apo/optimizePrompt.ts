@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { promptHash, readAgentPrompt } from '../../config/loader';
 import { OptimizeSchema } from '../../config/trainingSchema';
 import { ConfigError, RuntimeFailure, UsageError, errorMessage } from '../../errors';
-import { repairRequest } from '../../graph/researchLab/agentTurn';
+import { repairRequest } from '../../llm/repairRequest';
 import { contentText } from '../../llm/messageConversion';
 import { RoutedChatModel } from '../../llm/routedChatModel';
 import { parseStructured } from '../../llm/structuredOutput';

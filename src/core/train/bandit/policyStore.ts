@@ -2,7 +2,7 @@ import type { LabConfig } from '../../config/schema';
 import { UsageError } from '../../errors';
 import type { TraceStore } from '../../store/traceStore';
 import { banditRecords, type BanditRecord } from '../adapters/banditAdapter';
-import { requireBanditGraph } from '../trainingDefaults';
+import { requireBanditGraph, splitScope } from '../trainingDefaults';
 import { hypothesisFeatures, type FeatureNames } from './features';
 import type { BanditLearner } from './learner';
 import { createLearner } from './learners';
@@ -57,10 +57,10 @@ export interface BanditTrainResult extends BanditPolicyInfo {
 /** Trains a new version from the store's Supervisor decisions, saves it and makes it active. */
 export async function trainBanditPolicy(store: TraceStore, config: LabConfig, labDir: string, opts: BanditTrainOptions = {}): Promise<BanditTrainResult> {
   requireBanditGraph(config);
-  const chosen = opts.split ?? 'train';
-  const split = chosen === 'all' ? null : chosen;
+  const chosen = splitScope(opts.split ?? 'train');
+  const split = chosen.split ?? null;
   const skipped: Record<string, number> = {};
-  const records = banditRecords(store, { ...(split ? { split } : {}), includeSimulated: opts.includeSimulated === true }, skipped);
+  const records = banditRecords(store, { ...chosen, includeSimulated: opts.includeSimulated === true }, skipped);
   const simulatedLeftOut = skipped.simulated ?? 0;
   const scope = `${split ? `the ${split} split` : 'all splits'}${simulatedLeftOut ? `; ${simulatedLeftOut} simulated rollouts left out (pass --include-simulated to use them)` : ''}`;
   const info = await trainBanditPolicyFrom(records, config, labDir, scope);
