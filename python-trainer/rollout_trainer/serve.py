@@ -43,6 +43,7 @@ def build_app(spec: Any, emitter: Emitter, api_key: Optional[str] = None) -> App
     model = getattr(policy, "model", None)
     if model is not None:
         model.eval()
+    policy.kv_cache = bool(hp["kv_cache"])
     engine = VllmEngine.for_spec(spec) if use_vllm else None
     controller = Controller(spec, policy, emitter, publish=engine.publish if engine else None)
     generator = None if engine else LocalGenerator(policy, int(hp["max_new_tokens"]))

@@ -172,6 +172,16 @@ def test_a_completion_reports_its_tokens_logprobs_and_usage(serve):
     assert plain["logprobs"] is None and "token_ids" not in plain
 
 
+def test_the_kv_cache_setting_switches_decoding_not_the_answer(serve):
+    cached, recomputing = serve(), serve({"kv_cache": False})
+    assert cached.policy.kv_cache is True and recomputing.policy.kv_cache is False
+    req = {**HELLO, "logprobs": True, "return_token_ids": True}
+    a = cached.json("/v1/chat/completions", req)[1]["choices"][0]
+    b = recomputing.json("/v1/chat/completions", req)[1]["choices"][0]
+    assert a["token_ids"] == b["token_ids"] and a["message"] == b["message"]
+    assert [t["logprob"] for t in a["logprobs"]["content"]] == pytest.approx([t["logprob"] for t in b["logprobs"]["content"]], abs=1e-5)
+
+
 def test_a_stream_carries_the_same_completion_as_sse_chunks(serve):
     s = serve()
     req = {**HELLO, "logprobs": True, "return_token_ids": True}

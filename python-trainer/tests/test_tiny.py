@@ -172,3 +172,69 @@ def test_the_transformers_policy_plumbing_agrees_on_a_stand_in_model():
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(got, tiny.sequence_logprobs(seqs, starts)))
     prompt = tok.encode(tok.render([{"role": "user", "content": "hi"}], add_generation_prompt=True))
     assert policy.generate(prompt, 8, 1.0, 0.9, seed=5) == tiny.generate(prompt, 8, 1.0, 0.9, seed=5)
+
+
+def _long_prompt(policy, words=60):
+    return policy.tokenizer.encode(policy.tokenizer.render([{"role": "user", "content": "tau and amyloid " * words}], add_generation_prompt=True))
+
+
+def test_cached_decoding_equals_recomputing_the_whole_sequence_greedy_and_sampled():
+    """The KV cache changes how fast a token comes, not which token or its logprob: the same
+    seed gives the same completion, logprobs and alternatives as re-running the sequence."""
+    policy = TinyPolicy.from_spec(make_spec(), "cpu")
+    prompt = _long_prompt(policy)
+    for temperature, top_p, seed in ((0.0, 1.0, None), (1.0, 1.0, 3), (0.7, 0.9, 11), (1.3, 0.95, 42)):
+        policy.kv_cache = True
+        cached = policy.generate(prompt, 24, temperature, top_p, seed=seed, top_logprobs=4)
+        policy.kv_cache = False
+        full = policy.generate(prompt, 24, temperature, top_p, seed=seed, top_logprobs=4)
+        assert cached.ids == full.ids, f"T={temperature} seed={seed}"
+        assert cached.logprobs == pytest.approx(full.logprobs, abs=1e-5)
+        for a, b in zip(cached.top, full.top):
+            assert [i for i, _ in a] == [i for i, _ in b] and [v for _, v in a] == pytest.approx([v for _, v in b], abs=1e-5)
+        # and what GRPO scores the completion with afterwards
+        with torch.no_grad():
+            scored = policy.sequence_logprobs([prompt + cached.ids], [len(prompt)])[0]
+        assert scored.tolist() == pytest.approx(cached.logprobs, abs=1e-4)
+
+
+def test_the_cache_feeds_the_prompt_once_and_then_one_token_per_step():
+    policy = TinyPolicy.from_spec(make_spec(), "cpu")
+    prompt = _long_prompt(policy, 10)
+    fed = []
+    hook = policy.model.embed.register_forward_hook(lambda _m, args, _out: fed.append(int(args[0].shape[1])))
+    try:
+        out = policy.generate(prompt, 6, 0.0, 1.0, seed=None)
+        n = len(out.ids)
+        assert fed == [len(prompt)] + [1] * (n - 1), "one pass over the prompt, then the new token alone"
+        fed.clear()
+        policy.kv_cache = False
+        policy.generate(prompt, 6, 0.0, 1.0, seed=None)
+        assert fed == [len(prompt) + k for k in range(n)], "without the cache every token re-runs the sequence"
+    finally:
+        hook.remove()
+
+
+def test_extending_the_cache_in_pieces_gives_the_logits_of_the_whole_sequence():
+    policy = TinyPolicy.from_spec(make_spec(), "cpu")
+    model = policy.model.eval()
+    ids = torch.tensor([_long_prompt(policy, 5)])
+    with torch.no_grad():
+        whole = model(ids)
+        first, cache = model.extend(ids[:, :20])
+        rest, cache = model.extend(ids[:, 20:], cache)
+        assert cache[0][0].shape[2] == ids.shape[1] and len(cache) == TINY["num_layers"]
+        assert torch.allclose(torch.cat([first, rest], 1), whole, atol=1e-5)
+        with pytest.raises(ValueError, match="longer than the model's max_positions"):
+            model.extend(torch.zeros((1, TINY["max_positions"] - ids.shape[1] + 1), dtype=torch.long), cache)
+
+
+def test_cached_generation_stops_at_the_context_like_the_recomputing_one():
+    small = TinyPolicy.from_spec(make_spec(config={**TINY, "max_positions": 40}), "cpu")
+    prompt = small.tokenizer.encode(small.tokenizer.render([{"role": "user", "content": "Hello there"}], add_generation_prompt=True))
+    room = 40 - len(prompt)
+    small.kv_cache = True
+    cached = small.generate(prompt, 100, 1.0, 1.0, seed=5, stop_ids=set())
+    small.kv_cache = False
+    full = small.generate(prompt, 100, 1.0, 1.0, seed=5, stop_ids=set())
+    assert cached.ids == full.ids and len(cached.ids) <= room

@@ -9,13 +9,19 @@ The Policy interface (serve.py, sft.py and grpo.py depend on exactly this):
   'transformers'), `base_model`, `version` (the adapter's name, or "base")
 - `sequence_logprobs(input_ids, completion_starts, reference=False, temperature=1.0)`
 - `generate(prompt_ids, max_new_tokens, temperature, top_p, seed, stop_ids=None, top_logprobs=0) -> Sampled`
+- `max_positions()` (None: no limit), `context_setting()` (what sizes it, or None),
+  `grow_context(length)` (a model built from scratch makes room; see context.py)
 - `trainable_parameters()`, `save_adapter(dir)`, `load_adapter(dir, version)`,
   `merge_and_save(dir)`, `lock` (an RLock around model access), `optimizer` (kept
   here so repeated GRPO updates in a server continue one AdamW state; None after a load)
 
 Subclasses provide `_forward(ids, mask, keep, reference)` (the logits of the last `keep`
-positions of a left-padded batch) and may replace `_gen_start`/`_gen_next` (the tiny
-model recomputes the whole sequence per token; transformers models keep a KV cache)."""
+positions of a left-padded batch) and replace `_gen_start`/`_gen_next` with decoding that
+keeps each layer's keys and values (a KV cache), so a new token costs one position, not the
+whole sequence again. `kv_cache = False` (the serve job's `kv_cache` hyper-parameter)
+decodes by recomputing the whole sequence per token instead: the same tokens and logprobs,
+to float rounding, far slower on a long prompt; it is the baseline the cache is measured
+against."""
 
 import contextlib
 import random
@@ -77,6 +83,7 @@ class PolicyBase:
         self.lock = threading.RLock()
         self.optimizer: Optional[torch.optim.Optimizer] = None
         self.version = "base"
+        self.kv_cache = True
 
     # -- what subclasses provide -------------------------------------------------------
 
@@ -87,6 +94,15 @@ class PolicyBase:
     def max_positions(self) -> Optional[int]:
         """The longest sequence the model takes, where it has a limit."""
         return None
+
+    def context_setting(self) -> Optional[str]:
+        """The setting that sizes the model's context, where one does (the tiny model's)."""
+        return None
+
+    def grow_context(self, length: int) -> bool:
+        """Makes room for sequences of `length` tokens where that is free (a model built from
+        scratch); whether the context grew. Call it before training, never on a live policy."""
+        return False
 
     def save_adapter(self, directory: Any) -> None:
         raise NotImplementedError
@@ -152,16 +168,21 @@ class PolicyBase:
                 out.append(torch.log_softmax(rows, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1))
         return out
 
-    def _gen_start(self, prompt_ids: List[int]) -> Tuple[torch.Tensor, Any]:
-        """(next-token logits, state) after the prompt."""
+    def _recompute_start(self, prompt_ids: List[int]) -> Tuple[torch.Tensor, Any]:
+        """(next-token logits, state) after the prompt, the state being the ids so far."""
         x = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
         return self._forward(x, torch.ones_like(x), 1, False)[0, -1], list(prompt_ids)
 
-    def _gen_next(self, state: Any, token: int) -> Tuple[torch.Tensor, Any]:
-        """(next-token logits, state) after one more token."""
+    def _recompute_next(self, state: Any, token: int) -> Tuple[torch.Tensor, Any]:
+        """(next-token logits, state) after one more token, running the whole sequence again."""
         state = state + [token]
         x = torch.tensor([state], dtype=torch.long, device=self.device)
         return self._forward(x, torch.ones_like(x), 1, False)[0, -1], state
+
+    # (next-token logits, state) after the prompt, and after one more token: the backends
+    # replace these with KV-cache decoding.
+    _gen_start = _recompute_start
+    _gen_next = _recompute_next
 
     @torch.no_grad()
     def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float, top_p: float, seed: Optional[int],
@@ -188,7 +209,8 @@ class PolicyBase:
         with self.eval_mode():
             if max_new_tokens <= 0:
                 return out
-            logits, state = self._gen_start(list(prompt_ids))
+            start, step = (self._gen_start, self._gen_next) if self.kv_cache else (self._recompute_start, self._recompute_next)
+            logits, state = start(list(prompt_ids))
             for n in range(max_new_tokens):
                 logits = logits.float()
                 token = sample_token(logits, float(temperature), float(top_p), gen)
@@ -202,5 +224,5 @@ class PolicyBase:
                     out.top.append([])
                 if token in stops or n == max_new_tokens - 1:
                     break
-                logits, state = self._gen_next(state, token)
+                logits, state = step(state, token)
         return out

@@ -28,6 +28,8 @@ DEFAULT_CONFIG: Dict[str, Any] = {"vocab": "bytes", "hidden_size": 64, "num_laye
 ARCHITECTURE = ("vocab", "hidden_size", "num_layers", "num_heads", "max_positions")
 WEIGHTS = "tiny_model.pt"
 CONFIG = "tiny_config.json"
+# One layer's cached attention keys and values, [B, heads, tokens, head size] each.
+KeyValues = Tuple[torch.Tensor, torch.Tensor]
 
 
 class ByteChatTokenizer:
@@ -107,7 +109,12 @@ class ByteChatTokenizer:
 class Attention(nn.Module):
     """Multi-head self-attention over an explicit boolean `allowed` mask (causal and not
     padding, plus the diagonal so a padding row is never empty: an all-masked softmax
-    would give NaN, and 0 * NaN in the next layer would spread it to real tokens)."""
+    would give NaN, and 0 * NaN in the next layer would spread it to real tokens).
+
+    With `past` (the keys and values of the tokens before x, [B, H, P, d/H] each), x's
+    queries also see those tokens, and `allowed` is [.., T, P + T]. The keys and values
+    of past and x together are returned, so decoding feeds one token at a time instead
+    of re-running the whole sequence."""
 
     def __init__(self, d: int, heads: int) -> None:
         super().__init__()
@@ -115,12 +122,14 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor, past: Optional[KeyValues] = None) -> Tuple[torch.Tensor, KeyValues]:
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
         att = torch.softmax(att.masked_fill(~allowed, float("-inf")), dim=-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d)), (k, v)
 
 
 class Block(nn.Module):
@@ -133,9 +142,10 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(d)
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln1(x), allowed)
-        return x + self.mlp(self.ln2(x))
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor, past: Optional[KeyValues] = None) -> Tuple[torch.Tensor, KeyValues]:
+        a, kv = self.attn(self.ln1(x), allowed, past)
+        x = x + a
+        return x + self.mlp(self.ln2(x)), kv
 
 
 class TinyCausalLM(nn.Module):
@@ -153,16 +163,36 @@ class TinyCausalLM(nn.Module):
 
     def forward(self, ids: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         t = ids.shape[1]
-        if t > self.max_positions:
-            raise ValueError(f"a sequence of {t} tokens is longer than the model's max_positions {self.max_positions}")
+        self._check_length(t)
         mask = torch.ones_like(ids) if mask is None else mask
         x = self.embed(ids) + self.pos(positions(mask))
         causal = torch.tril(torch.ones(t, t, dtype=torch.bool, device=ids.device))
         eye = torch.eye(t, dtype=torch.bool, device=ids.device)
         allowed = ((causal[None] & mask.bool()[:, None, :]) | eye[None])[:, None]
         for block in self.blocks:
-            x = block(x, allowed)
+            x, _ = block(x, allowed)
         return self.head(self.ln(x))
+
+    def extend(self, ids: torch.Tensor, past: Optional[List[KeyValues]] = None) -> Tuple[torch.Tensor, List[KeyValues]]:
+        """Logits [B, T, V] of `ids` (unpadded) following the tokens whose keys and values
+        are cached in `past` (one pair per layer; None: ids start the sequence), and the
+        cache extended by them. The same numbers as forward() on the whole sequence, to
+        float rounding: positions continue where the cache ends, and each new token sees
+        every cached one and the new ones before it."""
+        done = 0 if past is None else int(past[0][0].shape[2])
+        t = ids.shape[1]
+        self._check_length(done + t)
+        x = self.embed(ids) + self.pos(torch.arange(done, done + t, device=ids.device))[None]
+        allowed = torch.ones(t, done + t, dtype=torch.bool, device=ids.device).tril(diagonal=done)[None, None]
+        cache: List[KeyValues] = []
+        for n, block in enumerate(self.blocks):
+            x, kv = block(x, allowed, None if past is None else past[n])
+            cache.append(kv)
+        return self.head(self.ln(x)), cache
+
+    def _check_length(self, t: int) -> None:
+        if t > self.max_positions:
+            raise ValueError(f"a sequence of {t} tokens is longer than the model's max_positions {self.max_positions}")
 
 
 def resolve_config(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
@@ -192,13 +222,18 @@ class TinyPolicy(PolicyBase):
         self.tokenizer = ByteChatTokenizer()
         self.device = device
         self.base_model = base_model
+        # Weights from the config's seed, no adapter loaded yet: the context can still grow for free.
+        self.from_scratch = True
+        self._reference: Optional[TinyCausalLM] = None
+        self._build()
+
+    def _build(self) -> None:
         # The same seed builds the same weights, on any machine.
         gen_state = torch.random.get_rng_state()
         torch.manual_seed(int(self.config["seed"]))
         self.model = TinyCausalLM(self.tokenizer.vocab_size, self.config["hidden_size"], self.config["num_layers"],
-                                  self.config["num_heads"], self.config["max_positions"]).to(device)
+                                  self.config["num_heads"], self.config["max_positions"]).to(self.device)
         torch.random.set_rng_state(gen_state)
-        self._reference: Optional[TinyCausalLM] = None
         self.freeze_reference()
 
     @classmethod
@@ -206,8 +241,12 @@ class TinyPolicy(PolicyBase):
         dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         config = spec.model.config
         adapter = spec.path(spec.model.adapter) if spec.model.adapter else None
-        if adapter is not None and config is None:
-            config = read_adapter_config(adapter)  # model.config null: the adapter says what it is
+        if adapter is not None:
+            saved = read_adapter_config(adapter)
+            # model.config null: the adapter says what it is. Otherwise its max_positions still
+            # wins: a job that grew the context to fit its data saved the grown model, and the
+            # lab's config keeps the size it started from.
+            config = saved if config is None else {**config, **{k: saved[k] for k in ("max_positions",) if k in saved}}
         policy = cls(config or {}, dev, spec.model.base)
         if adapter is not None:
             policy.load_adapter(adapter, Path(spec.model.adapter).name)
@@ -224,9 +263,32 @@ class TinyPolicy(PolicyBase):
     def max_positions(self) -> int:
         return int(self.config["max_positions"])
 
+    def context_setting(self) -> str:
+        return "model.config.max_positions (training.trainer.modelConfig.max_positions in lab.json)"
+
+    def grow_context(self, length: int) -> bool:
+        """A model still built from scratch is rebuilt from its config with max_positions
+        raised to `length` rounded up to a multiple of 256 (some room for the prompts it
+        will serve): nothing trained is lost, and the saved adapter records the new size.
+        A model that loaded an adapter keeps the context its weights have."""
+        if not self.from_scratch or length <= self.max_positions():
+            return False
+        self.config = {**self.config, "max_positions": -(-int(length) // 256) * 256}
+        self._build()
+        return True
+
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, keep: int, reference: bool) -> torch.Tensor:
         model = self._reference if reference else self.model
         return model(ids, mask)[:, -keep:]
+
+    def _gen_start(self, prompt_ids: List[int]) -> Tuple[torch.Tensor, List[KeyValues]]:
+        x = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
+        logits, cache = self.model.extend(x)
+        return logits[0, -1], cache
+
+    def _gen_next(self, cache: List[KeyValues], token: int) -> Tuple[torch.Tensor, List[KeyValues]]:
+        logits, cache = self.model.extend(torch.tensor([[token]], dtype=torch.long, device=self.device), cache)
+        return logits[0, -1], cache
 
     def save_adapter(self, directory: Any) -> None:
         directory = Path(directory)
@@ -246,6 +308,7 @@ class TinyPolicy(PolicyBase):
         with self.lock:
             self.model.load_state_dict(state)
             self.version = version
+            self.from_scratch = False
             self.optimizer = None  # Adam's moments belong to the weights they were built on
 
     def merge_and_save(self, directory: Any) -> None:
