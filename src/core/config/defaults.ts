@@ -5,12 +5,16 @@ import { DEFAULT_CRITERIA, RESEARCH_LAB_TOOLS, type LabConfigInput } from './sch
 /** Where the PubMedQA labeled set sits relative to a workspace that has the shared data beside it. */
 export const PUBMEDQA_SHARED_PATH = '../shared/data/pubmedqa/ori_pqal.json';
 
-/** Which logical model each research-lab agent uses, after the reference study. */
-const AGENT_MODEL: Record<ResearchLabAgent, 'junior' | 'senior' | 'strong'> = {
+/**
+ * Which logical model each research-lab agent uses, after the reference study.
+ * The Supervisor has its own (the junior's settings): training the juniors
+ * registers a new "junior" and must not change the Supervisor's model.
+ */
+const AGENT_MODEL: Record<ResearchLabAgent, 'junior' | 'supervisor' | 'senior' | 'strong'> = {
   Geneticist: 'junior',
   Pharmacologist: 'junior',
   Neurologist: 'junior',
-  Supervisor: 'junior',
+  Supervisor: 'supervisor',
   HypothesisRefiner: 'senior',
   ProtocolDesigner: 'senior',
   PeerReviewer: 'strong',
@@ -93,8 +97,10 @@ export function defaultLabConfig(opts: { datasetPath?: string; datasetName?: str
   return {
     version: 1,
     models: {
-      junior: { model: 'qwen2.5:1.5b-instruct', temperature: 0.7 },
-      senior: { model: 'llama3.1:8b-instruct', temperature: 0.1 },
+      // The trained models record each call's token logprobs and ids: GRPO needs the behaviour policy's.
+      junior: { model: 'qwen2.5:1.5b-instruct', temperature: 0.7, logprobs: true, tokenIds: true },
+      supervisor: { model: 'qwen2.5:1.5b-instruct', temperature: 0.7 },
+      senior: { model: 'llama3.1:8b-instruct', temperature: 0.1, logprobs: true, tokenIds: true },
       strong: { model: 'qwen2.5:14b-instruct', temperature: 0 },
     },
     agents,

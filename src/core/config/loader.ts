@@ -8,7 +8,7 @@ import { labConfigJsonSchema } from './jsonSchema';
 import { parseJsonDocument } from './jsonText';
 import { labPaths } from './labPaths';
 import { overlayActiveVersions, readRegistry, type ModelOverlay } from './modelRegistry';
-import { LabConfigSchema, type LabConfig } from './schema';
+import { LabConfigSchema, type LabConfig, type ModelConfig } from './schema';
 
 export interface LoadedConfig {
   /** lab.json, with each logical model's active registered version laid over it (see modelRegistry). */
@@ -17,6 +17,12 @@ export interface LoadedConfig {
   baseModels: LabConfig['models'];
   /** Logical models that run a registered version instead of lab.json's settings. */
   overlaid: Record<string, ModelOverlay>;
+  /**
+   * Agents that run another version than their model's (one registered for
+   * some of the model's agents only): each one's model settings, lab.json's
+   * with that version laid over them.
+   */
+  agentModels: Record<string, ModelConfig>;
   /** Absolute path of lab.json. */
   file: string;
   /** Absolute path of the .rollout-lab folder; prompt and table paths are relative to it. */
@@ -43,8 +49,8 @@ export async function loadConfig(workspaceDir: string): Promise<LoadedConfig> {
   }
   const label = path.relative(paths.workspaceDir, paths.file).split(path.sep).join('/');
   const own = parseLabConfigText(text, paths.file, label);
-  const { config, overlaid } = overlayActiveVersions(own, readRegistry(paths.labDir));
-  return { config, baseModels: own.models, overlaid, file: paths.file, labDir: paths.labDir, workspaceDir: paths.workspaceDir };
+  const { config, overlaid, agentModels } = overlayActiveVersions(own, readRegistry(paths.labDir));
+  return { config, baseModels: own.models, overlaid, agentModels, file: paths.file, labDir: paths.labDir, workspaceDir: paths.workspaceDir };
 }
 
 /**

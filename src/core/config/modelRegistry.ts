@@ -3,7 +3,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rm
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, UsageError } from '../errors';
-import type { LabConfig } from './schema';
+import type { LabConfig, ModelConfig } from './schema';
 
 /**
  * The model version registry (.rollout-lab/registry.json): trained versions of
@@ -11,6 +11,12 @@ import type { LabConfig } from './schema';
  * in. lab.json stays the user's file; the registry is written by tools, and
  * loadConfig lays the active version over lab.json's settings, so the next
  * rollouts use it and rolling back is one step.
+ *
+ * A version may serve only some of the model's agents (`agents`: the agents a
+ * phase trained when the model is shared with others). Each agent runs the
+ * newest version in the history that serves it; the model's other agents keep
+ * the route they had, and rolling back pops one entry for whichever agents it
+ * served.
  */
 
 export const REGISTRY_FILE_NAME = 'registry.json';
@@ -26,6 +32,8 @@ const ModelVersionSchema = z.strictObject({
   baseUrl: z.url({ protocol: /^https?$/ }).optional(),
   model: z.string().min(1).optional(),
   adapter: z.string().min(1).optional(),
+  /** The agents this version serves; left out: every agent of the model. */
+  agents: z.array(z.string().min(1)).min(1).optional(),
   producedBy: ProducedBySchema.optional(),
   registeredAt: z.number(),
 });
@@ -52,6 +60,8 @@ export interface ModelVersionSpec {
   baseUrl?: string;
   model?: string;
   adapter?: string;
+  /** Only these agents of the model run it; left out: all of them. */
+  agents?: string[];
   producedBy?: { phase: string; at: number; job?: string };
 }
 
@@ -113,6 +123,11 @@ export function registerModelVersion(labDir: string, logicalModel: string, spec:
           `version "${spec.version}" of model "${logicalModel}" is already registered with other settings — give the new one its own version label`,
         );
       }
+      if (!sameAgents(existing.agents, checked.data.agents)) {
+        throw new UsageError(
+          `version "${spec.version}" of model "${logicalModel}" is already registered for ${agentsText(existing.agents)}, not ${agentsText(checked.data.agents)} — give the new one its own version label`,
+        );
+      }
     } else {
       entry.versions.push({ ...checked.data, registeredAt: Date.now() });
     }
@@ -151,21 +166,63 @@ export function rollbackModelVersion(labDir: string, logicalModel: string): Mode
 }
 
 /**
- * Lays each logical model's active version over lab.json's settings:
+ * The version an agent of the model runs: the newest in the history that
+ * serves it (one without `agents` serves every agent). With no agent, the
+ * newest that serves them all: the model's own route (the judge, a graph that
+ * asks for the model by name, agents no scoped version names). null: lab.json's settings.
+ */
+export function routedVersion(entry: ModelRegistryEntry, agent?: string): ModelVersion | null {
+  for (let i = entry.history.length - 1; i >= 0; i--) {
+    const v = entry.versions.find((x) => x.version === entry.history[i]);
+    if (v && (!v.agents || (agent !== undefined && v.agents.includes(agent)))) return v;
+  }
+  return null;
+}
+
+/** Each agent of lab.json that uses the model, with the version it runs (null: lab.json's settings). */
+export function agentRoutes(config: LabConfig, logicalModel: string, entry: ModelRegistryEntry | undefined): Array<{ agent: string; version: string | null }> {
+  return Object.entries(config.agents)
+    .filter(([, a]) => a.model === logicalModel)
+    .map(([agent]) => ({ agent, version: entry ? (routedVersion(entry, agent)?.version ?? null) : null }));
+}
+
+/**
+ * Lays each logical model's routed version over lab.json's settings:
  * `version` always, endpoint and model id when the version names them.
+ * An agent whose route differs from its model's (a version registered for
+ * some of the model's agents) gets its own settings in `agentModels`.
  * Models the registry knows but lab.json does not are left out.
  */
-export function overlayActiveVersions(config: LabConfig, registry: ModelRegistry): { config: LabConfig; overlaid: Record<string, ModelOverlay> } {
+export function overlayActiveVersions(
+  config: LabConfig,
+  registry: ModelRegistry,
+): { config: LabConfig; overlaid: Record<string, ModelOverlay>; agentModels: Record<string, ModelConfig> } {
   const overlaid: Record<string, ModelOverlay> = {};
+  const agentModels: Record<string, ModelConfig> = {};
   const models = { ...config.models };
+  const over = (base: ModelConfig, v: ModelVersion): ModelConfig => ({ ...base, version: v.version, ...(v.baseUrl ? { baseUrl: v.baseUrl } : {}), ...(v.model ? { model: v.model } : {}) });
   for (const [name, entry] of Object.entries(registry.models)) {
-    const base = models[name];
-    const v = entry.active === null ? undefined : entry.versions.find((x) => x.version === entry.active);
-    if (!base || !v) continue;
-    models[name] = { ...base, version: v.version, ...(v.baseUrl ? { baseUrl: v.baseUrl } : {}), ...(v.model ? { model: v.model } : {}) };
-    overlaid[name] = stripUndefined({ version: v.version, baseUrl: v.baseUrl, model: v.model, adapter: v.adapter });
+    const base = config.models[name];
+    if (!base) continue;
+    const v = routedVersion(entry);
+    if (v) {
+      models[name] = over(base, v);
+      overlaid[name] = stripUndefined({ version: v.version, baseUrl: v.baseUrl, model: v.model, adapter: v.adapter });
+    }
+    for (const { agent } of agentRoutes(config, name, entry)) {
+      const own = routedVersion(entry, agent);
+      if (own && own !== v) agentModels[agent] = over(base, own);
+    }
   }
-  return { config: { ...config, models }, overlaid };
+  return { config: { ...config, models }, overlaid, agentModels };
+}
+
+function sameAgents(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return [...(a ?? [])].sort().join('\0') === [...(b ?? [])].sort().join('\0');
+}
+
+function agentsText(agents: readonly string[] | undefined): string {
+  return agents ? `agents ${agents.join(', ')}` : 'all its agents';
 }
 
 function activate(entry: ModelRegistryEntry, version: string): void {

@@ -1,4 +1,4 @@
-import type { LabConfig, StructuredOutputMode } from '../config/schema';
+import type { LabConfig, ModelConfig, StructuredOutputMode } from '../config/schema';
 import { ConfigError } from '../errors';
 
 /** A logical model bound to a concrete endpoint for the length of one rollout. */
@@ -32,6 +32,8 @@ export interface RouterOptions {
   /** `--model`: asks every endpoint for this model id. */
   overrideModel?: string;
   env?: NodeJS.ProcessEnv;
+  /** Agents routed to a version of their model that the model's other agents do not run (LoadedConfig.agentModels). */
+  agentModels?: Record<string, ModelConfig>;
 }
 
 /** Set in the environment, it acts like `--base-url` when that is not given. */
@@ -58,13 +60,16 @@ export class ModelRouter {
   }
 
   resolve(logical: string): ResolvedModel {
-    const m = this.config.models[logical];
+    return this.resolveWith(logical, this.config.models[logical]);
+  }
+
+  private resolveWith(logical: string, m: ModelConfig | undefined): ResolvedModel {
     if (!m) {
       throw new ConfigError(
         `model "${logical}" is not defined under "models"; define it or use one of: ${Object.keys(this.config.models).join(', ') || '(none)'} — if "${logical}" is an agent (ctx.model("${logical}") in a graph module), add it under "agents" with its model: agents.${logical}.model`,
       );
     }
-    const simulated = this.isSimulated(logical);
+    const simulated = this.isSimulatedModel(m);
     let baseUrl: string;
     if (simulated) {
       if (!this.opts.simulatedBaseUrl) {
@@ -110,7 +115,9 @@ export class ModelRouter {
         `agent "${agent}" is not defined under "agents"; add it or use one of: ${Object.keys(this.config.agents).join(', ') || '(none)'}`,
       );
     }
-    const resolved = this.resolve(model ?? a.model);
+    // The agent's own route applies to its own model, not to another one a variant moves it to.
+    const routed = model === undefined || model === a.model ? this.opts.agentModels?.[agent] : undefined;
+    const resolved = routed ? this.resolveWith(a.model, routed) : this.resolve(model ?? a.model);
     return {
       ...resolved,
       ...(a.temperature === undefined ? {} : { temperature: a.temperature }),
@@ -118,17 +125,21 @@ export class ModelRouter {
     };
   }
 
+  /** Logical models that some call would send to the simulator (an agent's own route counts for its model). */
   simulatedModels(): string[] {
-    return Object.keys(this.config.models).filter((name) => this.isSimulated(name));
+    const routed = Object.entries(this.opts.agentModels ?? {})
+      .filter(([agent, m]) => this.config.agents[agent] && this.isSimulatedModel(m))
+      .map(([agent]) => this.config.agents[agent]!.model);
+    return Object.keys(this.config.models).filter((name) => this.isSimulatedModel(this.config.models[name]!) || routed.includes(name));
   }
 
   needsSimulator(): boolean {
     return this.simulatedModels().length > 0;
   }
 
-  private isSimulated(logical: string): boolean {
+  private isSimulatedModel(m: ModelConfig): boolean {
     // A configured endpoint always wins: real traffic must never be answered by the simulator.
-    return !this.overrideBaseUrl && !this.config.models[logical]?.baseUrl;
+    return !this.overrideBaseUrl && !m.baseUrl;
   }
 
   private apiKeyFor(logical: string, apiKeyEnv: string | undefined): string {

@@ -57,7 +57,13 @@ export class Lab {
 
   static async open(opts: LabOptions): Promise<Lab> {
     const loaded = await loadConfig(resolve(opts.workspace));
-    const probe = new ModelRouter(loaded.config, { overrideBaseUrl: opts.baseUrl, overrideModel: opts.model, env: opts.env, simulatedBaseUrl: 'http://127.0.0.1:0/v1' });
+    const probe = new ModelRouter(loaded.config, {
+      overrideBaseUrl: opts.baseUrl,
+      overrideModel: opts.model,
+      env: opts.env,
+      simulatedBaseUrl: 'http://127.0.0.1:0/v1',
+      agentModels: loaded.agentModels,
+    });
     const canned = probe.needsSimulator() ? await loadCannedAnswers(loaded.workspaceDir, loaded.config.simulator) : null;
     const sim = probe.needsSimulator() ? await startSimServer({ port: 0, answers: canned }) : null;
     const router = new ModelRouter(loaded.config, {
@@ -65,6 +71,7 @@ export class Lab {
       overrideModel: opts.model,
       env: opts.env,
       simulatedBaseUrl: sim?.url,
+      agentModels: loaded.agentModels,
     });
     const store = await TraceStore.open(loaded.workspaceDir);
     return new Lab(loaded, store, router, sim, canned);
@@ -147,7 +154,8 @@ export class Lab {
       model: (agent) => {
         const logical = logicalModel(agent);
         if (logical === null) return null;
-        return { logical, version: config.models[logical]?.version ?? null };
+        const own = logical === config.agents[agent]?.model ? this.loaded.agentModels[agent] : undefined;
+        return { logical, version: (own ?? config.models[logical])?.version ?? null };
       },
     };
     const prompt = (agent: string): string => {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { LoadedConfig } from '../config/loader';
-import { readRegistry, registerModelVersion, type ModelRegistryEntry, type ModelVersion, type ModelVersionSpec } from '../config/modelRegistry';
+import { agentRoutes, readRegistry, registerModelVersion, type ModelRegistryEntry, type ModelVersion, type ModelVersionSpec } from '../config/modelRegistry';
 import type { LabConfig } from '../config/schema';
 import type { PhaseConfig } from '../config/trainingSchema';
 import { errorMessage, UsageError } from '../errors';
@@ -65,6 +65,8 @@ export interface ModelStatus {
   active: string | null;
   history: string[];
   versions: ModelVersion[];
+  /** Each agent of lab.json on this model and the version it runs (null: lab.json's settings). */
+  routes: Array<{ agent: string; version: string | null }>;
 }
 
 export interface PipelineStatus {
@@ -172,6 +174,7 @@ export function pipelineStatus(lab: { loaded: LoadedConfig }): PipelineStatus {
       active: entry?.active ?? null,
       history: entry?.history ?? [],
       versions: entry?.versions ?? [],
+      routes: agentRoutes(loaded.config, name, entry),
     };
   });
   const declared = loaded.config.training.phases.length > 0;
@@ -194,7 +197,7 @@ export function findPhase(config: LabConfig, name: string): PhaseConfig {
  * throws for an unknown phase or one already running in another process.
  */
 export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {}): Promise<PhaseRecord> {
-  const phase = withSimulated(findPhase(lab.loaded.config, name), opts);
+  const phase = withSimulated(lab, findPhase(lab.loaded.config, name), opts);
   const file = pipelineStateFile(lab.loaded);
   const prev = readPipelineState(file).phases[name];
   if (prev?.state === 'running') {
@@ -211,6 +214,7 @@ export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {
   try {
     save(rec);
     log(`phase ${name} (${phase.kind}): started`);
+    if (usesSimulatedByDefault(lab, phase, opts)) log(`phase ${name}: ${SIMULATED_USE}`);
     const result = await runKind(lab, phase, rec, opts, save);
     if (opts.signal?.aborted) save(finishedRecord(rec, 'failed', { ...result, error: 'cancelled' }));
     else save(finishedRecord(rec, result.error ? 'failed' : 'done', result));
@@ -226,13 +230,16 @@ export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {
 /**
  * Registers a trained version of a logical model (it becomes active: the next
  * rollouts use it) and, when a phase is named, records it as what the phase
- * produced.
+ * produced. It serves the agents given, else the phase's agents; when those
+ * are all the model's agents it serves the model as a whole, and otherwise
+ * only them: the model's other agents keep the version they ran.
  */
 export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string, spec: Omit<ModelVersionSpec, 'producedBy'> & { phase?: string; job?: string }): ModelRegistryEntry {
   if (!loaded.baseModels[logicalModel]) {
     throw new UsageError(`model "${logicalModel}" is not defined under "models" in ${loaded.file} — one of: ${Object.keys(loaded.baseModels).join(', ') || '(none)'}`);
   }
   const phase = spec.phase === undefined ? undefined : findPhase(loaded.config, spec.phase);
+  const agents = servedAgents(loaded, logicalModel, spec.agents, phase);
   const file = pipelineStateFile(loaded);
   const prev = phase ? readPipelineState(file).phases[phase.name] : undefined;
   const job = spec.job ?? prev?.job ?? undefined;
@@ -241,6 +248,7 @@ export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string,
     baseUrl: spec.baseUrl,
     model: spec.model,
     adapter: spec.adapter,
+    ...(agents ? { agents } : {}),
     ...(phase ? { producedBy: { phase: phase.name, at: Date.now(), ...(job ? { job } : {}) } } : {}),
   });
   if (phase) {
@@ -253,18 +261,59 @@ export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string,
       ...(base.state === 'running' ? {} : { error: null, checks: [] }),
       job: job ?? null,
       produced: { kind: 'model', id: spec.version },
-      note: `model "${logicalModel}" version ${spec.version} registered and active`,
+      note: `model "${logicalModel}" version ${spec.version} registered and active${agents ? ` for ${agents.join(', ')} (the model's other agents keep their version)` : ''}`,
     });
   }
   return entry;
 }
 
+/**
+ * The agents a new version of the model serves: those named (each must be an
+ * agent of the model), else those of the phase that run on it; undefined when
+ * that is every agent of the model (the version serves the model).
+ */
+function servedAgents(loaded: LoadedConfig, logicalModel: string, named: readonly string[] | undefined, phase: PhaseConfig | undefined): string[] | undefined {
+  const onModel = Object.keys(loaded.config.agents).filter((a) => loaded.config.agents[a]!.model === logicalModel);
+  if (named) {
+    const wrong = named.filter((a) => !onModel.includes(a));
+    if (wrong.length) {
+      const what = (a: string): string => (loaded.config.agents[a] ? `"${a}" runs on model "${loaded.config.agents[a]!.model}"` : `"${a}" is not an agent of lab.json`);
+      throw new UsageError(
+        `${wrong.map(what).join('; ')} — a version of model "${logicalModel}" can serve only its agents (${onModel.join(', ') || 'none: set agents.<Agent>.model'}); name those, or set agents.<Agent>.model to "${logicalModel}" in ${loaded.file}`,
+      );
+    }
+  }
+  const chosen = named ? [...new Set(named)] : phase?.agents?.filter((a) => onModel.includes(a));
+  if (!chosen?.length || onModel.every((a) => chosen.includes(a))) return undefined;
+  return chosen;
+}
+
 export type PhaseResult = Partial<PhaseRecord> & { error?: string | null };
 
-/** The phase as it runs now: a caller's includeSimulated (a CLI flag, an editor option) over the phase's own. */
-function withSimulated(phase: PhaseConfig, opts: Pick<RunPhaseOptions, 'includeSimulated'>): PhaseConfig {
-  return opts.includeSimulated && !phase.includeSimulated ? { ...phase, includeSimulated: true } : phase;
+/**
+ * The phase as it runs now: a caller's includeSimulated (a CLI flag, an editor
+ * option) over the phase's own; and the reference pipeline on a lab whose
+ * every model is simulated uses the simulated rollouts, as there is nothing
+ * else (declared phases stay as declared).
+ */
+function withSimulated(lab: Lab, phase: PhaseConfig, opts: Pick<RunPhaseOptions, 'includeSimulated'>): PhaseConfig {
+  return !phase.includeSimulated && (opts.includeSimulated || simulatedOnlyReference(lab)) ? { ...phase, includeSimulated: true } : phase;
 }
+
+/** The research lab's reference pipeline (no training.phases) on a lab whose every model answers from the simulated endpoint. */
+export function simulatedOnlyReference(lab: Pick<Lab, 'loaded' | 'router'>): boolean {
+  const { config } = lab.loaded;
+  const models = Object.keys(config.models);
+  return config.training.phases.length === 0 && isResearchLabGraph(config) && models.length > 0 && lab.router.simulatedModels().length === models.length;
+}
+
+/** Whether a data phase takes simulated rollouts only because the lab has nothing else (said loudly in its output and note). */
+function usesSimulatedByDefault(lab: Lab, phase: PhaseConfig, opts: Pick<RunPhaseOptions, 'includeSimulated'>): boolean {
+  return phase.kind !== 'gather' && !opts.includeSimulated && !findPhase(lab.loaded.config, phase.name).includeSimulated && simulatedOnlyReference(lab);
+}
+
+const SIMULATED_USE =
+  'SIMULATED: every model of the lab is on the simulated endpoint, so the reference pipeline uses its simulated rollouts — a demo of the pipeline that teaches a model nothing real; once a model has a baseUrl in .rollout-lab/lab.json they are left out again';
 
 const SIMULATED_HINT = 'set "includeSimulated": true on the phase (or pass --include-simulated) to use them';
 
@@ -316,7 +365,11 @@ async function gather(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunP
     produced: { kind: 'data', id: result.runId },
     // The simulator is a test double: what it gathers demonstrates the pipeline and teaches a model nothing real.
     ...(lab.simulated
-      ? { note: `SIMULATED endpoint: these rollouts are a demo of the pipeline, not training data; the data phases leave them out unless they set "includeSimulated": true` }
+      ? {
+          note: simulatedOnlyReference(lab)
+            ? 'SIMULATED endpoint: these rollouts are a demo of the pipeline, not training data; while every model is simulated the reference pipeline\'s data phases use them (once a model has a baseUrl they are left out)'
+            : 'SIMULATED endpoint: these rollouts are a demo of the pipeline, not training data; the data phases leave them out unless they set "includeSimulated": true',
+        }
       : {}),
     ...(result.cancelled ? { error: 'cancelled' } : {}),
   };
@@ -341,13 +394,19 @@ async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'b
   return {
     checks,
     counts,
-    error: `pre-flight failed: ${failing.map((c) => c.title).join('; ') || 'see the checks'} — fix these, then run the phase again`,
+    error: preflightFailure(failing),
   };
+}
+
+/** A failed pre-flight in one line: each failed check and its fix (with the lab.json key or flag to set), then what to do. */
+export function preflightFailure(failing: ReadonlyArray<{ title: string; fix: string }>): string {
+  const each = failing.map((c) => `${c.title} — fix: ${c.fix.replace(/\.$/, '')}`);
+  return `pre-flight failed: ${each.join('; ') || 'see the checks'} — then run the phase again`;
 }
 
 /** Pre-flight and export of an sft or grpo phase's data (what a GPU job trains on). */
 export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal' | 'includeSimulated'>): Promise<PhaseResult> {
-  const phase = withSimulated(declared, opts);
+  const phase = withSimulated(lab, declared, opts);
   const kind = phase.kind as 'sft' | 'grpo';
   const failed = await preflight(lab, phase, kind);
   if (failed?.error) return failed;
@@ -381,7 +440,7 @@ export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pic
     counts,
     files: [rel(outFile), rel(`${outFile}.manifest.json`)],
     produced: { kind: 'data', id: manifest.sha256.slice(0, 12) },
-    note: `${simulated ? `${simulated} simulated rollouts left out (${SIMULATED_HINT}); ` : ''}data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
+    note: `${usesSimulatedByDefault(lab, declared, opts) ? `${SIMULATED_USE}; ` : ''}${simulated ? `${simulated} simulated rollouts left out (${SIMULATED_HINT}); ` : ''}data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
   };
 }
 
@@ -394,7 +453,7 @@ async function banditPhase(lab: Lab, declared: PhaseConfig, opts: RunPhaseOption
     credit: 'equal',
     gamma: 0.9,
     hyperparameters: {},
-    includeSimulated: declared.includeSimulated,
+    includeSimulated: withSimulated(lab, declared, opts).includeSimulated,
   };
   const failed = await preflight(lab, phase, 'bandit');
   if (failed?.error) return failed;
@@ -408,7 +467,7 @@ async function banditPhase(lab: Lab, declared: PhaseConfig, opts: RunPhaseOption
     counts,
     files: [path.relative(lab.loaded.labDir, path.resolve(lab.loaded.labDir, info.file)).split(path.sep).join('/')],
     produced: { kind: 'policy', id: info.version },
-    note: `policy ${info.version} (${info.algorithm}) is active; the Supervisor uses it when bandit.mode is "advise" or "decide"`,
+    note: `${usesSimulatedByDefault(lab, declared, opts) ? `${SIMULATED_USE}; ` : ''}policy ${info.version} (${info.algorithm}) is active; the Supervisor uses it when bandit.mode is "advise" or "decide"`,
   };
 }
 

@@ -408,7 +408,7 @@ class Context {
           : `all ${calls.length} model calls carry token logprobs`,
         count: missingLp.length,
         rollouts: uniqueIds(missingLp),
-        fix: `Set ${models.map((m) => `models.${m}.logprobs: true`).join(' and ') || 'models.<name>.logprobs: true'} in lab.json (the server must support logprobs) and gather the rollouts again.`,
+        fix: `Set ${models.map((m) => `models.${m}.logprobs: true`).join(' and ') || 'models.<name>.logprobs: true'} in .rollout-lab/lab.json (the server must support logprobs) and gather the rollouts again.`,
       },
       missingLp.length === 0,
     );
