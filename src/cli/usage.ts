@@ -196,7 +196,7 @@ export const COMMAND_USAGE = {
       '[--workspace DIR] [status] [--json]',
       '[--workspace DIR] run PHASE [--limit N] [--samples G] [--include-simulated] [--json]',
       '[--workspace DIR] rollback MODEL [--json]',
-      '[--workspace DIR] register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--json]',
+      '[--workspace DIR] register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--agents A,B] [--json]',
     ],
     options: [
       WORKSPACE,
@@ -208,6 +208,7 @@ export const COMMAND_USAGE = {
       ['--model ID', 'register: the model id the server knows it by; other actions: ask every endpoint for it'],
       ['--adapter PATH', 'register: the adapter the version was trained into'],
       ['--phase NAME', 'register: the phase that produced it (marks that phase done)'],
+      ['--agents A,B', "register: only these agents of the model run it, the others keep their version (default: the phase's agents when the model has others)"],
       json('the status, the phase record or the registry entry'),
     ],
   },

@@ -73,7 +73,7 @@ test('compare base vs a trained model for the senior agents: same tasks, the tra
       assert.equal(by.get(senior)!.model, 'trained');
       assert.equal(by.get(senior)!.modelVersion, 'grpo-step-200');
     }
-    assert.equal(by.get('Supervisor')?.model, 'junior');
+    assert.equal(by.get('Supervisor')?.model, 'supervisor');
   }
   for (const x of A) for (const a of x.agents) assert.notEqual(a.model, 'trained');
 

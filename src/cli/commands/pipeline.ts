@@ -15,10 +15,11 @@ const OPTIONS = {
   version: { type: 'string' },
   adapter: { type: 'string' },
   phase: { type: 'string' },
+  agents: { type: 'string' },
   'include-simulated': { type: 'boolean' },
 } as const;
 
-const ACTIONS = 'status, run PHASE, rollback MODEL or register MODEL --version V';
+const ACTIONS = 'status, run PHASE, rollback MODEL or register MODEL --version V [--agents A,B]';
 
 /**
  * rollout-lab pipeline: the phased training pipeline of lab.json and the
@@ -88,11 +89,12 @@ async function status(v: Values): Promise<number> {
   out('Models');
   out(
     table(
-      ['model', 'active', 'history', 'lab.json'],
+      ['model', 'active', 'history', 'routes', 'lab.json'],
       s.models.map((m) => [
         m.name,
         m.active ?? '(lab.json)',
         m.history.length ? m.history.join(' → ') : '-',
+        routesText(m.routes),
         m.base ? `${m.base.model}${m.base.baseUrl ? ` @ ${m.base.baseUrl}` : ''}` : '(not in lab.json)',
       ]),
     ),
@@ -136,29 +138,50 @@ async function run(v: Values, phase: string): Promise<number> {
 }
 
 async function rollback(v: Values, model: string): Promise<number> {
-  const { rollbackModelVersion } = await import('../../core/config/modelRegistry');
+  const { agentRoutes, rollbackModelVersion } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   if (!l.baseModels[model]) throw new UsageError(`model "${model}" is not defined under "models" in ${l.file} — one of: ${Object.keys(l.baseModels).join(', ')}`);
   const entry = rollbackModelVersion(l.labDir, model);
-  if (v.json) out(JSON.stringify({ model, ...entry }, null, 2));
-  else out(`model "${model}" now runs ${entry.active ? `version ${entry.active}` : "lab.json's own settings"}; the next rollouts use it`);
+  const routes = agentRoutes(l.config, model, entry);
+  if (v.json) out(JSON.stringify({ model, ...entry, routes }, null, 2));
+  else out(`model "${model}" rolled back one step: ${routesText(routes, "lab.json's own settings")}; the next rollouts use it`);
   return 0;
 }
 
 async function register(v: Values, model: string): Promise<number> {
   if (typeof v.version !== 'string' || !v.version) throw new UsageError('pipeline register: --version V is required (the label rollouts will record)');
   const { registerTrainedModel } = await import('../../core/train/pipeline');
+  const { agentRoutes } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
+  const agents = typeof v.agents === 'string' ? v.agents.split(',').map((a) => a.trim()).filter(Boolean) : undefined;
+  if (agents?.length === 0) throw new UsageError('pipeline register: --agents takes agent names separated by commas, e.g. --agents Geneticist,Neurologist');
   const entry = registerTrainedModel(l, model, {
     version: v.version,
     ...(typeof v['base-url'] === 'string' ? { baseUrl: v['base-url'] } : {}),
     ...(typeof v.model === 'string' ? { model: v.model } : {}),
     ...(typeof v.adapter === 'string' ? { adapter: v.adapter } : {}),
     ...(typeof v.phase === 'string' ? { phase: v.phase } : {}),
+    ...(agents ? { agents } : {}),
   });
-  if (v.json) out(JSON.stringify({ model, ...entry }, null, 2));
-  else out(`registered version ${v.version} of model "${model}" and made it active; the next rollouts use it (roll back with \`rollout-lab pipeline rollback ${model}\`)`);
+  const routes = agentRoutes(l.config, model, entry);
+  const served = entry.versions.find((x) => x.version === v.version)?.agents;
+  if (v.json) out(JSON.stringify({ model, ...entry, routes }, null, 2));
+  else {
+    const whom = served ? `for ${served.join(', ')} (the model's other agents keep theirs)` : 'for all its agents';
+    out(`registered version ${v.version} of model "${model}" and made it active ${whom}: ${routesText(routes)}; the next rollouts use it (roll back with \`rollout-lab pipeline rollback ${model}\`)`);
+  }
   return 0;
+}
+
+/** The agents of a model grouped by the version they run: "Geneticist, Neurologist → sft-2; Supervisor → lab.json". */
+function routesText(routes: ReadonlyArray<{ agent: string; version: string | null }>, none = '-'): string {
+  if (!routes.length) return none;
+  const byVersion = new Map<string, string[]>();
+  for (const r of routes) {
+    const key = r.version ?? 'lab.json';
+    byVersion.set(key, [...(byVersion.get(key) ?? []), r.agent]);
+  }
+  return [...byVersion.entries()].map(([version, agents]) => `${agents.join(', ')} → ${version}`).join('; ');
 }
 
 function countsText(counts: Record<string, number>): string {

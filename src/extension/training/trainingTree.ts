@@ -195,7 +195,9 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
         const v = node.version;
         const item = new vscode.TreeItem(v.version, vscode.TreeItemCollapsibleState.None);
         item.id = `${node.folder}:model:${node.model}:${v.version}`;
-        item.description = [node.active ? 'active' : '', v.model ?? '', v.producedBy ? `from ${v.producedBy.phase}` : ''].filter(Boolean).join(' · ');
+        item.description = [node.active ? 'active' : '', v.agents ? `for ${v.agents.join(', ')}` : '', v.model ?? '', v.producedBy ? `from ${v.producedBy.phase}` : '']
+          .filter(Boolean)
+          .join(' · ');
         item.iconPath = new vscode.ThemeIcon(node.active ? 'pass-filled' : 'circle-outline');
         item.tooltip = versionTooltip(v, node.active);
         item.contextValue = node.active ? 'rolloutLab.training.version.active' : 'rolloutLab.training.version';
@@ -307,7 +309,8 @@ function modelItem(node: Extract<TrainingNode, { kind: 'model' }>): vscode.TreeI
   item.id = `${node.folder}:model:${m.name}`;
   item.iconPath = new vscode.ThemeIcon('server-environment');
   item.description = m.active ? `version ${m.active}` : m.base ? "lab.json's settings" : 'not in lab.json';
-  item.tooltip = m.history.length ? `Activations: ${m.history.join(' → ')}` : `"${m.name}" runs lab.json's own settings`;
+  const routes = m.routes.map((r) => `${r.agent} → ${r.version ?? 'lab.json'}`);
+  item.tooltip = [m.history.length ? `Activations: ${m.history.join(' → ')}` : `"${m.name}" runs lab.json's own settings`, ...(routes.length ? ['Agents:', ...routes] : [])].join('\n');
   // Only a model on a registered version can be rolled back.
   item.contextValue = m.active ? 'rolloutLab.training.model.versioned' : 'rolloutLab.training.model';
   return item;
@@ -318,6 +321,7 @@ function versionTooltip(v: ModelVersion, active: boolean): string {
   if (v.model) lines.push(`model id: ${v.model}`);
   if (v.baseUrl) lines.push(`endpoint: ${v.baseUrl}`);
   if (v.adapter) lines.push(`adapter: ${v.adapter}`);
+  if (v.agents) lines.push(`serves ${v.agents.join(', ')} (the model's other agents keep their version)`);
   if (v.producedBy) lines.push(`produced by phase ${v.producedBy.phase}${v.producedBy.job ? `, job ${v.producedBy.job}` : ''}`);
   return lines.join('\n');
 }

@@ -49,7 +49,7 @@ describe('training view', () => {
     assert.deepEqual(before.map((s) => s.label), ['Pipeline', 'Models']);
     const phases = child(before, 'Pipeline')!.children!;
     assert.deepEqual(phases.map((p) => p.label), ['gather', 'sft-juniors', 'grpo-seniors', 'bandit-supervisor']);
-    assert.deepEqual(child(before, 'Models')!.children!.map((m) => m.label), ['junior', 'senior', 'strong']);
+    assert.deepEqual(child(before, 'Models')!.children!.map((m) => m.label), ['junior', 'supervisor', 'senior', 'strong']);
 
     // Run the gather phase through the command: 1 task × 2 samples on the simulated endpoint.
     const rec = await vscode.commands.executeCommand<PhaseRecordLike>('rolloutLab.runTrainingPhase', { phase: 'gather', limit: 1, samples: 2 });

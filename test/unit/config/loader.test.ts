@@ -119,7 +119,7 @@ test('an agent that refers to an undefined model is rejected with the defined on
   const ws = workspace(t);
   writeLab(ws, labText((c) => (c.agents.Neurologist.model = 'huge')));
   const err = await rejects(loadConfig(ws));
-  assert.match(err.message, /agents\.Neurologist\.model: model "huge" is not defined; add it under "models" or use one of: junior, senior, strong/);
+  assert.match(err.message, /agents\.Neurologist\.model: model "huge" is not defined; add it under "models" or use one of: junior, supervisor, senior, strong/);
 });
 
 test('every problem is kept on the error; the message shows the first three', async (t) => {

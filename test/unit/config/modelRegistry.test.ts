@@ -7,6 +7,7 @@ import { defaultLabConfig } from '../../../src/core/config/defaults';
 import { loadConfig } from '../../../src/core/config/loader';
 import {
   activateModelVersion,
+  agentRoutes,
   readRegistry,
   registerModelVersion,
   registryFile,
@@ -107,4 +108,69 @@ test('a corrupt registry is a clear error naming the file, and is never overwrit
     await assert.rejects(loadConfig(ws), (e: unknown) => e instanceof ConfigError && e.message.includes(file));
     assert.equal(readFileSync(file, 'utf8'), text, 'nothing lost');
   }
+});
+
+test('a version registered for some agents of a shared model routes only them; the others keep their route, and rollback pops one entry', async (t) => {
+  const { ws, labDir } = workspace(t);
+  // Share "junior" between the three juniors and the Supervisor, as labs made before the Supervisor had its own model do.
+  const file = path.join(labDir, 'lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8'));
+  cfg.agents.Supervisor.model = 'junior';
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+  const routes = async (): Promise<Record<string, string | null>> => {
+    const loaded = await loadConfig(ws);
+    const router = new ModelRouter(loaded.config, { simulatedBaseUrl: 'http://127.0.0.1:1/v1', env: {}, agentModels: loaded.agentModels });
+    return Object.fromEntries(['Geneticist', 'Pharmacologist', 'Neurologist', 'Supervisor'].map((a) => [a, router.forAgent(a).version]));
+  };
+
+  registerModelVersion(labDir, 'junior', { version: 'base-1' });
+  registerModelVersion(labDir, 'junior', { version: 'sft-a', baseUrl: 'http://127.0.0.1:9/v1', model: 'junior-sft-a', agents: ['Geneticist', 'Pharmacologist'] });
+  registerModelVersion(labDir, 'junior', { version: 'sft-b', baseUrl: 'http://127.0.0.1:8/v1', model: 'junior-sft-b', agents: ['Neurologist'] });
+  assert.deepEqual(await routes(), { Geneticist: 'sft-a', Pharmacologist: 'sft-a', Neurologist: 'sft-b', Supervisor: 'base-1' }, 'one adapter per agent group; the Supervisor keeps the model-wide version');
+
+  const loaded = await loadConfig(ws);
+  assert.equal(loaded.config.models.junior!.version, 'base-1', 'the model itself (the judge, ctx.model("junior")) stays on the newest version that serves every agent');
+  assert.deepEqual(Object.keys(loaded.agentModels).sort(), ['Geneticist', 'Neurologist', 'Pharmacologist']);
+  const router = new ModelRouter(loaded.config, { simulatedBaseUrl: 'http://127.0.0.1:1/v1', env: {}, agentModels: loaded.agentModels });
+  const g = router.forAgent('Geneticist');
+  assert.deepEqual([g.logical, g.baseUrl, g.model, g.simulated, g.temperature], ['junior', 'http://127.0.0.1:9/v1', 'junior-sft-a', false, 0.7]);
+  const sup = router.forAgent('Supervisor');
+  assert.deepEqual([sup.baseUrl, sup.simulated, sup.temperature], ['http://127.0.0.1:1/v1', true, 0], "the agent's own temperature still applies");
+  assert.equal(router.forAgent('Geneticist', 'senior').logical, 'senior', 'a variant that moves the agent to another model leaves its own route behind');
+  assert.equal(router.forAgent('Geneticist', 'senior').version, null);
+  assert.deepEqual(agentRoutes(loaded.config, 'junior', readRegistry(labDir).models.junior), [
+    { agent: 'Geneticist', version: 'sft-a' },
+    { agent: 'Pharmacologist', version: 'sft-a' },
+    { agent: 'Neurologist', version: 'sft-b' },
+    { agent: 'Supervisor', version: 'base-1' },
+  ]);
+
+  assert.throws(
+    () => registerModelVersion(labDir, 'junior', { version: 'sft-a', baseUrl: 'http://127.0.0.1:9/v1', model: 'junior-sft-a', agents: ['Geneticist'] }),
+    (e: unknown) => e instanceof UsageError && /already registered for agents Geneticist, Pharmacologist, not agents Geneticist/.test(e.message),
+  );
+  assert.throws(() => registerModelVersion(labDir, 'junior', { version: 'none', agents: [] }), UsageError);
+
+  // Each rollback undoes one registration, for the agents it served.
+  rollbackModelVersion(labDir, 'junior');
+  assert.deepEqual(await routes(), { Geneticist: 'sft-a', Pharmacologist: 'sft-a', Neurologist: 'base-1', Supervisor: 'base-1' });
+  rollbackModelVersion(labDir, 'junior');
+  assert.deepEqual(await routes(), { Geneticist: 'base-1', Pharmacologist: 'base-1', Neurologist: 'base-1', Supervisor: 'base-1' });
+  assert.deepEqual((await loadConfig(ws)).agentModels, {});
+  // A model-wide version activated after a scoped one routes every agent to it again.
+  activateModelVersion(labDir, 'junior', 'sft-b');
+  activateModelVersion(labDir, 'junior', 'base-1');
+  assert.deepEqual(await routes(), { Geneticist: 'base-1', Pharmacologist: 'base-1', Neurologist: 'base-1', Supervisor: 'base-1' });
+  rollbackModelVersion(labDir, 'junior');
+  assert.deepEqual(await routes(), { Geneticist: 'base-1', Pharmacologist: 'base-1', Neurologist: 'sft-b', Supervisor: 'base-1' });
+});
+
+test('an agent routed to a version without an endpoint of a model whose own route has one still reaches the simulator', async (t) => {
+  const { ws, labDir } = workspace(t);
+  registerModelVersion(labDir, 'junior', { version: 'served', baseUrl: 'http://127.0.0.1:9/v1' });
+  registerModelVersion(labDir, 'junior', { version: 'label-only', agents: ['Neurologist'] });
+  const loaded = await loadConfig(ws);
+  const router = new ModelRouter(loaded.config, { simulatedBaseUrl: 'http://127.0.0.1:1/v1', env: {}, agentModels: loaded.agentModels });
+  assert.ok(router.simulatedModels().includes('junior'), 'the simulator is started for the Neurologist');
+  assert.deepEqual([router.forAgent('Neurologist').simulated, router.forAgent('Geneticist').simulated], [true, false]);
 });

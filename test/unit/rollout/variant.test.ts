@@ -65,7 +65,7 @@ test('variants are checked against lab.json and the stored prompt versions, and 
 
     const errors: Array<[string, RegExp, typeof ConfigError | typeof UsageError]> = [
       ['model:Nobody=trained', /agent "Nobody", which is not under "agents".*\(agents: Geneticist, .*PrincipalInvestigator\)/, ConfigError],
-      ['model:ProtocolDesigner=huge', /model "huge" for ProtocolDesigner is not under "models".*\(models: junior, senior, strong, trained\)/, ConfigError],
+      ['model:ProtocolDesigner=huge', /model "huge" for ProtocolDesigner is not under "models".*\(models: junior, supervisor, senior, strong, trained\)/, ConfigError],
       ['prompt:Supervisor=ab1', /prompt version "ab1" of Supervisor is ambiguous: ab12ffffffff, ab13ffffffff/, UsageError],
       ['prompt:Supervisor=ff00', /no stored prompt version of Supervisor starts with "ff00" \(stored versions: .*ab12ffff/, UsageError],
       ['prompt:Supervisor=xyz', /not a hex hash prefix/, UsageError],

@@ -60,7 +60,7 @@ test('the reference pipeline: pending → running → done for gather, sft expor
     assert.equal(before.phases[1]!.phase.model, 'junior');
     assert.equal(before.phases[1]!.phase.minReward, 0.7);
     assert.equal(before.phases[2]!.phase.model, 'senior');
-    assert.deepEqual(before.models.map((m) => [m.name, m.active]), [['junior', null], ['senior', null], ['strong', null]]);
+    assert.deepEqual(before.models.map((m) => [m.name, m.active]), [['junior', null], ['supervisor', null], ['senior', null], ['strong', null]]);
 
     const seen: PhaseRecord[] = [];
     const gather = await runPhase(lab, 'gather', { limit: 3, samples: 2, onUpdate: (r) => seen.push(structuredClone(r)) });
