@@ -200,27 +200,29 @@ test('a registered model version is recorded by the next rollouts; rollback give
     cfg.training = { phases: [{ name: 'gather', kind: 'gather', limit: 1, samples: 1 }, { name: 'sft', kind: 'sft', agents: ['Geneticist'], model: 'junior' }] };
   });
   /** Runs the gather phase in a freshly opened lab and returns the model versions the rollout recorded. */
-  const versionsOfNextRollout = async (): Promise<{ junior: string | null; senior: string | null; span: unknown }> =>
+  const versionsOfNextRollout = async (): Promise<{ junior: string | null; senior: string | null; span: unknown; others: Array<string | null> }> =>
     withLab(dir, async (lab) => {
       const rec = await runPhase(lab, 'gather');
       assert.equal(rec.state, 'done', rec.error ?? '');
       const [r] = lab.store.listRollouts({ runId: rec.runId! }).rollouts;
       const agent = (name: string): string | null => r!.agents.find((a) => a.agent === name)!.modelVersion;
       const span = lab.store.getSpans(r!.id).find((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === 'Geneticist');
-      return { junior: agent('Geneticist'), senior: agent('HypothesisRefiner'), span: span?.attributes[Attr.modelVersion] };
+      // The phase trains the Geneticist only: the other juniors on "junior" keep what they ran.
+      const others = ['Pharmacologist', 'Neurologist'].map(agent);
+      return { junior: agent('Geneticist'), senior: agent('HypothesisRefiner'), span: span?.attributes[Attr.modelVersion], others };
     });
 
-  assert.deepEqual(await versionsOfNextRollout(), { junior: null, senior: null, span: undefined });
+  assert.deepEqual(await versionsOfNextRollout(), { junior: null, senior: null, span: undefined, others: [null, null] });
   const loaded = await loadConfig(dir);
   registerTrainedModel(loaded, 'junior', { version: 'sft-1', phase: 'sft' });
-  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-1', senior: null, span: 'sft-1' });
+  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-1', senior: null, span: 'sft-1', others: [null, null] });
   registerTrainedModel(loaded, 'junior', { version: 'sft-2', phase: 'sft' });
-  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-2', senior: null, span: 'sft-2' });
+  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-2', senior: null, span: 'sft-2', others: [null, null] });
 
   assert.equal(rollbackModelVersion(loaded.labDir, 'junior').active, 'sft-1');
-  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-1', senior: null, span: 'sft-1' });
+  assert.deepEqual(await versionsOfNextRollout(), { junior: 'sft-1', senior: null, span: 'sft-1', others: [null, null] });
   assert.equal(rollbackModelVersion(loaded.labDir, 'junior').active, null);
-  assert.deepEqual(await versionsOfNextRollout(), { junior: null, senior: null, span: undefined });
+  assert.deepEqual(await versionsOfNextRollout(), { junior: null, senior: null, span: undefined, others: [null, null] });
 });
 
 test('against the simulated endpoint gather is a demo: the data phases leave its rollouts out and say how many, unless a phase (or the caller) includes them', async (t) => {
@@ -307,4 +309,80 @@ test('a module graph has no reference pipeline: the status shows a ready-to-past
   const research = pipelineStatus({ loaded: await loadConfig(await workspace(t)) });
   assert.equal(research.example, null);
   assert.deepEqual(research.phases.map((p) => p.phase.name), ['gather', 'sft-juniors', 'grpo-seniors', 'bandit-supervisor']);
+});
+
+test('a phase registers its model for the agents it trained: the Supervisor has its own model, a shared model keeps its other agents\' route, --agents is checked', async (t) => {
+  const dir = await workspace(t, { dataset: PUBMEDQA });
+  const fresh = await loadConfig(dir);
+  assert.equal(fresh.config.agents.Supervisor!.model, 'supervisor', 'the default lab gives the Supervisor its own model');
+  assert.deepEqual([fresh.config.models.junior!.logprobs, fresh.config.models.junior!.tokenIds, fresh.config.models.senior!.logprobs, fresh.config.models.senior!.tokenIds], [true, true, true, true]);
+  registerTrainedModel(fresh, 'junior', { version: 'sft-1', phase: 'sft-juniors' });
+  const routes = (name: string): Record<string, string | null> =>
+    Object.fromEntries(pipelineStatus({ loaded: fresh }).models.find((m) => m.name === name)!.routes.map((r) => [r.agent, r.version]));
+  assert.deepEqual(routes('junior'), { Geneticist: 'sft-1', Pharmacologist: 'sft-1', Neurologist: 'sft-1' });
+  assert.deepEqual(routes('supervisor'), { Supervisor: null });
+  assert.equal(pipelineStatus({ loaded: fresh }).models.find((m) => m.name === 'junior')!.versions[0]!.agents, undefined, 'the phase trained every agent of "junior": the version serves the model');
+
+  // Two agent groups declared on one shared model: two versions, each routed to its group.
+  editLab(dir, (cfg) => {
+    cfg.agents.Supervisor.model = 'junior';
+    cfg.training = {
+      phases: [
+        { name: 'sft-gp', kind: 'sft', agents: ['Geneticist', 'Pharmacologist'], model: 'junior' },
+        { name: 'sft-n', kind: 'sft', agents: ['Neurologist'], model: 'junior' },
+      ],
+    };
+  });
+  const shared = await loadConfig(dir);
+  registerTrainedModel(shared, 'junior', { version: 'gp-1', phase: 'sft-gp' });
+  registerTrainedModel(shared, 'junior', { version: 'n-1', phase: 'sft-n' });
+  const status = pipelineStatus({ loaded: await loadConfig(dir) });
+  const junior = status.models.find((m) => m.name === 'junior')!;
+  assert.deepEqual(junior.versions.map((v) => [v.version, v.agents]), [['sft-1', undefined], ['gp-1', ['Geneticist', 'Pharmacologist']], ['n-1', ['Neurologist']]]);
+  assert.deepEqual(Object.fromEntries(junior.routes.map((r) => [r.agent, r.version])), { Geneticist: 'gp-1', Pharmacologist: 'gp-1', Neurologist: 'n-1', Supervisor: 'sft-1' });
+  assert.match(status.phases.find((p) => p.phase.name === 'sft-n')!.record.note!, /version n-1 registered and active for Neurologist \(the model's other agents keep their version\)/);
+
+  // Named agents: only the model's own, with the key to change otherwise.
+  registerTrainedModel(shared, 'junior', { version: 'sup-1', agents: ['Supervisor'] });
+  assert.deepEqual(Object.fromEntries(pipelineStatus({ loaded: await loadConfig(dir) }).models.find((m) => m.name === 'junior')!.routes.map((r) => [r.agent, r.version])), {
+    Geneticist: 'gp-1',
+    Pharmacologist: 'gp-1',
+    Neurologist: 'n-1',
+    Supervisor: 'sup-1',
+  });
+  assert.throws(
+    () => registerTrainedModel(shared, 'junior', { version: 'x', agents: ['HypothesisRefiner', 'Nobody'] }),
+    /"HypothesisRefiner" runs on model "senior"; "Nobody" is not an agent of lab\.json — a version of model "junior" can serve only its agents \(Geneticist, Pharmacologist, Neurologist, Supervisor\); name those, or set agents\.<Agent>\.model to "junior"/,
+  );
+});
+
+test('the reference pipeline on a lab whose every model is simulated uses the simulated rollouts and says so; once a model has an endpoint they are left out again', async (t) => {
+  const dir = await workspace(t, { dataset: PUBMEDQA });
+  editLab(dir, (cfg) => {
+    cfg.training = { groupSize: 2 };
+  });
+  await withLab(dir, async (lab) => {
+    assert.equal(lab.simulated, true);
+    const gather = await runPhase(lab, 'gather', { limit: 1, samples: 2 });
+    assert.equal(gather.state, 'done', gather.error ?? '');
+    assert.match(gather.note!, /^SIMULATED endpoint: .*while every model is simulated the reference pipeline's data phases use them/);
+    const lines: string[] = [];
+    const sft = await runPhase(lab, 'sft-juniors', { log: (l) => lines.push(l) });
+    assert.equal(sft.state, 'done', sft.error ?? '');
+    assert.match(sft.note!, /^SIMULATED: every model of the lab is on the simulated endpoint, so the reference pipeline uses its simulated rollouts/);
+    assert.ok(lines.some((l) => /^phase sft-juniors: SIMULATED: every model/.test(l)), lines.join('\n'));
+    const manifest = JSON.parse(readFileSync(join(dir, '.rollout-lab', sft.files[1]!), 'utf8'));
+    assert.equal(manifest.options.includeSimulated, true);
+  });
+  // One model on a real endpoint: simulated rollouts are no longer the only data there is.
+  const endpoint = await startSimServer();
+  t.after(() => endpoint.close());
+  editLab(dir, (cfg) => {
+    cfg.models.strong.baseUrl = endpoint.url;
+  });
+  await withLab(dir, async (lab) => {
+    const sft = await runPhase(lab, 'sft-juniors');
+    assert.equal(sft.state, 'failed');
+    assert.match(sft.error!, /^pre-flight failed: all 2 rollouts \(train split\) are simulated, so nothing is left to train on.* — fix: /);
+  });
 });
