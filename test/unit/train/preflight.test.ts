@@ -61,6 +61,10 @@ async function gather(split: 'train' | 'val', limit: number, samples: number, ba
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rl-preflight-'));
   await initWorkspace(dir, { dataset: PUBMEDQA });
+  // init's trained models ask for logprobs and token ids: this fixture needs calls without them.
+  editConfig((c) => {
+    for (const m of [c.models.junior, c.models.senior]) Object.assign(m, { logprobs: false, tokenIds: false });
+  });
   const endpoint = await startSimServer();
   try {
     train = await gather('train', 3, 2, endpoint.url);
