@@ -18,6 +18,11 @@ let rolloutIds: Set<string>;
 before(() => {
   ws = tempWorkspace();
   assert.equal(cli(['init', '--workspace', ws, '--dataset', PUBMEDQA]).code, 0);
+  // init's seniors ask for logprobs; these checks are about rollouts gathered without them.
+  const file = join(ws, '.rollout-lab', 'lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8'));
+  cfg.models.senior.logprobs = false;
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
   const run = cli(['run', '--workspace', ws, '--limit', '3', '--samples', '2', '--json']);
   assert.equal(run.code, 0, run.stderr);
   rolloutIds = new Set(json<{ rollouts: Array<{ id: string }> }>(cli(['traces', '--workspace', ws, '--json'])).rollouts.map((r) => r.id));
