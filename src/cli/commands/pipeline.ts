@@ -69,6 +69,7 @@ async function loaded(v: Values): Promise<LoadedConfig> {
 
 async function status(v: Values): Promise<number> {
   const { pipelineExampleText, pipelineStatus } = await import('../../core/train/pipeline');
+  const { routesText } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   const s = pipelineStatus({ loaded: l });
   if (v.json) {
@@ -138,7 +139,7 @@ async function run(v: Values, phase: string): Promise<number> {
 }
 
 async function rollback(v: Values, model: string): Promise<number> {
-  const { agentRoutes, rollbackModelVersion } = await import('../../core/config/modelRegistry');
+  const { agentRoutes, rollbackModelVersion, routesText } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   if (!l.baseModels[model]) throw new UsageError(`model "${model}" is not defined under "models" in ${l.file} — one of: ${Object.keys(l.baseModels).join(', ')}`);
   const entry = rollbackModelVersion(l.labDir, model);
@@ -151,7 +152,7 @@ async function rollback(v: Values, model: string): Promise<number> {
 async function register(v: Values, model: string): Promise<number> {
   if (typeof v.version !== 'string' || !v.version) throw new UsageError('pipeline register: --version V is required (the label rollouts will record)');
   const { registerTrainedModel } = await import('../../core/train/pipeline');
-  const { agentRoutes } = await import('../../core/config/modelRegistry');
+  const { agentRoutes, routesText } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   const agents = typeof v.agents === 'string' ? v.agents.split(',').map((a) => a.trim()).filter(Boolean) : undefined;
   if (agents?.length === 0) throw new UsageError('pipeline register: --agents takes agent names separated by commas, e.g. --agents Geneticist,Neurologist');
@@ -171,17 +172,6 @@ async function register(v: Values, model: string): Promise<number> {
     out(`registered version ${v.version} of model "${model}" and made it active ${whom}: ${routesText(routes)}; the next rollouts use it (roll back with \`rollout-lab pipeline rollback ${model}\`)`);
   }
   return 0;
-}
-
-/** The agents of a model grouped by the version they run: "Geneticist, Neurologist → sft-2; Supervisor → lab.json". */
-function routesText(routes: ReadonlyArray<{ agent: string; version: string | null }>, none = '-'): string {
-  if (!routes.length) return none;
-  const byVersion = new Map<string, string[]>();
-  for (const r of routes) {
-    const key = r.version ?? 'lab.json';
-    byVersion.set(key, [...(byVersion.get(key) ?? []), r.agent]);
-  }
-  return [...byVersion.entries()].map(([version, agents]) => `${agents.join(', ')} → ${version}`).join('; ');
 }
 
 function countsText(counts: Record<string, number>): string {

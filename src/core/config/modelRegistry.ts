@@ -217,6 +217,17 @@ export function overlayActiveVersions(
   return { config: { ...config, models }, overlaid, agentModels };
 }
 
+/** The agents of a model grouped by the version they run: "Geneticist, Neurologist → sft-2; Supervisor → lab.json". */
+export function routesText(routes: ReadonlyArray<{ agent: string; version: string | null }>, none = '-'): string {
+  if (!routes.length) return none;
+  const byVersion = new Map<string, string[]>();
+  for (const r of routes) {
+    const key = r.version ?? 'lab.json';
+    byVersion.set(key, [...(byVersion.get(key) ?? []), r.agent]);
+  }
+  return [...byVersion.entries()].map(([version, agents]) => `${agents.join(', ')} → ${version}`).join('; ');
+}
+
 function sameAgents(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
   return [...(a ?? [])].sort().join('\0') === [...(b ?? [])].sort().join('\0');
 }

@@ -192,12 +192,15 @@ async function rollback(ctx: FeatureContext, tree: TrainingTree, arg: unknown): 
     );
     if (answer !== 'Roll Back') return undefined;
   }
-  const { rollbackModelVersion } = await import('../../core/config/modelRegistry');
+  const { rollbackModelVersion, routedVersion, routesText } = await import('../../core/config/modelRegistry');
   const entry = rollbackModelVersion(path.join(folder, '.rollout-lab'), model);
   // The lab is opened again on next use, with the registry's new active version laid over lab.json.
   ctx.lab.invalidate(folder);
   tree.refresh();
-  ctx.log(`model ${model}: rolled back to ${entry.active ? `version ${entry.active}` : "lab.json's own settings"}`);
-  void vscode.window.showInformationMessage(`"${model}" now runs ${entry.active ? `version ${entry.active}` : "lab.json's own settings"}; the next rollouts use it.`);
+  // Versions may serve some of the model's agents only: say what each agent runs now.
+  const routes = m.routes.map((r) => ({ agent: r.agent, version: routedVersion(entry, r.agent)?.version ?? null }));
+  const now = routes.length ? routesText(routes) : entry.active ? `version ${entry.active}` : "lab.json's own settings";
+  ctx.log(`model ${model}: rolled back one step: ${now}`);
+  void vscode.window.showInformationMessage(`"${model}" rolled back one step: ${now}; the next rollouts use it.`);
   return entry;
 }
