@@ -48,15 +48,20 @@ export interface StubQuirks {
   responseFormats: ReadonlyArray<'json_schema' | 'json_object'>;
   /** response_format together with tools gets HTTP 400. */
   rejectsFormatWithTools: boolean;
+  /** A request parameter outside the OpenAI API (return_token_ids) gets HTTP 400 "Unrecognized request argument supplied". */
+  rejectsUnknownParams: boolean;
 }
+
+/** The chat completions request parameters of the OpenAI API. */
+const OPENAI_PARAMS = new Set(['model', 'messages', 'temperature', 'top_p', 'n', 'stream', 'stream_options', 'stop', 'max_tokens', 'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'user', 'seed', 'tools', 'tool_choice', 'parallel_tool_calls', 'response_format', 'metadata', 'store', 'reasoning_effort', 'service_tier', 'modalities', 'audio', 'prediction', 'prompt_cache_key', 'safety_identifier', 'verbosity', 'web_search_options']);
 
 /** The quirks each server showed (llama.cpp measured on a real llama-server; the others from their documentation). */
 export const SERVER_QUIRKS: Readonly<Record<ServerProfile, StubQuirks>> = {
-  openai: { toolCallIds: 'unique', tokenIds: 'none', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false },
-  'llama.cpp': { toolCallIds: 'empty', tokenIds: 'logprobs', defaultTopLogprobs: 20, zeroTopLogprobsDisablesLogprobs: true, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false },
-  vllm: { toolCallIds: 'unique', tokenIds: 'fields', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false },
-  ollama: { toolCallIds: 'unique', tokenIds: 'none', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false },
-  lmstudio: { toolCallIds: 'unique', tokenIds: 'none', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema'], rejectsFormatWithTools: false },
+  openai: { toolCallIds: 'unique', tokenIds: 'none', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false, rejectsUnknownParams: true },
+  'llama.cpp': { toolCallIds: 'empty', tokenIds: 'logprobs', defaultTopLogprobs: 20, zeroTopLogprobsDisablesLogprobs: true, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false, rejectsUnknownParams: false },
+  vllm: { toolCallIds: 'unique', tokenIds: 'fields', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false, rejectsUnknownParams: false },
+  ollama: { toolCallIds: 'unique', tokenIds: 'none', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema', 'json_object'], rejectsFormatWithTools: false, rejectsUnknownParams: false },
+  lmstudio: { toolCallIds: 'unique', tokenIds: 'none', defaultTopLogprobs: 0, zeroTopLogprobsDisablesLogprobs: false, contextTokens: null, responseFormats: ['json_schema'], rejectsFormatWithTools: false, rejectsUnknownParams: false },
 };
 
 export interface StubToolCall {
@@ -131,6 +136,8 @@ export async function startOpenAIStub(opts: OpenAIStubOptions): Promise<OpenAISt
     if (typeof body.model !== 'string' || !Array.isArray(body.messages) || body.messages.length === 0) {
       return sendError(res, 500, '"messages" must be a non-empty array and "model" a string');
     }
+    const unknown = quirks.rejectsUnknownParams ? Object.keys(body).find((k) => !OPENAI_PARAMS.has(k)) : undefined;
+    if (unknown) return sendError(res, 400, `Unrecognized request argument supplied: ${unknown}`);
     const formatType: string | undefined = body.response_format?.type;
     const enforced = formatType === 'json_schema' || formatType === 'json_object';
     if (enforced && quirks.rejectsFormatWithTools && Array.isArray(body.tools) && body.tools.length) {

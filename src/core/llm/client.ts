@@ -56,6 +56,10 @@ function clientFor(model: ResolvedModel): OpenAI {
   return client;
 }
 
+const TOKEN_IDS_PARAM = 'return_token_ids';
+/** Endpoints that refused return_token_ids with HTTP 400: later calls leave it out. */
+const refusesTokenIds = new Set<string>();
+
 /** The least a body must have to be used as a chat completion; servers behind odd proxies send less. */
 const CompletionShape = z.looseObject({
   id: z.string(),
@@ -84,7 +88,7 @@ export async function chatCompletion(model: ResolvedModel, request: ChatRequest,
     // Left out, llama.cpp sends 20 alternatives per token (and for 0 it sends no logprobs at all).
     ...(logprobs && request.top_logprobs === undefined ? { top_logprobs: model.topLogprobs ?? DEFAULT_TOP_LOGPROBS } : {}),
     // Not an OpenAI parameter: servers that know it (vLLM, python-trainer) add the sampled token ids to the choice.
-    ...(model.tokenIds ? ({ return_token_ids: true } as object) : {}),
+    ...(model.tokenIds && !refusesTokenIds.has(model.baseUrl) ? ({ [TOKEN_IDS_PARAM]: true } as object) : {}),
   };
   const formats = new FormatFallback(`${model.baseUrl}\u0000${model.model}`, body);
   body = formats.body;
@@ -102,6 +106,13 @@ export async function chatCompletion(model: ResolvedModel, request: ChatRequest,
       body = formats.weaken(`the server rejected response_format ${rejected} (${serverMessage(attempt.cause)})`);
       attempt = await attemptOnce(client, body, model, opts.signal, headers);
       if (attempt.ok) formats.remember();
+    }
+    // OpenAI refuses parameters it does not know: ask again without return_token_ids (ids then come from logprobs, where a server sends them).
+    if (!attempt.ok && attempt.status === 400 && TOKEN_IDS_PARAM in body && serverMessage(attempt.cause).includes(TOKEN_IDS_PARAM)) {
+      const { [TOKEN_IDS_PARAM]: _dropped, ...rest } = body as ChatCompletionCreateParamsNonStreaming & { [TOKEN_IDS_PARAM]?: boolean };
+      body = rest;
+      attempt = await attemptOnce(client, body, model, opts.signal, headers);
+      if (attempt.ok) refusesTokenIds.add(model.baseUrl);
     }
     if (attempt.ok) {
       return { completion: attempt.completion, latencyMs: performance.now() - started, retries, sent: body, structuredOutput: formats.use() };

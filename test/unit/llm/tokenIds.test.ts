@@ -57,12 +57,27 @@ describe('token ids and logprobs wherever the server gives them', () => {
   });
 
   it('a server without ids stores none, and without logprobs asked none are sent', async () => {
-    stub = await startOpenAIStub({ server: 'openai', replies: [{ content: answer }, { content: answer }] });
+    stub = await startOpenAIStub({ server: 'ollama', replies: [{ content: answer }, { content: answer }] });
     const { llm } = await traced(new RoutedChatModel({ resolved: resolvedAt(stub.url, { logprobs: true, tokenIds: true }) }), ask);
     assert.equal(llm[0]!.attributes[Attr.tokenIds], undefined);
     assert.ok(Array.isArray(llm[0]!.attributes[Attr.logprobs]));
     await new RoutedChatModel({ resolved: resolvedAt(stub.url) }).invoke(ask);
     assert.equal(stub.requests[1]!.body.logprobs, undefined);
     assert.equal(stub.requests[1]!.body.top_logprobs, undefined);
+  });
+
+  it('OpenAI: refuses return_token_ids with HTTP 400 — the call is asked again without it, and later calls to that endpoint leave it out', async () => {
+    stub = await startOpenAIStub({ server: 'openai', replies: () => ({ content: answer }) });
+    const model = new RoutedChatModel({ resolved: resolvedAt(stub.url, { logprobs: true, tokenIds: true }) });
+    const first = await traced(model, ask);
+    assert.equal((first.output as AIMessage).content, answer);
+    assert.equal(stub.requests.length, 2, 'refused once, then answered');
+    assert.equal(stub.requests[0]!.body.return_token_ids, true);
+    assert.equal('return_token_ids' in stub.requests[1]!.body, false);
+    assert.equal(first.llm[0]!.status, 'ok');
+    await traced(model, ask);
+    assert.equal(stub.requests.length, 3, 'the endpoint is remembered: no second refusal');
+    assert.equal('return_token_ids' in stub.requests[2]!.body, false);
+    assert.equal(stub.requests[2]!.body.logprobs, true, 'logprobs are still asked for');
   });
 });
