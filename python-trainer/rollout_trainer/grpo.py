@@ -316,7 +316,7 @@ def run_grpo(spec: Any, emitter: Emitter) -> Dict[str, Any]:
     if report["useful_groups"] == 0:
         raise DataError(f"{spec.train}: no group has two records with different rewards ({report['singleton_groups']} single-record groups, "
                         f"{report['zero_variance_groups']} with equal rewards) — GRPO has nothing to learn; sample more rollouts per task")
-    policy = load_policy(spec)
+    policy = load_policy(spec, emitter=emitter)
     samples, counts = sized_samples(policy, records, hp, emitter, spec.train)
     useful = sum(1 for s in samples if s.advantage != 0.0)
     total = planned_steps(useful, hp)

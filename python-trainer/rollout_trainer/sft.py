@@ -229,7 +229,7 @@ def run_sft(spec: Any, emitter: Emitter) -> Dict[str, Any]:
     hp = spec.hyperparameters
     set_seed(hp["seed"])
     examples = read_sft(spec.path(spec.train))
-    policy = load_policy(spec)
+    policy = load_policy(spec, emitter=emitter)
     data, dropped = sized_examples(policy, examples, hp, emitter, spec.train)
     per_epoch, total = plan_steps(len(data), hp)
     use_trl = trl_usable(policy)
