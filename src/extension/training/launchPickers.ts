@@ -22,7 +22,7 @@ export function targetDetail(t: TargetConfig): string {
   const gpus = t.gpus > 0 ? `${t.gpus}× ${t.gpuType ?? 'GPU'}` : 'CPU';
   switch (t.kind) {
     case 'local':
-      return `this machine · ${t.python} · ${gpus}`;
+      return `this machine · ${t.python ?? 'a python with torch'} · ${gpus}`;
     case 'ssh':
       return `${t.host}${t.port ? `:${t.port}` : ''} · ${gpus}`;
     case 'skypilot':

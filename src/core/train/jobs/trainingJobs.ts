@@ -14,6 +14,7 @@ import { isActive, jobDir, listJobRecords, readJobRecord, updateJobRecord, write
 import { parse as parseYaml } from 'yaml';
 import { JOB_API_VERSION, JobSpecSchema, type JobKind, type JobSpec } from './jobSpec';
 import type { JobExit, LaunchPlan, PortForward, PreparedJob } from './launcher';
+import { withLocalPython } from './launchers/localPython';
 import { launcherFor } from './launchers';
 import { parseTrainerEvent, type TrainerEvent } from './trainerEvents';
 
@@ -192,7 +193,7 @@ async function draftTraining(lab: Lab, opts: TrainOptions, log: (l: string) => v
   const phase = resolvePhase(lab, opts.phase);
   if (!GPU_KINDS.has(phase.kind)) throw new UsageError(`phase "${phase.name}" is a ${phase.kind} phase, which runs on this machine — run it with \`rollout-lab pipeline run ${phase.name}\``);
   const kind = phase.kind as 'sft' | 'grpo';
-  const target = resolveTarget(lab, opts.target, phase);
+  const target = await withLocalPython(resolveTarget(lab, opts.target, phase), log);
   const hyperparameters = hyperparametersFor(kind, phase, opts.hyperparameters);
   log(`phase ${phase.name} (${kind}): pre-flight checks and export`);
   const exported = await exportPhaseData(lab, phase, { signal: opts.signal, ...(opts.includeSimulated ? { includeSimulated: true } : {}) });
@@ -521,7 +522,7 @@ export async function startServe(lab: Lab, req: ServeRequest, hooks: JobHooks): 
     phase: req.phase,
     model: req.phase.model ?? null,
     baseModel: req.baseModel,
-    target: resolveTarget(lab, req.target, req.phase),
+    target: await withLocalPython(resolveTarget(lab, req.target, req.phase), log),
     hyperparameters: hyperparametersFor('serve', { ...req.phase, hyperparameters: pickKnown('serve', req.phase.hyperparameters) }, undefined),
     files: req.adapter ? { adapter: req.adapter } : {},
     train: null,
