@@ -22,6 +22,8 @@ export interface ResolvedModel {
   structuredOutput?: StructuredOutputMode;
   version: string | null;
   simulated: boolean;
+  /** The endpoint is a registry version's (a served trained model): what fixes it when nothing answers there. */
+  served?: { version: string; job?: string };
 }
 
 export interface RouterOptions {
@@ -32,6 +34,8 @@ export interface RouterOptions {
   /** `--model`: asks every endpoint for this model id. */
   overrideModel?: string;
   env?: NodeJS.ProcessEnv;
+  /** The registry versions laid over lab.json's models (LoadedConfig.overlaid). */
+  served?: Record<string, { version: string; baseUrl?: string; job?: string }>;
 }
 
 /** Set in the environment, it acts like `--base-url` when that is not given. */
@@ -93,6 +97,7 @@ export class ModelRouter {
       structuredOutput: m.structuredOutput,
       version: m.version ?? null,
       simulated,
+      ...this.servedVersion(logical),
     };
   }
 
@@ -124,6 +129,12 @@ export class ModelRouter {
 
   needsSimulator(): boolean {
     return this.simulatedModels().length > 0;
+  }
+
+  private servedVersion(logical: string): Pick<ResolvedModel, 'served'> {
+    const v = this.opts.served?.[logical];
+    if (!v?.baseUrl || this.overrideBaseUrl) return {};
+    return { served: { version: v.version, ...(v.job ? { job: v.job } : {}) } };
   }
 
   private isSimulated(logical: string): boolean {

@@ -65,6 +65,7 @@ export class Lab {
       overrideModel: opts.model,
       env: opts.env,
       simulatedBaseUrl: sim?.url,
+      served: loaded.overlaid,
     });
     const store = await TraceStore.open(loaded.workspaceDir);
     return new Lab(loaded, store, router, sim, canned);

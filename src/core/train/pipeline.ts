@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { LoadedConfig } from '../config/loader';
-import { readRegistry, registerModelVersion, type ModelRegistryEntry, type ModelVersion, type ModelVersionSpec } from '../config/modelRegistry';
+import { readRegistry, registerModelVersion, type ModelRegistryEntry, type ModelVersion, type ModelVersionSpec, type RegisterOptions } from '../config/modelRegistry';
 import type { LabConfig } from '../config/schema';
 import type { PhaseConfig } from '../config/trainingSchema';
 import { errorMessage, UsageError } from '../errors';
@@ -228,7 +228,12 @@ export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {
  * rollouts use it) and, when a phase is named, records it as what the phase
  * produced.
  */
-export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string, spec: Omit<ModelVersionSpec, 'producedBy'> & { phase?: string; job?: string }): ModelRegistryEntry {
+export function registerTrainedModel(
+  loaded: LoadedConfig,
+  logicalModel: string,
+  spec: Omit<ModelVersionSpec, 'producedBy'> & { phase?: string; job?: string },
+  opts: RegisterOptions = {},
+): ModelRegistryEntry {
   if (!loaded.baseModels[logicalModel]) {
     throw new UsageError(`model "${logicalModel}" is not defined under "models" in ${loaded.file} — one of: ${Object.keys(loaded.baseModels).join(', ') || '(none)'}`);
   }
@@ -242,7 +247,7 @@ export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string,
     model: spec.model,
     adapter: spec.adapter,
     ...(phase ? { producedBy: { phase: phase.name, at: Date.now(), ...(job ? { job } : {}) } } : {}),
-  });
+  }, opts);
   if (phase) {
     const base = prev?.kind === phase.kind ? prev : emptyPhaseRecord(phase.name, phase.kind);
     writePhaseRecord(file, {
