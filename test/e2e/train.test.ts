@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
 import type { DryRun, TrainResult } from '../../src/core/train/jobs/trainingJobs';
-import { cli, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
+import { cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
 const PYTHON = '/usr/bin/python3';
@@ -240,6 +240,34 @@ test('serving recovers: jobs serve re-serves a version served before; a dead ser
   assert.equal(seniorActive(), null);
 });
 
+test('jobs serve whose endpoint cannot be registered stops the server and fails instead of hanging', { skip: noTrainer }, async () => {
+  const grpoId = json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json'])).find((j) => j.kind === 'grpo' && j.state === 'succeeded')!.id;
+  const serveDir = join(ws, '.rollout-lab/training/jobs', `${grpoId}-serve`);
+  const registry = join(ws, '.rollout-lab/registry.json');
+  const good = readFileSync(registry, 'utf8');
+  const before = existsSync(join(serveDir, 'job.json')) ? readFileSync(join(serveDir, 'job.json'), 'utf8') : '';
+  const { done } = cliAsync(['jobs', 'serve', grpoId, '--workspace', ws]);
+  try {
+    // Once the new serve job is launched (the lab and its registry were read), the registry breaks before the server answers.
+    for (let i = 0; i < 3000; i++) {
+      const now = existsSync(join(serveDir, 'job.json')) ? readFileSync(join(serveDir, 'job.json'), 'utf8') : '';
+      if (now !== before && /"state": "(launching|running)"/.test(now)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    writeFileSync(registry, '{ not json');
+    const r = await done;
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, new RegExp(`serving failed: job ${grpoId}-serve was stopped because it serves, but forwarding or registering http://127\\.0\\.0\\.1:\\d+/v1 failed: the model registry .* is not valid JSON`));
+  } finally {
+    writeFileSync(registry, good);
+  }
+  const rec = JSON.parse(readFileSync(join(serveDir, 'job.json'), 'utf8')) as JobRecord;
+  assert.equal(rec.state, 'failed');
+  assert.match(rec.error!, /^stopped: it serves, but forwarding or registering/);
+  const pid = (rec.handle as { pid: number }).pid;
+  assert.throws(() => process.kill(-pid, 0), 'the server was stopped');
+});
+
 test('the online loop: rollouts against the served policy, their groups sent to its control API, the version it serves next registered', { skip: noTrainer }, () => {
   const r = cli(['train', '--workspace', ws, '--phase', 'grpo', '--online', '--rounds', '2', '--tasks', '2', '--samples', '2', '--target', 'cpu', '--json'], env);
   assert.equal(r.code, 0, r.stderr.slice(-3000));
@@ -257,7 +285,33 @@ test('the online loop: rollouts against the served policy, their groups sent to 
     const versions = new Set(spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name']))).map((sp) => sp.attributes['rollout_lab.model.version']));
     assert.deepEqual([...versions], [online.rounds[0]!.version]);
   } finally {
-    assert.equal(cli(['jobs', 'cancel', online.serveJob, '--workspace', ws]).code, 0);
+    const cancel = cli(['jobs', 'cancel', online.serveJob, '--workspace', ws]);
+    assert.equal(cancel.code, 0, cancel.stderr);
+    // Every version the loop served at that endpoint is left behind.
+    assert.match(cancel.stdout, /cancelled; model "senior" rolled back to /);
+  }
+  assert.ok(!String(seniorActive()).startsWith(online.serveJob), `rolled back past the loop's versions: ${seniorActive()}`);
+});
+
+const hasTransformers = spawnSync(PYTHON, ['-c', 'import transformers, peft'], { stdio: 'ignore' }).status === 0;
+
+test('the transformers backend on a python without it: the job and the phase say how to use the tiny backend', { skip: noTrainer || (hasTransformers && 'transformers is installed') }, () => {
+  const file = join(ws, '.rollout-lab/lab.json');
+  const text = readFileSync(file, 'utf8');
+  const cfg = JSON.parse(text);
+  cfg.training.trainer.backend = 'transformers';
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+  try {
+    const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], env);
+    assert.equal(r.code, 1, r.stderr.slice(-2000));
+    const t = JSON.parse(r.stdout) as TrainResult;
+    assert.equal(t.phase.state, 'failed');
+    for (const error of [t.job!.error!, t.phase.error!]) {
+      assert.match(error, /model\.backend: transformers needs transformers and peft on this machine/);
+      assert.match(error, /set training\.trainer\.backend: "tiny" \(and, optionally, training\.trainer\.modelConfig, .*\) in \.rollout-lab\/lab\.json/);
+    }
+  } finally {
+    writeFileSync(file, text);
   }
 });
 

@@ -651,15 +651,23 @@ function endServe(lab: Lab, dir: string, exit: JobExit, result: Record<string, u
 }
 
 /**
- * A serve job that stops serving takes its model back to the version active before it (or lab.json's settings) when
- * the version it served is the active one; what happened, for the user, or null when nothing changed.
+ * A serve job that stops serving takes its model back past the versions it served (the one it registered, and those
+ * the online loop registered at its endpoint since) to the version active before them, or lab.json's settings, when
+ * one of them is the active one; what happened, for the user, or null when nothing changed.
  */
 function rollBackServed(lab: Lab, rec: JobRecord): string | null {
   if (rec.kind !== 'serve' || !rec.registered) return null;
-  const { model, version } = rec.registered;
-  if (readRegistry(lab.loaded.labDir).models[model]?.active !== version) return null;
-  const entry = rollbackModelVersion(lab.loaded.labDir, model);
-  return `model "${model}" rolled back to ${entry.active ? `version ${entry.active}` : "lab.json's settings"}`;
+  const { model } = rec.registered;
+  const servedHere = (v: string | null): boolean => {
+    if (v === null) return false;
+    const entry = readRegistry(lab.loaded.labDir).models[model];
+    const at = entry?.versions.find((x) => x.version === v)?.baseUrl;
+    return at !== undefined && at === rec.serveUrl;
+  };
+  let active = readRegistry(lab.loaded.labDir).models[model]?.active ?? null;
+  if (!servedHere(active)) return null;
+  while (servedHere(active)) active = rollbackModelVersion(lab.loaded.labDir, model).active;
+  return `model "${model}" rolled back to ${active ? `version ${active}` : "lab.json's settings"}`;
 }
 
 /**
