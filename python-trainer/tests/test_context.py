@@ -84,3 +84,28 @@ def test_grpo_grows_the_context_of_a_model_built_from_scratch(bundle):
     r = run_cli(path.parent, "grpo", "--spec", "job.yaml")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "1024 -> " in r.stdout and events_of(r.stdout)[0]["dropped_too_long"] == 0
+
+
+def test_grpo_leaves_out_records_over_a_length_setting_and_names_only_that_setting(bundle):
+    # rl-last's prompts are 198..779 tokens: one is over 700.
+    path = bundle("grpo", "rl-last.jsonl", {"max_steps": 1, "batch_size": 2, "kl_coef": 0.0, "max_prompt_length": 700})
+    r = run_cli(path.parent, "grpo", "--spec", "job.yaml")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert events_of(r.stdout)[0]["dropped_too_long"] == 1
+    note = next(line for line in r.stdout.splitlines() if "records left out" in line)
+    assert note.startswith("note: 1 of 14 records left out as too long (the longest 857 tokens) — raise hyperparameters.max_prompt_length (now 700)")
+    assert "max_response_length" not in note and "max_positions" not in note
+
+
+def test_a_transformers_job_on_a_machine_without_cuda_is_told_about_the_tiny_backend():
+    import torch
+
+    from rollout_trainer.backends import cpu_only_note
+
+    assert cpu_only_note("tiny") is None
+    note = cpu_only_note("transformers")
+    if torch.cuda.is_available():
+        assert note is None
+    else:
+        assert note.startswith("note: no CUDA GPU on this machine: the transformers model runs on the CPU, slowly")
+        assert 'set training.trainer.backend: "tiny"' in note and ".rollout-lab/lab.json" in note
