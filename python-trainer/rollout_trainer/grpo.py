@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import torch
 
 from .chat import prompt_and_completion_ids
+from .context import fit_context, too_long_advice
 from .data import check_rl_record, read_rl
 from .errors import DataError, TrainingError
 from .events import Emitter, now
@@ -133,21 +134,13 @@ class Sample:
     behaviour: bool = False  # old came from the record (the sampling server)
 
 
-def prepare_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any]) -> Tuple[List[Sample], Dict[str, int]]:
-    """Samples of the records (advantages over every record of each group, so a record
-    dropped for its length still counts in its group's statistics) and the counts of
-    what was left out."""
+def tokenized_records(policy: Any, records: List[Dict[str, Any]]) -> List[Tuple[List[int], List[int], Optional[torch.Tensor]]]:
+    """(prompt ids, completion ids, behaviour logprobs or None) per record: the completion is
+    the exact tokens the sampling server reported where it did (and they are in the vocabulary)."""
     tok = policy.tokenizer
-    by_group: Dict[str, List[float]] = defaultdict(list)
-    for rec in records:
-        by_group[rec["group"]].append(rec["reward"])
-    adv_by_group = {g: iter(a) for g, a in group_advantages(by_group, float(hp["adv_eps"])).items()}
-    limit = policy.max_positions()
     vocab = int(getattr(tok, "vocab_size", 0) or 0)
-    samples: List[Sample] = []
-    counts = {"dropped_too_long": 0, "dropped_empty": 0, "behaviour_logprobs": 0}
+    out = []
     for rec in records:
-        advantage = next(adv_by_group[rec["group"]])
         prompt, completion = prompt_and_completion_ids(tok, rec["messages"], rec.get("tools"), rec["completion"])
         old: Optional[torch.Tensor] = None
         sampled = rec.get("token_ids")
@@ -156,6 +149,23 @@ def prepare_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, An
             lps = rec.get("logprobs")
             if lps and len(lps) == len(sampled):
                 old = torch.tensor(lps, dtype=torch.float32)
+        out.append((prompt, completion, old))
+    return out
+
+
+def prepare_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], context: bool = True) -> Tuple[List[Sample], Dict[str, int]]:
+    """Samples of the records (advantages over every record of each group, so a record
+    dropped for its length still counts in its group's statistics) and the counts of
+    what was left out; context=False ignores the model's own limit (to size it)."""
+    by_group: Dict[str, List[float]] = defaultdict(list)
+    for rec in records:
+        by_group[rec["group"]].append(rec["reward"])
+    adv_by_group = {g: iter(a) for g, a in group_advantages(by_group, float(hp["adv_eps"])).items()}
+    limit = policy.max_positions() if context else None
+    samples: List[Sample] = []
+    counts = {"dropped_too_long": 0, "dropped_empty": 0, "behaviour_logprobs": 0}
+    for rec, (prompt, completion, old) in zip(records, tokenized_records(policy, records)):
+        advantage = next(adv_by_group[rec["group"]])
         if not completion:
             counts["dropped_empty"] += 1
             continue
@@ -164,6 +174,28 @@ def prepare_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, An
             continue
         counts["behaviour_logprobs"] += old is not None
         samples.append(Sample(prompt + completion, len(prompt), float(rec["reward"]), rec["group"], advantage, old, None, old is not None))
+    return samples, counts
+
+
+def sized_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], emitter: Emitter, source: str) -> Tuple[List[Sample], Dict[str, int]]:
+    """The samples a grpo job trains on: a model built from scratch first grows its context
+    to the longest record the length settings let in; records still too long are left out,
+    counted, with the settings that would keep them (DataError when no signal is left)."""
+    if getattr(policy, "from_scratch", False):
+        fitting, _ = prepare_samples(policy, records, hp, context=False)
+        fit_context(policy, max((len(s.ids) for s in fitting), default=0), emitter)
+    samples, counts = prepare_samples(policy, records, hp)
+    useful = sum(1 for s in samples if s.advantage != 0.0)
+    if counts["dropped_too_long"] or not useful:
+        lengths = [(len(p), len(c)) for p, c, _ in tokenized_records(policy, records)]
+        longest = max((p + c for p, c in lengths), default=0)
+        caps = [("max_prompt_length", int(hp["max_prompt_length"])), ("max_response_length", int(hp["max_response_length"]))]
+        if not useful:
+            raise DataError(f"{source}: no record with a signal fits ({counts['dropped_too_long']} of {len(records)} too long, the longest "
+                            f"{longest} tokens) — {too_long_advice(policy, caps, longest, name_all=True)}")
+        stopped = [cap for cap, longest_of_kind in zip(caps, (max(p for p, _ in lengths), max(c for _, c in lengths))) if longest_of_kind > cap[1]]
+        emitter.log(f"note: {counts['dropped_too_long']} of {len(records)} records left out as too long (the longest {longest} tokens) — "
+                    f"{too_long_advice(policy, stopped, longest)}")
     return samples, counts
 
 
@@ -284,12 +316,9 @@ def run_grpo(spec: Any, emitter: Emitter) -> Dict[str, Any]:
     if report["useful_groups"] == 0:
         raise DataError(f"{spec.train}: no group has two records with different rewards ({report['singleton_groups']} single-record groups, "
                         f"{report['zero_variance_groups']} with equal rewards) — GRPO has nothing to learn; sample more rollouts per task")
-    policy = load_policy(spec)
-    samples, counts = prepare_samples(policy, records, hp)
+    policy = load_policy(spec, emitter=emitter)
+    samples, counts = sized_samples(policy, records, hp, emitter, spec.train)
     useful = sum(1 for s in samples if s.advantage != 0.0)
-    if useful == 0:
-        raise DataError(f"{spec.train}: every record with a signal is longer than max_prompt_length {hp['max_prompt_length']} / "
-                        f"max_response_length {hp['max_response_length']} or the model's context — raise them, or export shorter calls")
     total = planned_steps(useful, hp)
     emitter.emit({"event": "start", "job": spec.id, "phase": "grpo", **policy.describe(), "examples": len(records), "steps": total,
                   "useful_records": useful, **report, **counts, "time": now()})

@@ -39,7 +39,7 @@ def build_app(spec: Any, emitter: Emitter, api_key: Optional[str] = None) -> App
     weights are loaded."""
     hp = spec.hyperparameters
     use_vllm = wants_vllm(str(hp["engine"]), spec.model.backend, importlib.util.find_spec("vllm") is not None)
-    policy = load_policy(spec)
+    policy = load_policy(spec, emitter=emitter)
     model = getattr(policy, "model", None)
     if model is not None:
         model.eval()

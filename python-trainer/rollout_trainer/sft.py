@@ -22,6 +22,7 @@ import torch
 from .backends import load_policy
 from .backends.common import left_pad
 from .chat import IGNORE, assistant_labels
+from .context import fit_context, too_long_advice
 from .data import read_sft
 from .errors import DataError, TrainingError
 from .events import Emitter, now
@@ -30,12 +31,12 @@ from .optim import lr_at, make_optimizer, optimizer_step, set_seed
 Example = Tuple[List[int], List[int]]
 
 
-def tokenize_examples(tok: Any, examples: List[Dict[str, Any]], max_length: int) -> Tuple[List[Example], Dict[str, int]]:
-    """(input_ids, labels) per example that fits, and how many were dropped and why."""
+def fit_examples(tokenized: List[Example], max_length: int) -> Tuple[List[Example], Dict[str, int]]:
+    """The tokenised examples of at most max_length tokens with an assistant token to learn,
+    and how many were dropped and why."""
     out: List[Example] = []
     too_long = no_tokens = 0
-    for ex in examples:
-        ids, labels = assistant_labels(tok, ex["messages"], ex.get("tools"))
+    for ids, labels in tokenized:
         if len(ids) > max_length:
             too_long += 1
         elif all(label == IGNORE for label in labels[1:]):
@@ -43,6 +44,27 @@ def tokenize_examples(tok: Any, examples: List[Dict[str, Any]], max_length: int)
         else:
             out.append((ids, labels))
     return out, {"dropped_too_long": too_long, "dropped_no_assistant_tokens": no_tokens}
+
+
+def sized_examples(policy: Any, examples: List[Dict[str, Any]], hp: Dict[str, Any], emitter: Emitter, source: str) -> Tuple[List[Example], Dict[str, int]]:
+    """The examples a job trains on: a model built from scratch first grows its context to
+    the longest example max_length lets in; what still does not fit is left out, counted,
+    with the setting that would keep it (DataError when nothing is left)."""
+    tokenized = [assistant_labels(policy.tokenizer, ex["messages"], ex.get("tools")) for ex in examples]
+    caps = [("max_length", int(hp["max_length"]))]
+    fit_context(policy, max((len(ids) for ids, _ in tokenized if len(ids) <= caps[0][1]), default=0), emitter)
+    limit = caps[0][1] if not policy.max_positions() else min(caps[0][1], int(policy.max_positions()))
+    data, dropped = fit_examples(tokenized, limit)
+    longest = max((len(ids) for ids, _ in tokenized), default=0)
+    if not data and not dropped["dropped_too_long"]:
+        raise DataError(f"{source}: none of the {len(examples)} examples has an assistant token to learn — export conversations with assistant turns")
+    if not data:
+        raise DataError(f"{source}: none of the {len(examples)} examples fits {limit} tokens with an assistant token to learn "
+                        f"({dropped['dropped_too_long']} too long, the longest {longest} tokens) — {too_long_advice(policy, caps, longest, name_all=True)}")
+    if dropped["dropped_too_long"]:
+        emitter.log(f"note: {dropped['dropped_too_long']} of {len(examples)} examples left out as longer than {limit} tokens "
+                    f"(the longest {longest}) — {too_long_advice(policy, caps, longest)}")
+    return data, dropped
 
 
 def micro_batches(n: int, batch_size: int, seed: int) -> Iterator[Tuple[int, List[int]]]:
@@ -207,14 +229,8 @@ def run_sft(spec: Any, emitter: Emitter) -> Dict[str, Any]:
     hp = spec.hyperparameters
     set_seed(hp["seed"])
     examples = read_sft(spec.path(spec.train))
-    policy = load_policy(spec)
-    limit = int(hp["max_length"])
-    if policy.max_positions():
-        limit = min(limit, int(policy.max_positions()))
-    data, dropped = tokenize_examples(policy.tokenizer, examples, limit)
-    if not data:
-        raise DataError(f"{spec.train}: none of the {len(examples)} examples fits max_length {limit} with an assistant token to learn "
-                        f"({dropped['dropped_too_long']} too long) — raise hyperparameters.max_length or export shorter conversations")
+    policy = load_policy(spec, emitter=emitter)
+    data, dropped = sized_examples(policy, examples, hp, emitter, spec.train)
     per_epoch, total = plan_steps(len(data), hp)
     use_trl = trl_usable(policy)
     emitter.emit({"event": "start", "job": spec.id, "phase": "sft", **policy.describe(), "examples": len(data), "steps": total,

@@ -96,3 +96,23 @@ def test_a_diverging_run_exits_1_with_the_reason_in_result_json(bundle):
     result = json.loads((path.parent / "out" / "result.json").read_text())
     assert result["status"] == "failed" and "lower learning_rate" in result["error"]
     assert events_of(r.stdout)[-1] == {"event": "error", "message": result["error"]}
+
+
+def test_the_transformers_backend_without_transformers_says_how_to_use_the_tiny_backend(bundle):
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("transformers") and importlib.util.find_spec("peft"):
+        pytest.skip("transformers and peft are installed here: nothing is missing")
+    path = bundle("sft", "sft.jsonl", {"max_steps": 1})
+    path.write_text(path.read_text().replace("backend: tiny", "backend: transformers"))
+    r = run_cli(path.parent, "sft", "--spec", "job.yaml")
+    assert r.returncode == 2
+    error = json.loads((path.parent / "out" / "result.json").read_text())["error"]
+    assert "model.backend: transformers needs" in error
+    assert 'training.trainer.backend: "tiny"' in error and "training.trainer.modelConfig" in error and ".rollout-lab/lab.json" in error
+    import torch
+
+    if not torch.cuda.is_available():
+        assert "no CUDA GPU" in error

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
 import type { DryRun, TrainResult } from '../../src/core/train/jobs/trainingJobs';
-import { cli, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
+import { cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
 const PYTHON = '/usr/bin/python3';
@@ -174,9 +174,98 @@ test('train on this machine: SFT of the juniors with the tiny model, then GRPO o
   } finally {
     const cancel = cli(['jobs', 'cancel', g.serve!.id, '--workspace', ws]);
     assert.equal(cancel.code, 0, cancel.stderr);
+    // Cancelling the served version's job takes the model back to what it was before.
+    assert.equal(cancel.stdout.trim(), `job ${g.serve!.id}: cancelled; model "senior" rolled back to lab.json's settings`);
   }
+  assert.equal(seniorActive(), null);
   const jobs = json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json']));
   assert.deepEqual(jobs.map((j) => [j.kind, j.state]), [['serve', 'cancelled'], ['grpo', 'succeeded'], ['sft', 'succeeded']]);
+});
+
+function seniorActive(): string | null {
+  const status = json<{ models: Array<{ name: string; active: string | null }> }>(cli(['pipeline', 'status', '--workspace', ws, '--json']));
+  return status.models.find((m) => m.name === 'senior')!.active;
+}
+
+function seniorVersion(grpoId: string): { baseUrl?: string } | undefined {
+  const reg = JSON.parse(readFileSync(join(ws, '.rollout-lab/registry.json'), 'utf8'));
+  return reg.models.senior.versions.find((v: { version: string }) => v.version === grpoId);
+}
+
+test('serving recovers: jobs serve re-serves a version served before; a dead server fails calls at once with the fix, and its follower rolls the model back', { skip: noTrainer }, () => {
+  const grpoId = json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json'])).find((j) => j.kind === 'grpo' && j.state === 'succeeded')!.id;
+  const first = seniorVersion(grpoId)!.baseUrl;
+  const again = cli(['jobs', 'serve', grpoId, '--workspace', ws, '--json']);
+  assert.equal(again.code, 0, again.stderr.slice(-3000));
+  const served = JSON.parse(again.stdout) as JobRecord;
+  assert.deepEqual(served.registered, { model: 'senior', version: grpoId });
+  assert.equal(seniorActive(), grpoId);
+  assert.equal(seniorVersion(grpoId)!.baseUrl, served.serveUrl, 'the registry has the new endpoint');
+  assert.notEqual(served.serveUrl, first);
+  assert.match(again.stderr, /python: \S+ \(torch [^)]+\), from training\.targets\.cpu\.python in \.rollout-lab\/lab\.json/, 'the log says which python serves');
+
+  // The server dies with nobody following it: the registry still points at it.
+  process.kill(-(served.handle as { pid: number }).pid, 'SIGKILL');
+  const refused = cli(['jobs', 'serve', grpoId, '--workspace', ws]);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, new RegExp(`job ${served.id} still serves ${grpoId} at .* — use it, or stop it first: rollout-lab jobs cancel ${served.id}`));
+
+  // A rollout's calls to it fail at once (no retry loop), saying what fixes it.
+  const next = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '1', '--json']));
+  const traces = json<{ rollouts: Array<{ id: string }> }>(cli(['traces', '--workspace', ws, '--run', next.runId, '--json']));
+  const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', traces.rollouts[0]!.id, '--json'])).spans;
+  const seniorCalls = spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name'])));
+  assert.ok(seniorCalls.length > 0);
+  for (const c of seniorCalls) {
+    assert.equal(c.status, 'error');
+    assert.equal(c.attributes['rollout_lab.retries'] ?? 0, 0);
+    assert.match(JSON.stringify(c), new RegExp(`connection failed \\(ECONNREFUSED\\) — nothing serves version ${grpoId} of model 'senior' there any more — serve it again with \`rollout-lab jobs serve ${grpoId}\`, or go back to the version before it with \`rollout-lab pipeline rollback senior\``));
+  }
+
+  // A follower sees the server gone: the job failed, saying why, and the model is rolled back.
+  const attach = cli(['jobs', 'attach', served.id, '--workspace', ws, '--json']);
+  assert.equal(attach.code, 1, attach.stderr.slice(-2000));
+  const dead = JSON.parse(attach.stdout) as JobRecord;
+  assert.equal(dead.state, 'failed');
+  assert.match(dead.error!, /^stopped serving: the process ended without an exit status \(killed\?\) .*; model "senior" rolled back to lab\.json's settings$/);
+  assert.equal(seniorActive(), null);
+
+  // Served once more over the failed job, then cancelled: rolled back again.
+  const third = cli(['jobs', 'serve', grpoId, '--workspace', ws, '--json']);
+  assert.equal(third.code, 0, third.stderr.slice(-3000));
+  assert.equal(seniorActive(), grpoId);
+  const cancel = cli(['jobs', 'cancel', served.id, '--workspace', ws]);
+  assert.equal(cancel.code, 0, cancel.stderr);
+  assert.match(cancel.stdout, /cancelled; model "senior" rolled back to lab\.json's settings/);
+  assert.equal(seniorActive(), null);
+});
+
+test('jobs serve whose endpoint cannot be registered stops the server and fails instead of hanging', { skip: noTrainer }, async () => {
+  const grpoId = json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json'])).find((j) => j.kind === 'grpo' && j.state === 'succeeded')!.id;
+  const serveDir = join(ws, '.rollout-lab/training/jobs', `${grpoId}-serve`);
+  const registry = join(ws, '.rollout-lab/registry.json');
+  const good = readFileSync(registry, 'utf8');
+  const before = existsSync(join(serveDir, 'job.json')) ? readFileSync(join(serveDir, 'job.json'), 'utf8') : '';
+  const { done } = cliAsync(['jobs', 'serve', grpoId, '--workspace', ws]);
+  try {
+    // Once the new serve job is launched (the lab and its registry were read), the registry breaks before the server answers.
+    for (let i = 0; i < 3000; i++) {
+      const now = existsSync(join(serveDir, 'job.json')) ? readFileSync(join(serveDir, 'job.json'), 'utf8') : '';
+      if (now !== before && /"state": "(launching|running)"/.test(now)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    writeFileSync(registry, '{ not json');
+    const r = await done;
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, new RegExp(`serving failed: job ${grpoId}-serve was stopped because it serves, but forwarding or registering http://127\\.0\\.0\\.1:\\d+/v1 failed: the model registry .* is not valid JSON`));
+  } finally {
+    writeFileSync(registry, good);
+  }
+  const rec = JSON.parse(readFileSync(join(serveDir, 'job.json'), 'utf8')) as JobRecord;
+  assert.equal(rec.state, 'failed');
+  assert.match(rec.error!, /^stopped: it serves, but forwarding or registering/);
+  const pid = (rec.handle as { pid: number }).pid;
+  assert.throws(() => process.kill(-pid, 0), 'the server was stopped');
 });
 
 test('the online loop: rollouts against the served policy, their groups sent to its control API, the version it serves next registered', { skip: noTrainer }, () => {
@@ -196,7 +285,33 @@ test('the online loop: rollouts against the served policy, their groups sent to 
     const versions = new Set(spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name']))).map((sp) => sp.attributes['rollout_lab.model.version']));
     assert.deepEqual([...versions], [online.rounds[0]!.version]);
   } finally {
-    assert.equal(cli(['jobs', 'cancel', online.serveJob, '--workspace', ws]).code, 0);
+    const cancel = cli(['jobs', 'cancel', online.serveJob, '--workspace', ws]);
+    assert.equal(cancel.code, 0, cancel.stderr);
+    // Every version the loop served at that endpoint is left behind.
+    assert.match(cancel.stdout, /cancelled; model "senior" rolled back to /);
+  }
+  assert.ok(!String(seniorActive()).startsWith(online.serveJob), `rolled back past the loop's versions: ${seniorActive()}`);
+});
+
+const hasTransformers = spawnSync(PYTHON, ['-c', 'import transformers, peft'], { stdio: 'ignore' }).status === 0;
+
+test('the transformers backend on a python without it: the job and the phase say how to use the tiny backend', { skip: noTrainer || (hasTransformers && 'transformers is installed') }, () => {
+  const file = join(ws, '.rollout-lab/lab.json');
+  const text = readFileSync(file, 'utf8');
+  const cfg = JSON.parse(text);
+  cfg.training.trainer.backend = 'transformers';
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+  try {
+    const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], env);
+    assert.equal(r.code, 1, r.stderr.slice(-2000));
+    const t = JSON.parse(r.stdout) as TrainResult;
+    assert.equal(t.phase.state, 'failed');
+    for (const error of [t.job!.error!, t.phase.error!]) {
+      assert.match(error, /model\.backend: transformers needs transformers and peft on this machine/);
+      assert.match(error, /set training\.trainer\.backend: "tiny" \(and, optionally, training\.trainer\.modelConfig, .*\) in \.rollout-lab\/lab\.json/);
+    }
+  } finally {
+    writeFileSync(file, text);
   }
 });
 

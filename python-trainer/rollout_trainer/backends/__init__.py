@@ -9,9 +9,10 @@ from ..errors import SpecError
 __all__ = ["load_policy"]
 
 
-def load_policy(spec: Any, device: Optional[str] = None) -> Any:
+def load_policy(spec: Any, device: Optional[str] = None, emitter: Any = None) -> Any:
     """The spec's model (with model.adapter loaded where given), on `device` (default: the
-    GPU where there is one). Raises SpecError when the backend cannot run here."""
+    GPU where there is one). Raises SpecError when the backend cannot run here; a
+    transformers model on a machine without CUDA says so in the emitter's log."""
     backend = spec.model.backend
     if backend == "tiny":
         from .tiny import TinyPolicy
@@ -20,12 +21,36 @@ def load_policy(spec: Any, device: Optional[str] = None) -> Any:
     if backend == "transformers":
         missing = [name for name in ("transformers", "peft") if not _importable(name)]
         if missing:
-            raise SpecError(f"model.backend: transformers needs {' and '.join(missing)} on this machine — "
-                            "pip install -e './python-trainer[hf]' in the bundle (the SkyPilot and Kubernetes launchers do), or use backend tiny for a dry run")
+            raise SpecError(f"model.backend: transformers needs {' and '.join(missing)} on this machine, which has {_device_words()} — "
+                            "pip install -e './python-trainer[hf]' in the bundle (the SkyPilot and Kubernetes launchers do), "
+                            f"or train the trainer's own small model on the CPU: {TINY_HINT}")
+        note = cpu_only_note(backend) if device is None else None
+        if note and emitter is not None:
+            emitter.log(note)
         from .hf import HfPolicy
 
         return HfPolicy.from_spec(spec, device)
     raise SpecError(f"model.backend: unknown backend {backend!r} — transformers or tiny")
+
+
+# The lab.json keys that choose the tiny backend, for messages.
+TINY_HINT = ('set training.trainer.backend: "tiny" (and, optionally, training.trainer.modelConfig, e.g. '
+             '{"hidden_size": 64, "num_layers": 2, "num_heads": 4, "max_positions": 2048}) in .rollout-lab/lab.json')
+
+
+def cpu_only_note(backend: str) -> Optional[str]:
+    """What a transformers job on a machine without a CUDA GPU should know, else None."""
+    import torch
+
+    if backend != "transformers" or torch.cuda.is_available():
+        return None
+    return f"note: no CUDA GPU on this machine: the transformers model runs on the CPU, slowly — to try the pipeline here, {TINY_HINT}"
+
+
+def _device_words() -> str:
+    import torch
+
+    return f"CUDA GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "no CUDA GPU"
 
 
 def _importable(name: str) -> bool:

@@ -201,7 +201,7 @@ export async function jobsCommand(argv: string[], usage: string): Promise<number
       }
       case 'cancel': {
         const rec = await jobs.cancelJob(lab, id!);
-        out(json ? JSON.stringify(rec, null, 2) : `job ${rec.id}: cancelled`);
+        out(json ? JSON.stringify(rec, null, 2) : `job ${rec.id}: ${rec.error ?? 'cancelled'}`);
         return 0;
       }
       case 'serve': {

@@ -71,6 +71,13 @@ export interface ModelOverlay {
   baseUrl?: string;
   model?: string;
   adapter?: string;
+  /** The job that produced the version (a training job: `rollout-lab jobs serve JOB` serves it again). */
+  job?: string;
+}
+
+export interface RegisterOptions {
+  /** A version registered before with other settings takes the new ones (a re-served adapter at a new endpoint) instead of being refused. */
+  update?: boolean;
 }
 
 export function registryFile(labDir: string): string {
@@ -107,8 +114,11 @@ export function readRegistry(labDir: string): ModelRegistry {
   return parsed.data;
 }
 
-/** Adds a version of a logical model and makes it active. Registering the same version again with the same settings only activates it. */
-export function registerModelVersion(labDir: string, logicalModel: string, spec: ModelVersionSpec): ModelRegistryEntry {
+/**
+ * Adds a version of a logical model and makes it active. Registering the same version again with the same settings only
+ * activates it; with other settings it is refused, unless `update` (then the version takes the new settings).
+ */
+export function registerModelVersion(labDir: string, logicalModel: string, spec: ModelVersionSpec, opts: RegisterOptions = {}): ModelRegistryEntry {
   const checked = ModelVersionSchema.omit({ registeredAt: true }).safeParse(stripUndefined(spec));
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
@@ -118,7 +128,10 @@ export function registerModelVersion(labDir: string, logicalModel: string, spec:
     const entry = (reg.models[logicalModel] ??= { active: null, history: [], versions: [] });
     const existing = entry.versions.find((v) => v.version === spec.version);
     if (existing) {
-      if (existing.baseUrl !== spec.baseUrl || existing.model !== spec.model || existing.adapter !== spec.adapter) {
+      const changed = existing.baseUrl !== spec.baseUrl || existing.model !== spec.model || existing.adapter !== spec.adapter;
+      if (changed && opts.update) {
+        entry.versions[entry.versions.indexOf(existing)] = { ...checked.data, registeredAt: Date.now() };
+      } else if (changed) {
         throw new UsageError(
           `version "${spec.version}" of model "${logicalModel}" is already registered with other settings — give the new one its own version label`,
         );
@@ -207,7 +220,7 @@ export function overlayActiveVersions(
     const v = routedVersion(entry);
     if (v) {
       models[name] = over(base, v);
-      overlaid[name] = stripUndefined({ version: v.version, baseUrl: v.baseUrl, model: v.model, adapter: v.adapter });
+      overlaid[name] = stripUndefined({ version: v.version, baseUrl: v.baseUrl, model: v.model, adapter: v.adapter, job: v.producedBy?.job });
     }
     for (const { agent } of agentRoutes(config, name, entry)) {
       const own = routedVersion(entry, agent);

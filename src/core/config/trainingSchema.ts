@@ -74,7 +74,7 @@ export const TargetSchema = z.discriminatedUnion('kind', [
   z
     .strictObject({
       kind: z.literal('local'),
-      python: z.string().min(1).default('python3').describe('Python with torch (and transformers, peft) on this machine.'),
+      python: z.string().min(1).optional().describe('Python with torch (and transformers, peft) on this machine; default: the first of python3, /usr/bin/python3, /usr/local/bin/python3, python that imports torch.'),
       ...gpuFields,
       gpus: z.number().int().min(0).default(0),
     })

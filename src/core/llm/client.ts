@@ -154,7 +154,10 @@ async function attemptOnce(
     }
     if (err instanceof OpenAI.APIUserAbortError) return { ok: false, retryable: false, reason: 'aborted', cause: err };
     if (err instanceof OpenAI.APIConnectionError) {
-      return { ok: false, retryable: true, reason: `connection failed (${connectionCause(err)})`, cause: err };
+      const cause = connectionCause(err);
+      // A served trained model whose server is gone: retrying cannot help, the fix is to serve it again or roll back.
+      const gone = cause === 'ECONNREFUSED' && model.served !== undefined;
+      return { ok: false, retryable: !gone, reason: `connection failed (${cause})`, cause: err };
     }
     if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
       return {
@@ -188,6 +191,10 @@ function failure(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>,
   else if (attempt.status === 400 || attempt.status === 422) hint = `the server rejected the request: ${serverMessage(attempt.cause)}`;
   else if (attempt.retryable) hint = `check the server log or raise models.${model.logical}.maxRetries`;
   else hint = 'check that the endpoint speaks the OpenAI chat completions protocol';
+  if (model.served && attempt.reason === 'connection failed (ECONNREFUSED)') {
+    const { version, job } = model.served;
+    hint = `nothing serves version ${version} of model '${model.logical}' there any more — serve it again with \`rollout-lab jobs serve ${job ?? version}\`, or go back to the version before it with \`rollout-lab pipeline rollback ${model.logical}\``;
+  }
   if (attempt.reason.startsWith('timed out')) {
     const setting = model.maxTokensSetting ?? `models.${model.logical}.maxTokens`;
     hint = `the model may be generating up to max_tokens (${model.maxTokens ?? DEFAULT_MAX_TOKENS}) tokens: lower ${setting}, check the server, or raise models.${model.logical}.timeoutMs`;
@@ -195,9 +202,10 @@ function failure(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>,
   return new LlmCallError(`${where}: ${attempt.reason}${after} — ${hint}`, attempt.status, retries, model.logical, model.baseUrl, attempt.cause);
 }
 
+/** The socket error's code (ECONNREFUSED) where there is one: fetch wraps it in "fetch failed". */
 function connectionCause(err: Error): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? err.message;
+  const cause = (err as { cause?: { code?: string; message?: string; cause?: { code?: string } } }).cause;
+  return cause?.code ?? cause?.cause?.code ?? cause?.message ?? err.message;
 }
 
 function serverMessage(err: unknown): string {

@@ -22,6 +22,8 @@ export interface ResolvedModel {
   structuredOutput?: StructuredOutputMode;
   version: string | null;
   simulated: boolean;
+  /** The endpoint is a registry version's (a served trained model): what fixes it when nothing answers there. */
+  served?: { version: string; job?: string };
 }
 
 export interface RouterOptions {
@@ -34,6 +36,8 @@ export interface RouterOptions {
   env?: NodeJS.ProcessEnv;
   /** Agents routed to a version of their model that the model's other agents do not run (LoadedConfig.agentModels). */
   agentModels?: Record<string, ModelConfig>;
+  /** The registry versions laid over lab.json's models (LoadedConfig.overlaid). */
+  served?: Record<string, { version: string; baseUrl?: string; job?: string }>;
 }
 
 /** Set in the environment, it acts like `--base-url` when that is not given. */
@@ -63,7 +67,7 @@ export class ModelRouter {
     return this.resolveWith(logical, this.config.models[logical]);
   }
 
-  private resolveWith(logical: string, m: ModelConfig | undefined): ResolvedModel {
+  private resolveWith(logical: string, m: ModelConfig | undefined, agentRoute = false): ResolvedModel {
     if (!m) {
       throw new ConfigError(
         `model "${logical}" is not defined under "models"; define it or use one of: ${Object.keys(this.config.models).join(', ') || '(none)'} — if "${logical}" is an agent (ctx.model("${logical}") in a graph module), add it under "agents" with its model: agents.${logical}.model`,
@@ -98,6 +102,7 @@ export class ModelRouter {
       structuredOutput: m.structuredOutput,
       version: m.version ?? null,
       simulated,
+      ...this.servedVersion(logical, m, agentRoute),
     };
   }
 
@@ -117,7 +122,7 @@ export class ModelRouter {
     }
     // The agent's own route applies to its own model, not to another one a variant moves it to.
     const routed = model === undefined || model === a.model ? this.opts.agentModels?.[agent] : undefined;
-    const resolved = routed ? this.resolveWith(a.model, routed) : this.resolve(model ?? a.model);
+    const resolved = routed ? this.resolveWith(a.model, routed, true) : this.resolve(model ?? a.model);
     return {
       ...resolved,
       ...(a.temperature === undefined ? {} : { temperature: a.temperature }),
@@ -135,6 +140,14 @@ export class ModelRouter {
 
   needsSimulator(): boolean {
     return this.simulatedModels().length > 0;
+  }
+
+  private servedVersion(logical: string, m: ModelConfig, agentRoute: boolean): Pick<ResolvedModel, 'served'> {
+    if (!m.baseUrl || this.overrideBaseUrl) return {};
+    const v = this.opts.served?.[logical];
+    if (v?.baseUrl && !agentRoute) return { served: { version: v.version, ...(v.job ? { job: v.job } : {}) } };
+    // An agent's own route is always a registry version.
+    return agentRoute && m.version ? { served: { version: m.version } } : {};
   }
 
   private isSimulatedModel(m: ModelConfig): boolean {

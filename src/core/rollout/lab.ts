@@ -72,6 +72,7 @@ export class Lab {
       env: opts.env,
       simulatedBaseUrl: sim?.url,
       agentModels: loaded.agentModels,
+      served: loaded.overlaid,
     });
     const store = await TraceStore.open(loaded.workspaceDir);
     return new Lab(loaded, store, router, sim, canned);

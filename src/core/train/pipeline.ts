@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { LoadedConfig } from '../config/loader';
-import { agentRoutes, readRegistry, registerModelVersion, type ModelRegistryEntry, type ModelVersion, type ModelVersionSpec } from '../config/modelRegistry';
+import { agentRoutes, readRegistry, registerModelVersion, type ModelRegistryEntry, type ModelVersion, type ModelVersionSpec, type RegisterOptions } from '../config/modelRegistry';
 import type { LabConfig } from '../config/schema';
 import type { PhaseConfig } from '../config/trainingSchema';
 import { errorMessage, UsageError } from '../errors';
@@ -234,7 +234,12 @@ export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {
  * are all the model's agents it serves the model as a whole, and otherwise
  * only them: the model's other agents keep the version they ran.
  */
-export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string, spec: Omit<ModelVersionSpec, 'producedBy'> & { phase?: string; job?: string }): ModelRegistryEntry {
+export function registerTrainedModel(
+  loaded: LoadedConfig,
+  logicalModel: string,
+  spec: Omit<ModelVersionSpec, 'producedBy'> & { phase?: string; job?: string },
+  opts: RegisterOptions = {},
+): ModelRegistryEntry {
   if (!loaded.baseModels[logicalModel]) {
     throw new UsageError(`model "${logicalModel}" is not defined under "models" in ${loaded.file} — one of: ${Object.keys(loaded.baseModels).join(', ') || '(none)'}`);
   }
@@ -250,7 +255,7 @@ export function registerTrainedModel(loaded: LoadedConfig, logicalModel: string,
     adapter: spec.adapter,
     ...(agents ? { agents } : {}),
     ...(phase ? { producedBy: { phase: phase.name, at: Date.now(), ...(job ? { job } : {}) } } : {}),
-  });
+  }, opts);
   if (phase) {
     const base = prev?.kind === phase.kind ? prev : emptyPhaseRecord(phase.name, phase.kind);
     writePhaseRecord(file, {

@@ -242,7 +242,7 @@ async function cancel(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> 
   const { cancelJob } = await import('../../core/train/jobs/trainingJobs');
   try {
     const rec = await cancelJob(await jobs.ctx.lab.lab(ref.folder), ref.id);
-    jobs.output.appendLine(`job ${ref.id}: cancelled`);
+    jobs.output.appendLine(`job ${ref.id}: ${rec.error ?? 'cancelled'}`);
     jobs.tree.poke();
     jobs.curves.update(ref.folder, ref.id, rec);
     return rec;

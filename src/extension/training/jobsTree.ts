@@ -82,7 +82,7 @@ export class JobsSection implements vscode.Disposable {
     const info = (i: Extract<JobNode, { kind: 'jobInfo' }>['info'], text: string, detail?: string): void => {
       out.push({ kind: 'jobInfo', folder, jobId: job.id, info: i, text, ...(detail ? { detail } : {}) });
     };
-    if (job.error && job.state !== 'cancelled') info('error', job.error);
+    if (job.error && (job.state !== 'cancelled' || job.error !== 'cancelled')) info('error', job.error);
     if (job.registered) info('registered', `model ${job.registered.model} version ${job.registered.version}`, 'active after registration');
     if (job.kind === 'serve' && job.serveUrl) info('served', job.serveUrl, job.serves ? `version ${job.serves}` : undefined);
     if (job.serveJob) {

@@ -22,7 +22,7 @@ export function targetDetail(t: TargetConfig): string {
   const gpus = t.gpus > 0 ? `${t.gpus}× ${t.gpuType ?? 'GPU'}` : 'CPU';
   switch (t.kind) {
     case 'local':
-      return `this machine · ${t.python} · ${gpus}`;
+      return `this machine · ${t.python ?? 'a python with torch'} · ${gpus}`;
     case 'ssh':
       return `${t.host}${t.port ? `:${t.port}` : ''} · ${gpus}`;
     case 'skypilot':
@@ -106,7 +106,7 @@ export async function pickLaunch(
 async function pickTarget(targets: Record<string, TargetConfig>, preferred: string, phase: string): Promise<string | undefined> {
   type Item = vscode.QuickPickItem & { name: string };
   const items: Item[] = Object.entries(targets).map(([name, t]) => ({ label: name, description: t.kind, detail: targetDetail(t), name }));
-  if (!targets.local) items.push({ label: 'local', description: 'local', detail: 'this machine · python3 (add a "local" target to training.targets to choose the Python)', name: 'local' });
+  if (!targets.local) items.push({ label: 'local', description: 'local', detail: 'this machine · the first python with torch (set training.targets.local.python to choose one)', name: 'local' });
   // The phase's (or the trainer's) target first, marked, so Enter takes it.
   let first = items.findIndex((i) => i.name === preferred);
   // A kind instead of a name (trainer.target "ssh"): the first target of that kind, as the core resolves it.

@@ -43,6 +43,11 @@ test('register activates; activate and rollback walk the activation history back
   assert.equal(registerModelVersion(labDir, 'junior', { version: 'sft-2', baseUrl: 'http://127.0.0.1:8000/v1', model: 'junior-sft-2' }).history.length, 2);
   assert.throws(() => registerModelVersion(labDir, 'junior', { version: 'sft-2', model: 'other' }), (e: unknown) => e instanceof UsageError && /already registered/.test(e.message));
   assert.throws(() => registerModelVersion(labDir, 'junior', { version: 'x', baseUrl: 'not a url' }), UsageError);
+  // A version served again at a new endpoint takes the new settings when asked to.
+  const moved = registerModelVersion(labDir, 'junior', { version: 'sft-2', baseUrl: 'http://127.0.0.1:8001/v1', model: 'junior-sft-2' }, { update: true });
+  assert.deepEqual([moved.active, moved.history, moved.versions.find((v) => v.version === 'sft-2')!.baseUrl], ['sft-2', ['sft-1', 'sft-2'], 'http://127.0.0.1:8001/v1']);
+  assert.equal(moved.versions.length, 2);
+  registerModelVersion(labDir, 'junior', { version: 'sft-2', baseUrl: 'http://127.0.0.1:8000/v1', model: 'junior-sft-2' }, { update: true });
 
   const a = activateModelVersion(labDir, 'junior', 'sft-1');
   assert.deepEqual([a.active, a.history], ['sft-1', ['sft-1', 'sft-2', 'sft-1']]);
@@ -80,11 +85,14 @@ test('loadConfig lays the active version over lab.json; the router and the base 
   assert.equal(after.baseModels.senior!.model, 'llama3.1:8b-instruct', "lab.json's own settings are kept beside");
   assert.equal(after.baseModels.senior!.version, undefined);
 
-  const router = new ModelRouter(after.config, { simulatedBaseUrl: 'http://127.0.0.1:1/v1', env: {} });
+  const router = new ModelRouter(after.config, { simulatedBaseUrl: 'http://127.0.0.1:1/v1', env: {}, served: after.overlaid });
   const senior = router.forAgent('HypothesisRefiner');
   assert.deepEqual([senior.baseUrl, senior.model, senior.version, senior.simulated], ['http://127.0.0.1:9/v1', 'senior-grpo-1', 'grpo-1', false]);
+  assert.deepEqual(senior.served, { version: 'grpo-1' }, 'the endpoint is a served registry version');
   const junior = router.forAgent('Geneticist');
-  assert.deepEqual([junior.version, junior.simulated], ['sft-1', true]);
+  assert.deepEqual([junior.version, junior.simulated, junior.served], ['sft-1', true, undefined], 'a version without an endpoint is not served by a job');
+  const overridden = new ModelRouter(after.config, { overrideBaseUrl: 'http://127.0.0.1:2/v1', env: {}, served: after.overlaid }).forAgent('HypothesisRefiner');
+  assert.equal(overridden.served, undefined, '--base-url sends the calls elsewhere');
 
   rollbackModelVersion(labDir, 'senior');
   const back = await loadConfig(ws);

@@ -255,4 +255,18 @@ describe('chatCompletion', () => {
       return true;
     });
   });
+
+  it('a served registry version nobody serves any more fails at once, with the commands that fix it', async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r));
+    const served = model(`http://127.0.0.1:${port}/v1`, { maxRetries: 4, simulated: false, version: 'grpo-1', served: { version: 'grpo-1', job: 'grpo-1' } });
+    await assert.rejects(chatCompletion(served, { messages }, { backoff: { baseDelayMs: 60_000, maxDelayMs: 60_000 } }), (err: unknown) => {
+      assert.ok(err instanceof LlmCallError);
+      assert.equal(err.retries, 0, 'no retry loop: nothing will start serving on its own');
+      assert.match(err.message, /connection failed \(ECONNREFUSED\) — nothing serves version grpo-1 of model 'senior' there any more — serve it again with `rollout-lab jobs serve grpo-1`, or go back to the version before it with `rollout-lab pipeline rollback senior`/);
+      return true;
+    });
+  });
 });

@@ -8,12 +8,13 @@ import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
 import type { Lab } from '../../rollout/lab';
 import { registerTrainedModel, exportPhaseData, findPhase, pipelineDir, pipelinePhases, pipelineStateFile, runPhase, type RunPhaseOptions } from '../pipeline';
 import { emptyPhaseRecord, readPipelineState, writePhaseRecord, type PhaseRecord } from '../pipelineState';
-import { readRegistry } from '../../config/modelRegistry';
+import { readRegistry, rollbackModelVersion } from '../../config/modelRegistry';
 import { checkHyperparameters, referenceHyperparameters, writeBundle } from './jobBundle';
 import { isActive, jobDir, listJobRecords, readJobRecord, updateJobRecord, writeJobRecord, type JobRecord } from './jobRecord';
 import { parse as parseYaml } from 'yaml';
 import { JOB_API_VERSION, JobSpecSchema, type JobKind, type JobSpec } from './jobSpec';
 import type { JobExit, LaunchPlan, PortForward, PreparedJob } from './launcher';
+import { withLocalPython } from './launchers/localPython';
 import { launcherFor } from './launchers';
 import { parseTrainerEvent, type TrainerEvent } from './trainerEvents';
 
@@ -192,7 +193,7 @@ async function draftTraining(lab: Lab, opts: TrainOptions, log: (l: string) => v
   const phase = resolvePhase(lab, opts.phase);
   if (!GPU_KINDS.has(phase.kind)) throw new UsageError(`phase "${phase.name}" is a ${phase.kind} phase, which runs on this machine — run it with \`rollout-lab pipeline run ${phase.name}\``);
   const kind = phase.kind as 'sft' | 'grpo';
-  const target = resolveTarget(lab, opts.target, phase);
+  const target = await withLocalPython(resolveTarget(lab, opts.target, phase), log);
   const hyperparameters = hyperparametersFor(kind, phase, opts.hyperparameters);
   log(`phase ${phase.name} (${kind}): pre-flight checks and export`);
   const exported = await exportPhaseData(lab, phase, { signal: opts.signal, ...(opts.includeSimulated ? { includeSimulated: true } : {}) });
@@ -374,6 +375,8 @@ export interface FollowOptions {
   serve?: boolean;
   /** Environment values for the serve job (from SecretStorage in the editor). */
   secrets?: Record<string, string>;
+  /** A serve job announced its endpoint, but forwarding or registering it failed (the job still runs). */
+  onServeFailed?: (err: unknown) => void;
 }
 
 /**
@@ -403,7 +406,7 @@ export async function followJob(lab: Lab, id: string, hooks: JobHooks, fo: Follo
         if (!ev) return;
         hooks.onEvent?.(id, ev);
         if (ev.event === 'serving' && rec.kind === 'serve' && !forward) {
-          void onServing(lab, dir, rec, ev.url, hooks).then((f) => (forward = f));
+          void onServing(lab, dir, rec, ev.url, hooks, fo.onServeFailed).then((f) => (forward = f));
         }
       },
     }, job);
@@ -425,7 +428,9 @@ function jobContext(lab: Lab, rec: JobRecord): Pick<PreparedJob, 'spec' | 'targe
 async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, fo: FollowOptions, job: Pick<PreparedJob, 'spec' | 'target'>): Promise<JobRecord> {
   const dir = jobDir(trainingDir(lab), id);
   const log = hooks.log ?? ((): void => undefined);
-  let rec = updateJobRecord(dir, (r) => ({ ...r, state: 'fetching', exitCode: exit.exitCode }));
+  // Cancelled (the record says so before the process is stopped): nothing to fetch or roll back here.
+  let rec = updateJobRecord(dir, (r) => (r.state === 'cancelled' ? r : { ...r, state: 'fetching', exitCode: exit.exitCode }));
+  if (rec.state === 'cancelled') return rec;
   hooks.onRecord?.(rec);
   const launcher = launcherFor(rec.targetKind);
   let result: Record<string, unknown> | null = null;
@@ -440,6 +445,7 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
   // A cancel from elsewhere while this process followed: the record already says so.
   const current = readJobRecord(dir);
   if (current.state === 'cancelled') return current;
+  if (rec.kind === 'serve') return endServe(lab, dir, exit, result, fetchError, hooks);
   const ok = exit.state === 'succeeded' && result?.status === 'succeeded';
   const error = ok
     ? null
@@ -447,7 +453,6 @@ async function finishJob(lab: Lab, id: string, exit: JobExit, hooks: JobHooks, f
   rec = updateJobRecord(dir, (r) => ({ ...r, state: ok ? 'succeeded' : 'failed', endedAt: Date.now(), error, result }));
   hooks.onRecord?.(rec);
   log(`job ${id}: ${rec.state}${error ? ` — ${error}` : ''}`);
-  if (rec.kind === 'serve') return rec;
   const phaseKind = rec.kind as 'sft' | 'grpo';
   if (!ok) {
     notifyPhase(hooks, setPhaseJob(lab, rec.phase, phaseKind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error, job: id })));
@@ -515,13 +520,18 @@ export interface ServeRequest {
 export async function startServe(lab: Lab, req: ServeRequest, hooks: JobHooks): Promise<JobRecord> {
   const log = hooks.log ?? ((): void => undefined);
   const id = req.version ? `${req.version.slice(0, 45)}-serve` : newJobId(`${req.phase.name}-serve`);
+  // Serving a version again reuses its serve job's id (and folder), once the old one has stopped.
+  const previous = listJobs(lab).find((j) => j.id === id);
+  if (previous && isActive(previous)) {
+    throw new UsageError(`job ${id} still serves ${req.version}${previous.serveUrl ? ` at ${previous.serveUrl}` : ''} (it is ${previous.state}) — use it, or stop it first: rollout-lab jobs cancel ${id}`);
+  }
   const d: JobDraft = {
     id,
     kind: 'serve',
     phase: req.phase,
     model: req.phase.model ?? null,
     baseModel: req.baseModel,
-    target: resolveTarget(lab, req.target, req.phase),
+    target: await withLocalPython(resolveTarget(lab, req.target, req.phase), log),
     hyperparameters: hyperparametersFor('serve', { ...req.phase, hyperparameters: pickKnown('serve', req.phase.hyperparameters) }, undefined),
     files: req.adapter ? { adapter: req.adapter } : {},
     train: null,
@@ -541,10 +551,33 @@ function pickKnown(kind: JobKind, hp: Record<string, HyperValue>): Record<string
   return Object.fromEntries(Object.entries(hp).filter(([k]) => k in known));
 }
 
-/** Follows a serve job in the background until it serves; resolves with its record (serveUrl set, version registered). */
+/**
+ * Follows a serve job in the background until it serves; resolves with its record (serveUrl set, version registered).
+ * Rejects when the job ends first, or when its endpoint cannot be forwarded or registered (the job is stopped then):
+ * it never waits on a server that will not be used.
+ */
 function waitForServing(lab: Lab, serveId: string, hooks: JobHooks): Promise<JobRecord> {
   return new Promise((resolve, reject) => {
     let settled = false;
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    const onServeFailed = (err: unknown): void => {
+      if (settled) return;
+      // Settled now: the follower that ends with the stop below must not answer first.
+      settled = true;
+      const why = `it serves, but ${errorMessage(err)}`;
+      void cancelJob(lab, serveId)
+        .catch(() => undefined)
+        .then(() => {
+          const rec = updateJobRecord(jobDir(trainingDir(lab), serveId), (r) => ({ ...r, state: 'failed', error: `stopped: ${why}` }));
+          hooks.onRecord?.(rec);
+        })
+        .catch(() => undefined)
+        .finally(() => reject(new RuntimeFailure(`serving failed: job ${serveId} was stopped because ${why}`)));
+    };
     void followJob(lab, serveId, {
       ...hooks,
       onRecord: (r) => {
@@ -554,24 +587,14 @@ function waitForServing(lab: Lab, serveId: string, hooks: JobHooks): Promise<Job
           resolve(r);
         }
       },
-    })
-      .then((r) => {
-        if (!settled) {
-          settled = true;
-          reject(new RuntimeFailure(`the serve job ${serveId} ended before it served: ${r.error ?? r.state}`));
-        }
-      })
-      .catch((err) => {
-        if (!settled) {
-          settled = true;
-          reject(err);
-        }
-      });
+    }, { onServeFailed })
+      .then((r) => fail(new RuntimeFailure(`the serve job ${serveId} ended before it served: ${r.error ?? r.state}`)))
+      .catch(fail);
   });
 }
 
 /** A serve job announced its endpoint: forward it here and register the version it serves. */
-async function onServing(lab: Lab, dir: string, rec: JobRecord, url: string, hooks: JobHooks): Promise<PortForward | null> {
+async function onServing(lab: Lab, dir: string, rec: JobRecord, url: string, hooks: JobHooks, onFailed?: (err: unknown) => void): Promise<PortForward | null> {
   const job = jobContext(lab, rec);
   const port = Number(new URL(url).port);
   // A reattach forwards to the same local port, so the registered endpoint stays valid.
@@ -582,14 +605,20 @@ async function onServing(lab: Lab, dir: string, rec: JobRecord, url: string, hoo
     // A reattach that got its old endpoint back keeps the registration as it is (a rollback since stays rolled back).
     if (rec.model && rec.serves && !(registered && rec.serveUrl === forward.url)) {
       const adapter = job.spec.model.adapter ? path.relative(lab.loaded.labDir, path.join(dir, 'bundle', job.spec.model.adapter)).split(path.sep).join('/') : undefined;
-      registerTrainedModel(lab.loaded, rec.model, {
-        version: rec.serves,
-        baseUrl: forward.url,
-        model: job.spec.model.servedName ?? rec.id,
-        ...(adapter ? { adapter } : {}),
-        phase: rec.phase,
-        job: rec.serves === rec.id ? rec.id : rec.serves,
-      });
+      // A version served again (a new endpoint for the same adapter) takes its new settings.
+      registerTrainedModel(
+        lab.loaded,
+        rec.model,
+        {
+          version: rec.serves,
+          baseUrl: forward.url,
+          model: job.spec.model.servedName ?? rec.id,
+          ...(adapter ? { adapter } : {}),
+          phase: rec.phase,
+          job: rec.serves === rec.id ? rec.id : rec.serves,
+        },
+        { update: true },
+      );
       registered = { model: rec.model, version: rec.serves };
       hooks.log?.(`model "${rec.model}" version ${rec.serves} is active: served at ${forward.url} (job ${rec.id})`);
     }
@@ -598,17 +627,68 @@ async function onServing(lab: Lab, dir: string, rec: JobRecord, url: string, hoo
     return forward;
   } catch (err) {
     hooks.log?.(`job ${rec.id}: serving at ${url}, but forwarding or registering failed: ${errorMessage(err)}`);
+    onFailed?.(new RuntimeFailure(`forwarding or registering ${url} failed: ${errorMessage(err)}`));
     return null;
   }
 }
 
-/** Stops a job on its target; its record says cancelled. */
+/**
+ * A serve job ended without being cancelled: it no longer serves, whatever its exit status, so its record says failed
+ * with why, and its model goes back to the version before it when it was the active one.
+ */
+function endServe(lab: Lab, dir: string, exit: JobExit, result: Record<string, unknown> | null, fetchError: string | null, hooks: JobHooks): JobRecord {
+  const before = readJobRecord(dir);
+  const why =
+    (typeof result?.error === 'string' && result.error) ||
+    exit.detail ||
+    (exit.state === 'succeeded' ? 'the server was stopped from outside Rollout Lab' : `the server exited with status ${exit.exitCode ?? 'unknown'}`) + (fetchError ? ` (${fetchError})` : '');
+  const rolledBack = rollBackServed(lab, before);
+  const error = `stopped serving: ${why} — see ${path.join(dir, 'job.log')}${rolledBack ? `; ${rolledBack}` : ''}`;
+  const rec = updateJobRecord(dir, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error, result }));
+  hooks.onRecord?.(rec);
+  hooks.log?.(`job ${rec.id}: failed — ${error}`);
+  return rec;
+}
+
+/**
+ * A serve job that stops serving takes its model back past the versions it served (the one it registered, and those
+ * the online loop registered at its endpoint since) to the version active before them, or lab.json's settings, when
+ * one of them is the active one; what happened, for the user, or null when nothing changed.
+ */
+function rollBackServed(lab: Lab, rec: JobRecord): string | null {
+  if (rec.kind !== 'serve' || !rec.registered) return null;
+  const { model } = rec.registered;
+  const servedHere = (v: string | null): boolean => {
+    if (v === null) return false;
+    const entry = readRegistry(lab.loaded.labDir).models[model];
+    const at = entry?.versions.find((x) => x.version === v)?.baseUrl;
+    return at !== undefined && at === rec.serveUrl;
+  };
+  let active = readRegistry(lab.loaded.labDir).models[model]?.active ?? null;
+  if (!servedHere(active)) return null;
+  while (servedHere(active)) active = rollbackModelVersion(lab.loaded.labDir, model).active;
+  return `model "${model}" rolled back to ${active ? `version ${active}` : "lab.json's settings"}`;
+}
+
+/**
+ * Stops a job on its target; its record says cancelled (before the process goes, so a follower elsewhere does not
+ * take the end for a failure). A serve job's model first goes back to the version before it, when its version is the
+ * active one, and the record's error says so.
+ */
 export async function cancelJob(lab: Lab, id: string): Promise<JobRecord> {
   const dir = jobDir(trainingDir(lab), id);
   const rec = readJobRecord(dir);
   if (!isActive(rec)) throw new UsageError(`job ${id} is not running (it is ${rec.state})`);
-  if (rec.handle) await launcherFor(rec.targetKind).cancel(rec.handle, jobContext(lab, rec));
-  const next = updateJobRecord(dir, (r) => ({ ...r, state: 'cancelled', endedAt: Date.now(), error: 'cancelled' }));
+  updateJobRecord(dir, (r) => ({ ...r, state: 'cancelled', endedAt: Date.now(), error: 'cancelled' }));
+  try {
+    if (rec.handle) await launcherFor(rec.targetKind).cancel(rec.handle, jobContext(lab, rec));
+  } catch (err) {
+    // Still running: the record says so again.
+    updateJobRecord(dir, (r) => ({ ...r, state: rec.state, endedAt: rec.endedAt, error: rec.error }));
+    throw err;
+  }
+  const rolledBack = rollBackServed(lab, rec);
+  const next = updateJobRecord(dir, (r) => ({ ...r, state: 'cancelled', endedAt: Date.now(), error: rolledBack ? `cancelled; ${rolledBack}` : 'cancelled' }));
   if (next.kind !== 'serve') setPhaseJob(lab, next.phase, next.kind, (r) => (r.job === id ? { ...r, state: 'failed', endedAt: Date.now(), error: `job ${id} cancelled` } : r));
   return next;
 }

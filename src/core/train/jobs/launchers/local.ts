@@ -35,7 +35,7 @@ const READ_CHUNK = 1 << 20;
 const CANCEL_GRACE_MS = 5000;
 
 function python(target: TargetConfig): string {
-  return target.kind === 'local' ? target.python : 'python3';
+  return (target.kind === 'local' && target.python) || 'python3';
 }
 
 function jobFiles(job: Pick<PreparedJob, 'jobDir'>): { log: string; exit: string } {
