@@ -1,5 +1,6 @@
 import type { EvalMetrics } from '../core/reward/metrics';
 import { FAILURE_KINDS, FAILURE_SHORT_LABELS } from '../core/store/failureKinds';
+import type { LearningCurve, PairedChange } from '../core/train/learningCurve';
 
 export function pct(x: number | null): string {
   return x === null ? 'n/a' : `${x.toFixed(1)} %`;
@@ -67,4 +68,46 @@ export function duration(ms: number | null): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** "0.712 [0.650, 0.774]": a mean with its interval's ends (bounded intervals are not symmetric). */
+export function meanWithInterval(mean: number | null, ci: [number, number] | null, digits = 3): string {
+  if (mean === null) return 'n/a';
+  return ci ? `${mean.toFixed(digits)} [${ci[0].toFixed(digits)}, ${ci[1].toFixed(digits)}]` : mean.toFixed(digits);
+}
+
+/** "+0.150 [+0.080, +0.220] p 0.002 (24 pairs)": a paired change; '-' for none. */
+export function pairedChangeText(c: PairedChange | null): string {
+  if (!c || c.delta === null) return c ? `no pairs with ${c.versus}` : '-';
+  const s = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
+  const p = c.pValue === null ? '' : ` p ${c.pValue < 0.001 ? '< 0.001' : c.pValue.toFixed(3)}`;
+  return `${s(c.delta)}${c.ci ? ` [${s(c.ci[0])}, ${s(c.ci[1])}]` : ''}${p} (${c.pairs} pair${c.pairs === 1 ? '' : 's'})`;
+}
+
+/**
+ * The learning curve as terminal tables, one per trained model: version,
+ * the phase that produced it, rollouts and tasks, mean final reward with its
+ * 95 % interval, and the paired change from the previous evaluated version.
+ */
+export function learningCurveTable(curve: LearningCurve): string {
+  const where = curve.split === 'val' ? 'validation' : curve.split;
+  const blocks: string[] = [];
+  for (const s of curve.series) {
+    const rows = s.points.map((p) => [
+      `${p.label}${p.active ? ' *' : ''}`,
+      p.producedBy ? `${p.producedBy.phase} ${new Date(p.producedBy.at).toISOString().slice(0, 16).replace('T', ' ')}` : p.version === null ? 'lab.json' : '-',
+      p.rollouts ? `${p.rollouts} (${p.tasks} tasks)${p.simulated ? `, ${p.simulated} SIMULATED` : ''}` : 'not evaluated',
+      p.rollouts ? meanWithInterval(p.reward.mean, p.reward.ci) : '-',
+      pairedChangeText(p.change),
+    ]);
+    blocks.push(
+      `Learning curve of ${s.agents.join(', ')} (model ${s.model}), ${where} split — mean final reward, ${Math.round(curve.confidence * 100)} % interval; * active`,
+      table(['version', 'produced by', 'rollouts', 'mean reward', 'change vs previous (paired)'], rows),
+      '',
+    );
+  }
+  if (curve.series.some((s) => s.points.some((p) => p.simulated > 0))) blocks.push('SIMULATED: some rollouts were answered by the simulated endpoint; their rewards measure the simulator, not a model.');
+  if (curve.simulatedLeftOut) blocks.push(`${curve.simulatedLeftOut} simulated rollouts left out.`);
+  if (curve.hint) blocks.push(curve.hint);
+  return blocks.join('\n').trimEnd();
 }
