@@ -136,7 +136,7 @@ test('points follow the registry order, group by the trained agent\'s version, a
   add('r-x', 't9', 0, 1, 'x', { simulated: true });
   // Neither validation nor scored: left out.
   add('r-x', 't1', 0, 1, 'x', { split: 'train' });
-  add('r-x', 't2', 0, 0, 'x', { status: 'failed', finalReward: null, failure: 'runtime' });
+  add('r-x', 't2', 0, 0, 'x', { status: 'failed', finalReward: null, failure: 'server_error' });
 
   const loaded = await loadConfig(ws.dir);
   const curve = learningCurve(store, loaded, { agent: 'Geneticist' });
