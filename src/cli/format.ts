@@ -1,6 +1,7 @@
 import type { EvalMetrics } from '../core/reward/metrics';
 import { FAILURE_KINDS, FAILURE_SHORT_LABELS } from '../core/store/failureKinds';
-import type { LearningCurve, PairedChange } from '../core/train/learningCurve';
+import type { LearningCurve } from '../core/train/learningCurve';
+import { meanWithInterval, pairedChangeText } from '../core/train/learningCurveText';
 
 export function pct(x: number | null): string {
   return x === null ? 'n/a' : `${x.toFixed(1)} %`;
@@ -68,20 +69,6 @@ export function duration(ms: number | null): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-/** "0.712 [0.650, 0.774]": a mean with its interval's ends (bounded intervals are not symmetric). */
-export function meanWithInterval(mean: number | null, ci: [number, number] | null, digits = 3): string {
-  if (mean === null) return 'n/a';
-  return ci ? `${mean.toFixed(digits)} [${ci[0].toFixed(digits)}, ${ci[1].toFixed(digits)}]` : mean.toFixed(digits);
-}
-
-/** "+0.150 [+0.080, +0.220] p 0.002 (24 pairs)": a paired change; '-' for none. */
-export function pairedChangeText(c: PairedChange | null): string {
-  if (!c || c.delta === null) return c ? `no pairs with ${c.versus}` : '-';
-  const s = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
-  const p = c.pValue === null ? '' : ` p ${c.pValue < 0.001 ? '< 0.001' : c.pValue.toFixed(3)}`;
-  return `${s(c.delta)}${c.ci ? ` [${s(c.ci[0])}, ${s(c.ci[1])}]` : ''}${p} (${c.pairs} pair${c.pairs === 1 ? '' : 's'})`;
 }
 
 /**

@@ -270,3 +270,4 @@ function pairedChange(versus: string, before: Map<string, number>, after: Map<st
   const delta = a.length ? mean(b.map((y, i) => y - a[i]!))! : null;
   return { versus, pairs: a.length, delta, ci: t ? clipInterval(t.ci, [-1, 1]) : null, pValue: t ? t.pValue : null };
 }
+
