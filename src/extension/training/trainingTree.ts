@@ -349,7 +349,8 @@ function curvePointItem(node: Extract<TrainingNode, { kind: 'curvePoint' }>): vs
   item.iconPath = new vscode.ThemeIcon(!evaluated ? 'circle-outline' : p.active ? 'pass-filled' : 'circle-filled');
   item.description = evaluated
     ? [
-        `${intervalGauge(p.reward.mean!, p.reward.ci, 12)} ${meanWithInterval(p.reward.mean, p.reward.ci)}`,
+        // The numbers first (a narrow side bar cuts the end), then the interval as a gauge over 0..1.
+        `${meanWithInterval(p.reward.mean, p.reward.ci)} ${intervalGauge(p.reward.mean!, p.reward.ci, 12)}`,
         `n ${p.rollouts}${p.simulated ? ' SIMULATED' : ''}`,
         ...(p.change && p.change.delta !== null ? [`${pairedChangeText(p.change)} vs ${p.change.versus}`] : []),
       ].join(' · ')

@@ -109,7 +109,7 @@ describe('training view', () => {
     assert.match(series.description!, /^model junior · validation reward per version/);
     const [b, v] = series.children!;
     assert.deepEqual([b!.label, v!.label, v!.icon], ['base', 'junior@sft-test', 'pass-filled']);
-    assert.match(b!.description!, /^[·━●]{12} \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] · n 3 SIMULATED$/);
+    assert.match(b!.description!, /^\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] [·━●]{12} · n 3 SIMULATED$/);
     assert.match(v!.description!, / · n 3 SIMULATED · [+-]\d\.\d{3}.*\(3 pairs\) vs base$/);
     assert.equal(v!.contextValue, 'rolloutLab.training.curvePoint');
 

@@ -14,6 +14,7 @@ import type { RolloutRecord } from '../../../src/core/store/types';
 import { learningCurve } from '../../../src/core/train/learningCurve';
 import { registerTrainedModel } from '../../../src/core/train/pipeline';
 import { learningCurveTable } from '../../../src/cli/format';
+import { intervalGauge } from '../../../src/core/train/learningCurveText';
 import { makeAgent, makeRollout, makeRun, tempWorkspace } from '../store/helpers/storeFixtures';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
@@ -177,4 +178,10 @@ test('points follow the registry order, group by the trained agent\'s version, a
   assert.equal(x.pValue, null);
 
   assert.throws(() => learningCurve(store, loaded, { agent: 'Nobody' }), /--agent: no agent "Nobody".*Geneticist/);
+});
+
+test('the interval gauge draws the interval over 0..1 and the mean on it', () => {
+  assert.equal(intervalGauge(0.5, [0.25, 0.75], 5), '·━●━·');
+  assert.equal(intervalGauge(1, [0.9, 1], 11), '·········━●');
+  assert.equal(intervalGauge(0, null, 4), '●···');
 });
