@@ -441,6 +441,10 @@ if (missing && !process.env.CI) {
           assert.equal(await web.locator('.lc-series[data-model="junior"] .lc-table tbody tr').count(), 2);
           await page.waitForTimeout(500);
           await shot('reward-curve-learning-curve');
+          // Back to reward per rollout: the panel keeps the choice, and the other steps expect the per-rollout chart.
+          await web.locator('.rc-view').click();
+          await web.locator('.rc-view').getByText('Reward per rollout', { exact: true }).click();
+          await web.locator('.rc-stage svg circle.rc-point').first().waitFor({ timeout: 30_000 });
         } catch (err) {
           await explain(err);
         }

@@ -70,7 +70,7 @@ export class LearningCurveView {
     this.root.setAttribute('role', 'region');
     this.root.setAttribute('aria-label', 'Validation reward per model version');
     this.body = el('div', 'lc-body');
-    this.live = el('div', 'rc-sr-only');
+    this.live = el('div', 'lc-sr-only');
     this.live.setAttribute('aria-live', 'polite');
     this.root.append(this.body, this.live);
   }
