@@ -424,7 +424,8 @@ if (missing && !process.env.CI) {
             cli(['eval', ...ws, '--limit', '4', '--json']);
             curveEvaluated = true;
           }
-          await openViewContainer(page, 'Rollout Lab');
+          // Earlier steps may have closed the side bar: focusing the view opens it, expanded.
+          await runCommand(page, 'Rollout Lab: Focus on Training View');
           await runCommand(page, 'Rollout Lab: Refresh Training');
           const training = page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header', { hasText: /^Training/i }) });
           const header = training.locator('.pane-header');
