@@ -191,10 +191,11 @@ export const COMMAND_USAGE = {
     ],
   },
   pipeline: {
-    about: "The training pipeline of lab.json (training.phases; for the built-in research-lab graph, the reference phases when none are declared) and the registry of trained model versions.",
+    about: "The training pipeline of lab.json (training.phases; for the built-in research-lab graph, the reference phases when none are declared) the registry of trained model versions, and the learning curve (validation reward per model version).",
     forms: [
       '[--workspace DIR] [status] [--json]',
       '[--workspace DIR] run PHASE [--limit N] [--samples G] [--include-simulated] [--json]',
+      '[--workspace DIR] curve [--agent A | --model M] [--real-only] [--json]',
       '[--workspace DIR] rollback MODEL [--json]',
       '[--workspace DIR] register MODEL --version V [--base-url URL] [--model ID] [--adapter PATH] [--phase NAME] [--agents A,B] [--json]',
     ],
@@ -205,11 +206,13 @@ export const COMMAND_USAGE = {
       ['--include-simulated', 'run: a data phase also uses rollouts made on the SIMULATED endpoint'],
       ['--version V', 'register: the version label rollouts will record (required)'],
       ['--base-url URL', 'register: where the trained model is served; other actions: send every call there'],
-      ['--model ID', 'register: the model id the server knows it by; other actions: ask every endpoint for it'],
+      ['--model ID', 'register: the model id the server knows it by; curve: the logical model whose versions to show; other actions: ask every endpoint for it'],
       ['--adapter PATH', 'register: the adapter the version was trained into'],
       ['--phase NAME', 'register: the phase that produced it (marks that phase done)'],
       ['--agents A,B', "register: only these agents of the model run it, the others keep their version (default: the phase's agents when the model has others)"],
-      json('the status, the phase record or the registry entry'),
+      ['--agent A', "curve: one agent's learning curve (default: every trained agent's)"],
+      ['--real-only', 'curve: leave out rollouts answered by the SIMULATED endpoint (flagged per version otherwise)'],
+      json('the status, the phase record, the learning curve or the registry entry'),
     ],
   },
   train: {

@@ -108,6 +108,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   register('rolloutLab.openRolloutInGraphView', openGraph);
   register('rolloutLab.openRolloutInTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
   register('rolloutLab.openRewardCurve', () => void panels!.open('rewardCurve'));
+  register('rolloutLab.showLearningCurve', () => panels!.open('rewardCurve').notify('rewards/showLearningCurve', {}));
   register('rolloutLab.startSimulatedEndpoint', (arg) => sim.start(arg));
   register('rolloutLab.stopSimulatedEndpoint', () => sim.stop());
   register('rolloutLab.simulatedEndpointActions', () => sim.actions());

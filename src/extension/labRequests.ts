@@ -45,6 +45,11 @@ export function labRequestHandlers(service: LabService): RequestHandlers {
       const lab = await service.lab();
       return rewardSeries(lab.store, Object.keys(lab.loaded.config.reward.criteria), { runId });
     },
+    'rewards/learningCurve': async ({ agent }) => {
+      const { learningCurve } = await import('../core/train/learningCurve');
+      const lab = await service.lab();
+      return learningCurve(lab.store, lab.loaded, agent ? { agent } : {});
+    },
     'export/save': async ({ format, suggestedName, data }): Promise<RequestResults['export/save']> => {
       const folder = service.activeFolder();
       const name = suggestedName.toLowerCase().endsWith(`.${format}`) ? suggestedName : `${suggestedName}.${format}`;

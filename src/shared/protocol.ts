@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SpanRecord } from '../core/trace/span';
 import type { AgentAggregate, RolloutRecord, RunRecord } from '../core/store/types';
+import type { LearningCurve } from '../core/train/learningCurve';
 import { WeightsCommandArgs, WeightsRequestParams, type WeightsNotifications, type WeightsRequestResults } from './weightsProtocol';
 import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type ReportRequestResults } from './reportProtocol';
 import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifications, type ComparisonRequestResults } from './comparisonProtocol';
@@ -35,6 +36,8 @@ export const RequestParams = {
   'graph/rolloutOverlay': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/) }),
   'graph/aggregate': z.strictObject({ runId: z.string().optional() }),
   'rewards/series': z.strictObject({ runId: z.string().optional() }),
+  /** Validation reward per version of each trained model (or of one agent's model). */
+  'rewards/learningCurve': z.strictObject({ agent: z.string().min(1).optional() }),
   'export/save': z.strictObject({
     format: z.enum(['png', 'csv']),
     suggestedName: z.string().regex(/^[\w.-]+$/),
@@ -93,6 +96,7 @@ export interface RequestResults extends WeightsRequestResults, ReportRequestResu
   'graph/rolloutOverlay': { rolloutId: string; visits: Record<string, number>; path: string[]; errors: Record<string, number> };
   'graph/aggregate': { rollouts: number; nodes: NodeStats[]; agents: AgentAggregate[] };
   'rewards/series': { points: RewardPoint[]; criteria: string[] };
+  'rewards/learningCurve': LearningCurve;
   'export/save': { saved: boolean; path: string | null };
 }
 
@@ -117,6 +121,8 @@ export interface Notifications extends WeightsNotifications, ReportNotifications
   'trace/show': { rolloutId: string; node?: string };
   /** Show this rollout's path on the graph. */
   'graph/showRollout': { rolloutId: string };
+  /** Switch the reward curve to validation reward per model version. */
+  'rewards/showLearningCurve': Record<string, never>;
 }
 export type NotificationType = keyof Notifications;
 

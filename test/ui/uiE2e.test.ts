@@ -126,6 +126,8 @@ if (missing && !process.env.CI) {
   let cs: CodeServer | null = null;
   let browser: Browser | null = null;
   const pageErrors: string[] = [];
+  /** The learning-curve step evaluates before and after registering a version once, in the first theme. */
+  let curveEvaluated = false;
 
   before(async () => {
     if (missing) throw new Error(`the UI tests cannot run in CI: ${missing}`);
@@ -407,6 +409,43 @@ if (missing && !process.env.CI) {
           await web.locator('.er-table tbody tr').first().waitFor({ timeout: 30_000 });
           await page.waitForTimeout(500);
           await shot('eval-report');
+        } catch (err) {
+          await explain(err);
+        }
+      });
+
+      it('the Training view shows the learning curve, and Show Learning Curve draws it in the Reward Curve', async () => {
+        try {
+          if (!curveEvaluated) {
+            // Validation before and after a junior version is registered (both on the simulated endpoint), from the CLI.
+            const ws = ['--workspace', workspace];
+            cli(['eval', ...ws, '--limit', '4', '--json']);
+            cli(['pipeline', 'register', 'junior', '--version', 'sft-1', '--phase', 'sft-juniors', ...ws]);
+            cli(['eval', ...ws, '--limit', '4', '--json']);
+            curveEvaluated = true;
+          }
+          // Earlier steps may have closed the side bar: focusing the view opens it, expanded.
+          await runCommand(page, 'Rollout Lab: Focus on Training View');
+          await runCommand(page, 'Rollout Lab: Refresh Training');
+          const training = page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header', { hasText: /^Training/i }) });
+          const header = training.locator('.pane-header');
+          if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+          const point = training.locator('.monaco-list-row').filter({ hasText: 'junior@sft-1' });
+          await point.first().waitFor({ timeout: 60_000 });
+          await point.first().scrollIntoViewIfNeeded();
+          assert.match(await point.first().innerText(), /\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]/);
+          assert.ok(await training.locator('.monaco-list-row').filter({ hasText: /^base/ }).first().isVisible(), 'the base version beside it');
+          await shot('training-learning-curve');
+          await runCommand(page, 'Rollout Lab: Show Learning Curve');
+          const web = visibleWebview(page);
+          await web.locator('.lc-series[data-model="junior"] .lc-point[data-version="junior@sft-1"] .lc-dot').waitFor({ timeout: 60_000 });
+          assert.equal(await web.locator('.lc-series[data-model="junior"] .lc-table tbody tr').count(), 2);
+          await page.waitForTimeout(500);
+          await shot('reward-curve-learning-curve');
+          // Back to reward per rollout: the panel keeps the choice, and the other steps expect the per-rollout chart.
+          await web.locator('.rc-view').click();
+          await web.locator('.rc-view').getByText('Reward per rollout', { exact: true }).click();
+          await web.locator('.rc-stage svg circle.rc-point').first().waitFor({ timeout: 30_000 });
         } catch (err) {
           await explain(err);
         }

@@ -8,6 +8,7 @@ import { PALETTE_SIZE, RewardChart, shortVersion } from './chart';
 import { svgToPngBase64, type LegendEntry } from './pngExport';
 import { DEFAULT_WINDOW, agentsOf, parseSplit, rollingMean, seriesCsv, splitKey, versionGroups, versionOf, type SplitBy } from './series';
 import { fillRunPicker } from '../shared/runPicker';
+import { LearningCurveView } from './learningCurve';
 
 /*
  * The Reward Curve panel: reward per rollout in start order with its rolling
@@ -31,7 +32,12 @@ export class RewardCurveApp {
   private shown = new Set<string>();
   private runId: string | null = null;
   private table = false;
+  /** 'rollouts': reward per rollout; 'versions': validation reward per model version (the learning curve). */
+  private view: 'rollouts' | 'versions' = 'rollouts';
   private readonly chart: RewardChart;
+  private readonly learning: LearningCurveView;
+  private readonly viewPicker: VscodeSingleSelect;
+  private readonly perRollout: HTMLElement[];
   private readonly windowInput: VscodeTextfield;
   private readonly splitPicker: VscodeSingleSelect;
   private readonly runPicker: VscodeSingleSelect;
@@ -55,10 +61,24 @@ export class RewardCurveApp {
     if (Array.isArray(st.criteria)) this.shown = new Set(st.criteria.filter((c): c is string => typeof c === 'string'));
     this.runId = typeof st.runId === 'string' ? st.runId : null;
     this.table = st.table === true;
+    this.view = st.view === 'versions' ? 'versions' : 'rollouts';
 
     const toolbar = el('div', 'toolbar rc-toolbar');
     toolbar.setAttribute('role', 'toolbar');
     toolbar.setAttribute('aria-label', 'Reward curve');
+
+    const viewLabel = el('label', 'rc-field');
+    viewLabel.append(el('span', undefined, 'Show'));
+    this.viewPicker = document.createElement('vscode-single-select');
+    this.viewPicker.className = 'rc-view';
+    this.viewPicker.setAttribute('aria-label', 'Show reward per rollout or validation reward per model version');
+    this.viewPicker.options = [
+      { label: 'Reward per rollout', value: 'rollouts', description: '', selected: this.view === 'rollouts', disabled: false },
+      { label: 'Validation per model version', value: 'versions', description: '', selected: this.view === 'versions', disabled: false },
+    ];
+    this.viewPicker.value = this.view;
+    this.viewPicker.addEventListener('change', () => this.setView(this.viewPicker.value === 'versions' ? 'versions' : 'rollouts'));
+    viewLabel.append(this.viewPicker);
 
     const windowLabel = el('label', 'rc-field');
     windowLabel.append(el('span', undefined, 'Rolling mean of'));
@@ -112,7 +132,7 @@ export class RewardCurveApp {
     csv.addEventListener('click', () => void this.exportCsv());
     this.status = el('span', 'rc-status muted');
     this.status.setAttribute('role', 'status');
-    toolbar.append(this.runPicker, windowLabel, splitLabel, el('span', 'rc-spacer'), this.tableButton, png, csv);
+    toolbar.append(viewLabel, this.runPicker, windowLabel, splitLabel, el('span', 'rc-spacer'), this.tableButton, png, csv);
 
     const criteriaRow = el('div', 'rc-criteria-row');
     this.criteriaBox = el('div', 'rc-criteria');
@@ -139,19 +159,52 @@ export class RewardCurveApp {
     this.tableHost.setAttribute('role', 'region');
     this.tableHost.setAttribute('aria-label', 'Rewards as a table');
     this.legend = el('div', 'rc-legend');
-    root.append(toolbar, criteriaRow, this.chartHost, this.tableHost, this.legend, this.live);
+    this.learning = new LearningCurveView();
+    root.append(toolbar, criteriaRow, this.chartHost, this.tableHost, this.legend, this.learning.root, this.live);
+    this.perRollout = [this.runPicker, windowLabel, splitLabel, this.tableButton, png, csv, criteriaRow, this.legend];
     this.setTable(this.table);
+    this.showView();
   }
+
+  /** Switches between reward per rollout and validation reward per model version. */
+  setView(view: 'rollouts' | 'versions'): void {
+    if (view !== this.view) {
+      this.view = view;
+      this.client.setState({ view });
+    }
+    this.viewPicker.value = view;
+    this.showView();
+    if (view === 'versions') void this.loadCurve();
+  }
+
+  private showView(): void {
+    const versions = this.view === 'versions';
+    for (const e of this.perRollout) e.hidden = versions;
+    this.chartHost.hidden = versions || this.table;
+    this.tableHost.hidden = versions || !this.table;
+    this.learning.root.hidden = !versions;
+  }
+
+  /** Loads the learning curve (validation reward per model version). */
+  private readonly loadCurve = coalescingLoad(async () => {
+    try {
+      this.learning.setData(await this.client.request('rewards/learningCurve', {}));
+    } catch (err) {
+      this.learning.setMessage(`Cannot load the validation reward per model version: ${(err as Error).message}`);
+    }
+  });
 
   listen(): void {
     this.client.on('store/changed', () => {
       void this.load();
       void this.loadRuns();
+      if (this.view === 'versions') void this.loadCurve();
     });
+    this.client.on('rewards/showLearningCurve', () => this.setView('versions'));
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.load(), this.loadRuns()]);
+    await Promise.all([this.load(), this.loadRuns(), ...(this.view === 'versions' ? [this.loadCurve()] : [])]);
     document.body.dataset.ready = 'true';
   }
 
@@ -229,8 +282,8 @@ export class RewardCurveApp {
     this.client.setState({ table: on });
     this.tableButton.textContent = on ? 'Show chart' : 'Show table';
     this.tableButton.setAttribute('aria-pressed', String(on));
-    this.chartHost.hidden = on;
-    this.tableHost.hidden = !on;
+    this.chartHost.hidden = on || this.view === 'versions';
+    this.tableHost.hidden = !on || this.view === 'versions';
     this.redraw();
   }
 

@@ -5,7 +5,7 @@ import { errorMessage, UsageError } from '../../core/errors';
 import type { PipelineStatus } from '../../core/train/pipeline';
 import type { PhaseRecord } from '../../core/train/pipelineState';
 import { COMMON, BATCH_OPTIONS, err, intOption, out, type Values } from '../args';
-import { num, table } from '../format';
+import { learningCurveTable, num, table } from '../format';
 import { withRunningLab } from '../labSession';
 
 const OPTIONS = {
@@ -17,9 +17,11 @@ const OPTIONS = {
   phase: { type: 'string' },
   agents: { type: 'string' },
   'include-simulated': { type: 'boolean' },
+  agent: { type: 'string' },
+  'real-only': { type: 'boolean' },
 } as const;
 
-const ACTIONS = 'status, run PHASE, rollback MODEL or register MODEL --version V [--agents A,B]';
+const ACTIONS = 'status, run PHASE, curve, rollback MODEL or register MODEL --version V [--agents A,B]';
 
 /**
  * rollout-lab pipeline: the phased training pipeline of lab.json and the
@@ -48,6 +50,9 @@ export async function pipelineCommand(argv: string[], usage: string): Promise<nu
       return status(v);
     case 'run':
       return run(v, need(target, 'run', 'PHASE'));
+    case 'curve':
+      if (target) throw new UsageError(`pipeline curve takes no ${JSON.stringify(target)} — name an agent with --agent A or a model with --model M`);
+      return curve(v);
     case 'rollback':
       return rollback(v, need(target, 'rollback', 'MODEL'));
     case 'register':
@@ -136,6 +141,26 @@ async function run(v: Values, phase: string): Promise<number> {
     else out(phaseLine(rec));
     return rec.state === 'done' ? 0 : 1;
   });
+}
+
+/** The learning curve: validation reward per version of each trained model, as a table or one JSON object. */
+async function curve(v: Values): Promise<number> {
+  const { learningCurve } = await import('../../core/train/learningCurve');
+  const { TraceStore } = await import('../../core/store/traceStore');
+  const l = await loaded(v);
+  const store = await TraceStore.open(l.workspaceDir, { readOnly: true });
+  try {
+    const c = learningCurve(store, l, {
+      ...(typeof v.agent === 'string' ? { agent: v.agent } : {}),
+      ...(typeof v.model === 'string' ? { model: v.model } : {}),
+      ...(v['real-only'] ? { excludeSimulated: true } : {}),
+    });
+    if (v.json) out(JSON.stringify(c));
+    else out(learningCurveTable(c));
+  } finally {
+    await store.close();
+  }
+  return 0;
 }
 
 async function rollback(v: Values, model: string): Promise<number> {

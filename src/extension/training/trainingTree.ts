@@ -4,6 +4,8 @@ import type { ModelVersion } from '../../core/config/modelRegistry';
 import { errorMessage } from '../../core/errors';
 import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline';
 import type { PhaseRecord } from '../../core/train/pipelineState';
+import type { LearningCurve, LearningCurvePoint, LearningCurveSeries } from '../../core/train/learningCurve';
+import { intervalGauge, meanWithInterval, pairedChangeText } from '../../core/train/learningCurveText';
 import { CoalescingTrigger } from '../coalescingTrigger';
 import type { LabService } from '../labService';
 import { escapeMarkdown as esc } from '../view/rolloutPresentation';
@@ -11,7 +13,9 @@ import type { JobNode, JobsSection } from './jobsTree';
 
 /** An element of the Training view. */
 export type TrainingNode =
-  | { kind: 'section'; folder: string; section: 'pipeline' | 'jobs' | 'models' }
+  | { kind: 'section'; folder: string; section: 'pipeline' | 'jobs' | 'models' | 'curve' }
+  | { kind: 'curveSeries'; folder: string; series: LearningCurveSeries }
+  | { kind: 'curvePoint'; folder: string; series: LearningCurveSeries; point: LearningCurvePoint }
   | { kind: 'phase'; folder: string; labDir: string; status: PhaseStatus }
   | { kind: 'file'; folder: string; labDir: string; file: string }
   | { kind: 'run'; folder: string; runId: string }
@@ -19,7 +23,7 @@ export type TrainingNode =
   | { kind: 'model'; folder: string; model: ModelStatus }
   | { kind: 'version'; folder: string; model: string; version: ModelVersion; active: boolean }
   | { kind: 'base'; folder: string; model: ModelStatus }
-  | { kind: 'message'; folder: string | null; text: string; error?: boolean; example?: string }
+  | { kind: 'message'; folder: string | null; text: string; error?: boolean; example?: string; curve?: boolean }
   | JobNode;
 
 /** A plain copy of what the view shows (labels, descriptions, icons, children), for tests and the refresh command. */
@@ -31,8 +35,8 @@ export interface TrainingSnapshotItem {
   children?: TrainingSnapshotItem[];
 }
 
-const SECTION_LABEL = { pipeline: 'Pipeline', jobs: 'Jobs', models: 'Models' } as const;
-const SECTION_ICON = { pipeline: 'run-all', jobs: 'server-process', models: 'versions' } as const;
+const SECTION_LABEL = { pipeline: 'Pipeline', jobs: 'Jobs', models: 'Models', curve: 'Learning Curve' } as const;
+const SECTION_ICON = { pipeline: 'run-all', jobs: 'server-process', models: 'versions', curve: 'graph-line' } as const;
 
 const STATE_ICON: Record<PhaseRecord['state'], string> = {
   pending: 'circle-outline',
@@ -78,6 +82,13 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
     this.refresher.trigger();
   }
 
+  /** Validation reward per version of each trained model, read from the lab's store now. */
+  async curve(folder: string): Promise<LearningCurve> {
+    const { loadConfig } = await import('../../core/config/loader');
+    const { learningCurve } = await import('../../core/train/learningCurve');
+    return learningCurve(await this.service.store(folder), await loadConfig(folder));
+  }
+
   /** The status the view shows for a lab folder, read now. */
   async status(folder: string): Promise<PipelineStatus> {
     const { loadConfig } = await import('../../core/config/loader');
@@ -95,6 +106,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
         { kind: 'section', folder, section: 'pipeline' },
         ...(hasJobs ? [{ kind: 'section', folder, section: 'jobs' } as const] : []),
         { kind: 'section', folder, section: 'models' },
+        { kind: 'section', folder, section: 'curve' },
       ];
     }
     switch (node.kind) {
@@ -105,6 +117,16 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
           } catch (err) {
             return [{ kind: 'message', folder: node.folder, text: errorMessage(err), error: true }];
           }
+        }
+        if (node.section === 'curve') {
+          let c: LearningCurve;
+          try {
+            c = await this.curve(node.folder);
+          } catch (err) {
+            return [{ kind: 'message', folder: node.folder, text: errorMessage(err), error: true }];
+          }
+          const series: TrainingNode[] = c.series.filter((x) => x.points.some((p) => p.rollouts > 0)).map((x) => ({ kind: 'curveSeries', folder: node.folder, series: x }));
+          return series.length ? series : [{ kind: 'message', folder: node.folder, text: c.hint ?? 'No validation reward per model version yet', curve: true }];
         }
         let s: PipelineStatus;
         try {
@@ -145,6 +167,8 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
           .map((version) => ({ kind: 'version', folder: node.folder, model: m.name, version, active: version.version === m.active }));
         return m.base ? [...versions, { kind: 'base', folder: node.folder, model: m }] : versions;
       }
+      case 'curveSeries':
+        return node.series.points.map((point) => ({ kind: 'curvePoint', folder: node.folder, series: node.series, point }));
       case 'job':
         return this.jobs?.children(node) ?? [];
       default:
@@ -191,6 +215,19 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       }
       case 'model':
         return modelItem(node);
+      case 'curveSeries': {
+        const x = node.series;
+        const item = new vscode.TreeItem(x.agents.join(', '), vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `${node.folder}:curve:${x.model}`;
+        item.description = `model ${x.model} · validation reward per version`;
+        item.iconPath = new vscode.ThemeIcon('graph-line');
+        item.tooltip = `Validation reward per version of model "${x.model}", grouped by the version ${x.agents.join(', ')} ran (95 % intervals; the change is paired on the tasks both versions ran)`;
+        item.contextValue = 'rolloutLab.training.curveSeries';
+        item.command = { command: 'rolloutLab.showLearningCurve', title: 'Show Learning Curve' };
+        return item;
+      }
+      case 'curvePoint':
+        return curvePointItem(node);
       case 'version': {
         const v = node.version;
         const item = new vscode.TreeItem(v.version, vscode.TreeItemCollapsibleState.None);
@@ -216,6 +253,8 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       case 'message': {
         const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
         item.iconPath = new vscode.ThemeIcon(node.error ? 'warning' : 'info');
+        // The learning curve's empty state: a click evaluates on the validation set, which adds the first point.
+        if (node.curve) item.command = { command: 'rolloutLab.evaluate', title: 'Evaluate on Validation Set' };
         if (node.example) {
           const md = new vscode.MarkdownString(undefined, true);
           md.isTrusted = false;
@@ -301,6 +340,36 @@ function phaseTooltip({ phase, record: r }: PhaseStatus, labDir: string): vscode
   for (const c of r.checks) md.appendMarkdown(`- ${c.severity}: ${esc(c.title)} — ${esc(c.fix)}\n`);
   if (r.note) md.appendMarkdown(`\n${esc(r.note)}\n`);
   return md;
+}
+
+/** A version on the learning curve: its mean and interval as numbers and as a gauge over 0..1, and the paired change. */
+function curvePointItem(node: Extract<TrainingNode, { kind: 'curvePoint' }>): vscode.TreeItem {
+  const p = node.point;
+  const item = new vscode.TreeItem(p.label, vscode.TreeItemCollapsibleState.None);
+  item.id = `${node.folder}:curve:${node.series.model}:${p.label}`;
+  const evaluated = p.rollouts > 0 && p.reward.mean !== null;
+  item.iconPath = new vscode.ThemeIcon(!evaluated ? 'circle-outline' : p.active ? 'pass-filled' : 'circle-filled');
+  item.description = evaluated
+    ? [
+        // The numbers first (a narrow side bar cuts the end), then the interval as a gauge over 0..1.
+        `${meanWithInterval(p.reward.mean, p.reward.ci)} ${intervalGauge(p.reward.mean!, p.reward.ci, 12)}`,
+        `n ${p.rollouts}${p.simulated ? ' SIMULATED' : ''}`,
+        ...(p.change && p.change.delta !== null ? [`${pairedChangeText(p.change)} vs ${p.change.versus}`] : []),
+      ].join(' · ')
+    : `not evaluated${p.active ? ' · active' : ''} — run Evaluate on Validation Set`;
+  const lines = [
+    `${p.label}${p.active ? ' (active)' : ''} — model ${node.series.model}`,
+    p.producedBy ? `produced by phase ${p.producedBy.phase}, ${new Date(p.producedBy.at).toLocaleString()}` : p.version === null ? "lab.json's own settings" : 'registered by hand',
+  ];
+  if (evaluated) {
+    lines.push(`validation reward ${meanWithInterval(p.reward.mean, p.reward.ci)} (95 % interval)`, `${p.rollouts} rollouts on ${p.tasks} tasks, runs ${p.runs.join(', ')}`);
+    if (p.simulated) lines.push(`${p.simulated} of them answered by the SIMULATED endpoint: they measure the simulator, not a model`);
+    if (p.change) lines.push(`change vs ${p.change.versus}: ${pairedChangeText(p.change)}`);
+  }
+  item.tooltip = lines.join('\n');
+  item.contextValue = 'rolloutLab.training.curvePoint';
+  item.command = { command: 'rolloutLab.showLearningCurve', title: 'Show Learning Curve' };
+  return item;
 }
 
 function modelItem(node: Extract<TrainingNode, { kind: 'model' }>): vscode.TreeItem {

@@ -46,7 +46,7 @@ describe('training view', () => {
     this.timeout(120_000);
     await api();
     const before = await snapshot();
-    assert.deepEqual(before.map((s) => s.label), ['Pipeline', 'Models']);
+    assert.deepEqual(before.map((s) => s.label), ['Pipeline', 'Models', 'Learning Curve']);
     const phases = child(before, 'Pipeline')!.children!;
     assert.deepEqual(phases.map((p) => p.label), ['gather', 'sft-juniors', 'grpo-seniors', 'bandit-supervisor']);
     assert.deepEqual(child(before, 'Models')!.children!.map((m) => m.label), ['junior', 'supervisor', 'senior', 'strong']);
@@ -87,5 +87,37 @@ describe('training view', () => {
     assert.equal(back.description, "lab.json's settings");
     assert.deepEqual(back.children!.map((c) => [c.label, c.icon]), [['sft-test', 'circle-outline'], ['lab.json', 'pass-filled']]);
     assert.equal(await juniorVersionOfNextRun(), null);
+  });
+
+  it('shows the learning curve: validation reward per junior version with its interval and the paired change, and opens it in the Reward Curve', async function () {
+    this.timeout(120_000);
+    const ws = workspaceDir();
+    const curve = async (): Promise<SnapshotItem[]> => child(await snapshot(), 'Learning Curve')!.children ?? [];
+    // The first test rolled the junior back to lab.json's settings: evaluate it, then the registered version again.
+    const base = await vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.evaluate', { limit: 3 });
+    assert.equal(base.rollouts, 3);
+    const reg = await cli(['pipeline', 'register', 'junior', '--workspace', ws, '--version', 'sft-test', '--phase', 'sft-juniors']);
+    assert.equal(reg.code, 0, reg.stderr);
+    await waitFor('the lab reopened with the registered version', async () => (await lab()).loaded.config.models.junior?.version === 'sft-test');
+    const trained = await vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.evaluate', { limit: 3 });
+    assert.equal(trained.rollouts, 3);
+
+    const series = await waitFor('the junior versions on the learning curve', async () => {
+      const s = child(await curve(), 'Geneticist, Pharmacologist, Neurologist');
+      return s?.children?.length === 2 && s.children[1]!.description?.includes('n 3') ? s : undefined;
+    });
+    assert.match(series.description!, /^model junior · validation reward per version/);
+    const [b, v] = series.children!;
+    assert.deepEqual([b!.label, v!.label, v!.icon], ['base', 'junior@sft-test', 'pass-filled']);
+    assert.match(b!.description!, /^\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] [·━●]{12} · n 3 SIMULATED$/);
+    assert.match(v!.description!, / · n 3 SIMULATED · [+-]\d\.\d{3}.*\(3 pairs\) vs base$/);
+    assert.equal(v!.contextValue, 'rolloutLab.training.curvePoint');
+
+    await vscode.commands.executeCommand('rolloutLab.showLearningCurve');
+    const a = (await api()) as unknown as { panels: { get(kind: 'rewardCurve'): { notified: Array<{ type: string }>; handle(m: string, p: unknown): Promise<unknown> } | undefined } };
+    const host = await waitFor('the reward curve panel', () => a.panels.get('rewardCurve'));
+    assert.ok(host.notified.some((n) => n.type === 'rewards/showLearningCurve'), 'the panel is told to show validation per model version');
+    const answered = (await host.handle('rewards/learningCurve', {})) as { series: Array<{ model: string; points: Array<{ label: string; rollouts: number }> }> };
+    assert.deepEqual(answered.series.find((x) => x.model === 'junior')!.points.map((p) => [p.label, p.rollouts]), [['base', 3], ['junior@sft-test', 3]]);
   });
 });
