@@ -1,6 +1,7 @@
 import { jsonObjectsIn } from '../llm/structuredOutput';
 import type { SeededRandom } from './seededRandom';
 import type { SimConversation } from './simConversation';
+import { hedges } from './hypothesisQuality';
 import { contentWords, keyPhrases, labelledSections, overlap, sectionMatching } from './textFeatures';
 
 /** What the judge can see in a protocol; better protocols score higher on every criterion. */
@@ -13,6 +14,8 @@ interface ProtocolFeatures {
   /** 0..1: share of the protocol's words that the context supports. */
   grounded: number;
   budget: number | null;
+  /** Says it will explore "in some way" instead of testing a claim. */
+  hedged: boolean;
 }
 
 const RIGOUR_WORDS = /\b(control|controls|blind|blinded|randomi[sz]ed?|endpoint|power|pre-?register|replicat|placebo|baseline|assay)\w*/gi;
@@ -35,7 +38,7 @@ function protocolFeatures(conv: SimConversation): ProtocolFeatures {
     steps = (text.match(/^\s*(?:\d+[.)]|[-*•])\s+/gm) ?? []).length || text.split(/[.;]\s/).length;
   }
   const words = text.split(/\s+/).filter(Boolean).length;
-  if (words < 3) return { found: false, specificity: 0, substance: 0, grounded: 0, budget };
+  if (words < 3) return { found: false, specificity: 0, substance: 0, grounded: 0, budget, hedged: false };
   const numbers = (text.match(/\d+(?:\.\d+)?/g) ?? []).length;
   const rigour = new Set((text.match(RIGOUR_WORDS) ?? []).map((w) => w.toLowerCase().slice(0, 6))).size;
   return {
@@ -45,6 +48,7 @@ function protocolFeatures(conv: SimConversation): ProtocolFeatures {
     // sqrt spreads the typical small overlaps (0.05–0.3) over a usable range.
     grounded: Math.sqrt(overlap(contentWords(text), contentWords(context))),
     budget,
+    hedged: hedges(text) > 0,
   };
 }
 
@@ -57,12 +61,14 @@ export function judgeAnswer(conv: SimConversation, rng: SeededRandom, keys: stri
   const p = protocolFeatures(conv);
   const q = 0.35 * p.specificity + 0.25 * p.substance + 0.4 * p.grounded;
   const cost = p.budget === null ? 0.5 : Math.min(1, p.budget / 300_000);
+  // A protocol that hedges has not committed to a test: less clear, less feasible, less likely to matter.
+  const hedge = p.hedged ? 0.08 : 0;
   const base: Record<string, number> = p.found
     ? {
         novelty: 0.35 + 0.3 * (1 - p.grounded) * p.substance + 0.25 * q,
-        feasibility: 0.45 + 0.4 * p.specificity - 0.1 * cost,
-        impact: 0.35 + 0.55 * q,
-        clarity: 0.25 + 0.7 * p.specificity,
+        feasibility: 0.45 + 0.4 * p.specificity - 0.1 * cost - hedge,
+        impact: 0.35 + 0.55 * q - hedge,
+        clarity: 0.25 + 0.7 * p.specificity - 2 * hedge,
         groundedness: 0.15 + 0.8 * p.grounded,
         efficiency: 0.45 + 0.35 * (1 - cost) + 0.1 * p.specificity,
       }
