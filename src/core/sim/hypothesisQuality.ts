@@ -46,9 +46,14 @@ export function namesTerm(text: string, term: string): boolean {
   return new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(term)}(?![\\p{L}\\p{N}])`, 'iu').test(text);
 }
 
+/** 0..1: how much of the task a text is about, by the task's terms it names (`full` or more is all of it). */
+export function groundingIn(text: string, terms: readonly string[], full = 2): number {
+  return Math.min(1, terms.filter((t) => namesTerm(text, t)).length / full);
+}
+
 export function readHypothesis(text: string, terms: readonly string[]): HypothesisReading {
   const named = terms.filter((t) => namesTerm(text, t));
-  const grounding = Math.min(1, named.length / 2);
+  const grounding = groundingIn(text, terms);
   const mechanism = MECHANISM_CUE.test(text);
   const measurable = MEASURABLE_CUE.test(text);
   const hedged = hedges(text) > 0;

@@ -102,11 +102,13 @@ export function refinerAnswer(conv: SimConversation, rng: SeededRandom, citation
   const weeks = rng.pick([4, 8, 12, 24]);
   const n = rng.pick([40, 60, 80, 120, 200]);
   let text = `${base.replace(/[.\s]+$/, '')}.`;
+  // It ties a hypothesis that drifted from the question back to it only loosely: one of the task's terms, not the claim.
+  const setting = reading.grounding < 1 && terms[0] && !reading.named.includes(terms[0]) ? `In the setting of ${terms[0]}, ` : '';
   text +=
     reading.measurable || conv.revisions > 0
-      ? ` Specifically, ${x} will differ by at least ${pct}% from matched controls, measured as ${y} at ${weeks} weeks ` +
+      ? ` ${setting || 'Specifically, '}${x} will differ by at least ${pct}% from matched controls, measured as ${y} at ${weeks} weeks ` +
         `(primary endpoint; n = ${n} per arm, two-sided alpha 0.05)${reading.mechanism ? `, with ${z} as a secondary endpoint` : ''}.`
-      : ` Which change in ${y} would confirm it is left open.`;
+      : ` ${setting ? `${setting}w` : 'W'}hich change in ${y} would confirm it is left open.`;
   if (conv.revisions > 0) text += ' This version narrows the claim and names the endpoint, as the reviewers asked.';
   if (citations.length) text += ` ${GROUNDED_IN}${citations[0]}.`;
   return { refined_hypothesis: text };
