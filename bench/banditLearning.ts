@@ -18,6 +18,8 @@ export interface BanditLearningOptions {
   /** Picks the tasks and seeds the rollouts (validation rollouts use seed + 1). */
   seed: number;
   concurrency?: number;
+  /** lab.json "bandit" settings in place of LEARNING_BANDIT's. */
+  bandit?: Record<string, unknown>;
 }
 
 export interface BanditLearningResult {
@@ -50,7 +52,7 @@ export async function banditLearning(opts: BanditLearningOptions): Promise<Bandi
   const configFile = join(dir, '.rollout-lab', 'lab.json');
   const setBandit = (bandit: Record<string, unknown>): void => {
     const cfg = JSON.parse(readFileSync(configFile, 'utf8'));
-    cfg.bandit = { ...LEARNING_BANDIT, ...bandit };
+    cfg.bandit = { ...(opts.bandit ?? LEARNING_BANDIT), ...bandit };
     writeFileSync(configFile, JSON.stringify(cfg, null, 2));
   };
   /** Rollouts of one split in a lab opened for them; the caller closes it. */
