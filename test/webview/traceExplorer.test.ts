@@ -26,7 +26,8 @@ const open: WebviewHarness[] = [];
 
 before(async () => {
   await buildWebview('traceExplorer');
-  [real] = (await realTraces({ tasks: 1 })) as [TraceFixture];
+  // Seed 1: a rollout of 32 spans with tool calls, short enough for the rendered window.
+  [real] = (await realTraces({ tasks: 1, seed: 1 })) as [TraceFixture];
   big = syntheticTrace(10_000, { logprobsEvery: 7 });
   traces.set(real.rollout.id, real);
   traces.set(big.rollout.id, big);

@@ -1,6 +1,7 @@
 import { jsonObjectsIn } from '../llm/structuredOutput';
 import type { SeededRandom } from './seededRandom';
 import type { SimConversation } from './simConversation';
+import { groundingIn, hedges, taskTerms } from './hypothesisQuality';
 import { contentWords, keyPhrases, labelledSections, overlap, sectionMatching } from './textFeatures';
 
 /** What the judge can see in a protocol; better protocols score higher on every criterion. */
@@ -13,6 +14,12 @@ interface ProtocolFeatures {
   /** 0..1: share of the protocol's words that the context supports. */
   grounded: number;
   budget: number | null;
+  /** Says it will explore "in some way" instead of testing a claim. */
+  hedged: boolean;
+  /** 0..1: names the research question's own terms (taskTerms; three for all of it), so it studies what was asked. */
+  onQuestion: number;
+  /** Names a primary endpoint. */
+  endpoint: boolean;
 }
 
 const RIGOUR_WORDS = /\b(control|controls|blind|blinded|randomi[sz]ed?|endpoint|power|pre-?register|replicat|placebo|baseline|assay)\w*/gi;
@@ -35,7 +42,7 @@ function protocolFeatures(conv: SimConversation): ProtocolFeatures {
     steps = (text.match(/^\s*(?:\d+[.)]|[-*•])\s+/gm) ?? []).length || text.split(/[.;]\s/).length;
   }
   const words = text.split(/\s+/).filter(Boolean).length;
-  if (words < 3) return { found: false, specificity: 0, substance: 0, grounded: 0, budget };
+  if (words < 3) return { found: false, specificity: 0, substance: 0, grounded: 0, budget, hedged: false, onQuestion: 0, endpoint: false };
   const numbers = (text.match(/\d+(?:\.\d+)?/g) ?? []).length;
   const rigour = new Set((text.match(RIGOUR_WORDS) ?? []).map((w) => w.toLowerCase().slice(0, 6))).size;
   return {
@@ -45,6 +52,9 @@ function protocolFeatures(conv: SimConversation): ProtocolFeatures {
     // sqrt spreads the typical small overlaps (0.05–0.3) over a usable range.
     grounded: Math.sqrt(overlap(contentWords(text), contentWords(context))),
     budget,
+    hedged: hedges(text) > 0,
+    onQuestion: groundingIn(text, taskTerms(conv), 3),
+    endpoint: /primary endpoint/i.test(text),
   };
 }
 
@@ -57,13 +67,20 @@ export function judgeAnswer(conv: SimConversation, rng: SeededRandom, keys: stri
   const p = protocolFeatures(conv);
   const q = 0.35 * p.specificity + 0.25 * p.substance + 0.4 * p.grounded;
   const cost = p.budget === null ? 0.5 : Math.min(1, p.budget / 300_000);
+  // A protocol that hedges has not committed to a test: less clear, less feasible, less likely to matter.
+  const hedge = p.hedged ? 0.08 : 0;
+  // A protocol about something other than the question asked matters little for it, however well designed.
+  const relevance = 0.2 + 0.8 * p.onQuestion;
+  // Without a primary endpoint nobody can tell whether the study worked.
+  const endpoint = p.endpoint ? 0 : 0.1;
   const base: Record<string, number> = p.found
     ? {
-        novelty: 0.35 + 0.3 * (1 - p.grounded) * p.substance + 0.25 * q,
-        feasibility: 0.45 + 0.4 * p.specificity - 0.1 * cost,
-        impact: 0.35 + 0.55 * q,
-        clarity: 0.25 + 0.7 * p.specificity,
-        groundedness: 0.15 + 0.8 * p.grounded,
+        novelty: relevance * (0.35 + 0.3 * (1 - p.grounded) * p.substance + 0.25 * q),
+        feasibility: 0.45 + 0.4 * p.specificity - 0.1 * cost - hedge,
+        impact: relevance * (0.35 + 0.55 * q) - hedge - endpoint,
+        clarity: 0.25 + 0.7 * p.specificity - 2 * hedge - endpoint,
+        // Words shared with the context ground a protocol only when it is about the question.
+        groundedness: 0.15 + 0.8 * p.grounded * relevance,
         efficiency: 0.45 + 0.35 * (1 - cost) + 0.1 * p.specificity,
       }
     : {};

@@ -1,14 +1,14 @@
 import type { Hypothesis, PrincipalDecision, Protocol, Review, SupervisorDecision } from '../graph/researchLab/outputs';
 import { jsonObjectsIn } from '../llm/structuredOutput';
 import type { SeededRandom } from './seededRandom';
+import { phrasesOf, readHypothesis, taskTerms } from './hypothesisQuality';
+import { drawTraits, juniorHypothesisText } from './juniorHypothesis';
 import type { SimConversation } from './simConversation';
 import {
-  contentWords,
   findEntities,
   findingPolarity,
   keyPhrases,
   labelledSections,
-  overlap,
   questionToClaim,
   sectionMatching,
   sentences,
@@ -47,58 +47,45 @@ function factsOf(conv: SimConversation, rng: SeededRandom): Facts {
 const cap = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 const clip = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1).trimEnd()}…` : s);
 
-type Template = (f: Facts) => string;
-const JUNIOR_ANGLES: Record<string, Template[]> = {
-  Geneticist: [
-    (f) => `Inherited variation in ${f.a} modifies ${f.b}: carriers of risk alleles near ${f.entity ?? f.c} will show a stronger link between ${f.a} and ${f.b}.`,
-    (f) => `${cap(f.claim)} in part through heritable factors; a polygenic score built from loci around ${f.entity ?? f.a} will stratify who shows ${f.b}.`,
-    (f) => `Epigenetic regulation of ${f.a} (promoter methylation) mediates its relation to ${f.b}, and the effect is larger where ${f.c} is present.`,
-  ],
-  Pharmacologist: [
-    (f) => `Targeting ${f.entity ?? f.a} pharmacologically will shift ${f.b}; an approved drug acting on this pathway should show a dose-dependent effect on ${f.c}.`,
-    (f) => `If ${f.claim}, a randomised placebo-controlled trial of a ${f.a} modulator should improve ${f.b} within 12 weeks.`,
-    (f) => `Repurposing a drug that lowers ${f.a} will reduce ${f.b}, with ${f.c} as the pharmacodynamic marker.`,
-  ],
-  Neurologist: [
-    (f) => `${cap(f.a)} alters ${f.b} through a systems-level mechanism (network, inflammatory or vascular), detectable as a change in ${f.c} before clinical signs.`,
-    (f) => `At the systems level, ${f.claim}; the effect is mediated by ${f.entity ?? f.a} and is strongest when ${f.b} is already impaired.`,
-    (f) => `Longitudinal measures of ${f.a} predict ${f.b}, and the relation is explained by ${f.c} rather than by age alone.`,
-  ],
-};
-const GENERIC_ANGLE: Template[] = [
-  (f) => `${cap(f.a)} is causally linked to ${f.b}, and ${f.c} explains part of the effect.`,
-  (f) => `${cap(f.claim)}, with ${f.a} acting through ${f.b}.`,
-];
-
 export function juniorAnswer(conv: SimConversation, rng: SeededRandom, citations: string[]): Hypothesis {
   const f = factsOf(conv, rng);
-  const hypothesis = rng.pick(JUNIOR_ANGLES[conv.agent ?? ''] ?? GENERIC_ANGLE)(f);
+  const hypothesis = juniorHypothesisText(conv.agent, f, drawTraits(rng), rng);
   const papers = [...citations];
   if (f.firstSentence && (papers.length === 0 || rng.chance(0.5))) papers.push(`Task context: "${clip(f.firstSentence, 110)}"`);
   return { hypothesis, supporting_papers: papers };
 }
 
+/** The top pick of the ranking a learnt policy adds to the briefing in bandit mode "advise" (graph/researchLab/supervisorPolicy.ts writes it). */
+const ADVICE_RE = /^policy \S+ ranks: \[(\d+)\]/m;
+
+/**
+ * A mediocre chooser, so that a learnt policy has room to do better: it does
+ * not weigh the hypotheses but takes the first one listed half the time and
+ * otherwise any, as a small model with a position bias does. Given a policy's
+ * ranking (mode "advise") it mostly follows the top pick.
+ */
 export function supervisorAnswer(conv: SimConversation, rng: SeededRandom): SupervisorDecision {
-  const goalWords = contentWords(`${conv.goal} ${conv.context}`);
   const options = conv.hypotheses.length ? conv.hypotheses : [{ index: 0, text: '' }];
-  let best = options[0]!;
-  let bestScore = -1;
-  for (const h of options) {
-    const score = overlap(contentWords(h.text), goalWords) + 0.6 * rng.next();
-    if (score > bestScore) {
-      best = h;
-      bestScore = score;
-    }
-  }
+  const advice = ADVICE_RE.exec(conv.userText);
+  const advised = advice ? options.find((h) => h.index === Number(advice[1])) : undefined;
+  const chosen = advised && rng.chance(0.8) ? advised : rng.chance(0.5) ? options[0]! : rng.pick(options);
   const quality = rng.pick(['novel yet feasible', 'closest to the evidence', 'most testable with standard methods', 'highest potential impact']);
   return {
-    selected_hypothesis_index: best.index,
-    justification: `Hypothesis [${best.index}] is ${quality}: ${clip(best.text || questionToClaim(conv.goal), 140)}`,
+    selected_hypothesis_index: chosen.index,
+    justification: `Hypothesis [${chosen.index}] is ${quality}: ${clip(chosen.text || questionToClaim(conv.goal), 140)}`,
   };
 }
 
+/** How the refiner appends a citation; the designer leaves it out when it reads the claim (a paper's title is not the claim). */
+const GROUNDED_IN = 'Grounded in ';
+
+/**
+ * Refines what it was given: the specifics are built from the phrases the
+ * selected hypothesis names (the task's when it is grounded, its own when it
+ * drifted), and a measurable endpoint is added only when the hypothesis had
+ * one or a review asked for it. A poor pick stays a poor hypothesis.
+ */
 export function refinerAnswer(conv: SimConversation, rng: SeededRandom, citations: string[]): { refined_hypothesis: string } {
-  const f = factsOf(conv, rng);
   const sections = labelledSections(conv.userText);
   const chosen = sectionMatching(sections, /selected|chosen|refine/) ?? sectionMatching(sections, /hypothes/);
   const base =
@@ -107,41 +94,62 @@ export function refinerAnswer(conv: SimConversation, rng: SeededRandom, citation
       ?.replace(/^\s*\[\d+\]\s*/, '')
       .replace(/\s*\(proposed by [^)]*\)\s*$/, '')
       .replace(/^\(.*\)$/, '')
-      .trim() || cap(f.claim);
+      .trim() || cap(questionToClaim(conv.goal));
+  const terms = taskTerms(conv);
+  const reading = readHypothesis(base, terms);
+  const [x, y, z] = phrasesOf(base, terms);
   const pct = rng.pick([10, 15, 20, 25, 30]);
   const weeks = rng.pick([4, 8, 12, 24]);
   const n = rng.pick([40, 60, 80, 120, 200]);
-  let text =
-    `${base.replace(/[.\s]+$/, '')}. Specifically, ${f.a} will differ by at least ${pct}% from matched controls, ` +
-    `measured as ${f.b} at ${weeks} weeks (primary endpoint; n = ${n} per arm, two-sided alpha 0.05), with ${f.c} as a secondary endpoint.`;
+  let text = `${base.replace(/[.\s]+$/, '')}.`;
+  // It ties a hypothesis that drifted from the question back to it only loosely: one of the task's terms, not the claim.
+  const setting = reading.grounding < 1 && terms[0] && !reading.named.includes(terms[0]) ? `In the setting of ${terms[0]}, ` : '';
+  text +=
+    reading.measurable || conv.revisions > 0
+      ? ` ${setting || 'Specifically, '}${x} will differ by at least ${pct}% from matched controls, measured as ${y} at ${weeks} weeks ` +
+        `(primary endpoint; n = ${n} per arm, two-sided alpha 0.05)${reading.mechanism ? `, with ${z} as a secondary endpoint` : ''}.`
+      : ` ${setting ? `${setting}w` : 'W'}hich change in ${y} would confirm it is left open.`;
   if (conv.revisions > 0) text += ' This version narrows the claim and names the endpoint, as the reviewers asked.';
-  if (citations.length) text += ` Grounded in ${citations[0]}.`;
+  if (citations.length) text += ` ${GROUNDED_IN}${citations[0]}.`;
   return { refined_hypothesis: text };
 }
 
 const DESIGNS = ['prospective cohort', 'randomised controlled', 'case-control', 'cross-sectional', 'in vitro and animal'];
 
+/**
+ * Designs for the refined hypothesis it is given: about the phrases that
+ * hypothesis names, as complete as the hypothesis is good (a vague or
+ * off-topic one gets a thinner design, without an endpoint when it names no
+ * measurable outcome), and more complete after each review round.
+ */
 export function protocolAnswer(conv: SimConversation, rng: SeededRandom, citations: string[]): Protocol {
-  const f = factsOf(conv, rng);
+  const refined = sectionMatching(labelledSections(conv.userText), /refined hypothes/)?.split(GROUNDED_IN)[0]?.trim() || cap(questionToClaim(conv.goal));
+  const terms = taskTerms(conv);
+  const reading = readHypothesis(refined, terms);
+  const [x, y, z] = phrasesOf(refined, terms);
+  const target = findEntities(refined)[0] ?? y;
   const n = rng.pick([40, 60, 90, 120, 240]);
   const weeks = rng.pick([4, 6, 8, 12]);
   const pool = [
     `Recruit ${n} participants (or samples) matching the study population; fix inclusion and exclusion criteria in advance.`,
-    `Measure baseline ${f.a} with a validated assay; blind assessors to group allocation.`,
-    `Randomise 1:1 to an intervention on ${f.entity ?? f.b} or a matched control (block size 4).`,
-    `Quantify ${f.b} at 0, ${weeks} and ${2 * weeks} weeks as the primary endpoint.`,
-    `Run positive and negative controls for the ${f.c} assay in every batch.`,
+    `Measure baseline ${x} with a validated assay; blind assessors to group allocation.`,
+    `Randomise 1:1 to an intervention on ${target} or a matched control (block size 4).`,
+    reading.measurable ? `Quantify ${y} at 0, ${weeks} and ${2 * weeks} weeks as the primary endpoint.` : `Follow ${y} over the study and note any change.`,
+    reading.mechanism
+      ? `Test the proposed mechanism: positive and negative controls for the ${z} assay in every batch.`
+      : `Run positive and negative controls for the ${z} assay in every batch.`,
     `Analyse with a mixed-effects model (alpha 0.05, power 0.8) following a pre-registered plan.`,
     `Replicate the main effect in an independent cohort of ${Math.round(n / 2)}.`,
     `Report adverse events and protocol deviations to the safety board every month.`,
   ];
   // Each review round makes the design more complete, so revision loops improve it.
-  const count = Math.min(pool.length, 3 + rng.int(3) + Math.min(conv.revisions, 3));
+  const count = Math.min(pool.length, 2 + Math.round(3 * reading.quality) + rng.int(2) + Math.min(conv.revisions, 3));
   const steps = pool.slice(0, count);
+  if (reading.hedged) steps.splice(1, 0, `Explore whether ${x} relates to ${y} in some way before fixing the design.`);
   if (citations.length) steps.splice(1, 0, `Choose assays and doses in line with ${citations[0]}.`);
-  const concerns = [`Informed consent and data protection for participants`, `Adverse effects of modulating ${f.entity ?? f.a}`];
+  const concerns = [`Informed consent and data protection for participants`, `Adverse effects of modulating ${target}`];
   return {
-    title: `${cap(f.a)} and ${f.b}: a ${rng.pick(DESIGNS)} study`,
+    title: `${cap(x)} and ${y}: a ${rng.pick(DESIGNS)} study`,
     steps,
     safety_concerns: rng.chance(0.5) ? concerns : concerns.join('; '),
     budget_usd: rng.between(8, 240) * 1000,

@@ -191,7 +191,9 @@ describe('evaluation report of a run with faults', () => {
     for (const j of t.judge) {
       const xs = judged.map((r) => r.criteria![j.criterion]!);
       close(j.stat.mean, avg(xs), `judge ${j.criterion}`);
-      const c = tCi(xs);
+      // Scores lie in 0..1, so the report clips the t interval to those bounds.
+      const t95 = tCi(xs);
+      const c = [Math.max(0, t95[0]), Math.min(1, t95[1])];
       if (Math.max(...xs) > Math.min(...xs)) {
         close(j.stat.ci![0], c[0], `${j.criterion} CI low`);
         close(j.stat.ci![1], c[1], `${j.criterion} CI high`);

@@ -5,10 +5,30 @@ import { join } from 'node:path';
 import { RESEARCH_LAB_AGENTS } from '../../../src/core/graph/researchLab/outputs';
 import { describeLabGraph, nodeAggregates, rewardSeries, rolloutOverlay } from '../../../src/core/rollout/labViews';
 import type { Lab } from '../../../src/core/rollout/lab';
-import { Attr } from '../../../src/core/trace/span';
+import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { tempLab, tempModuleLab, type TempLab } from '../../webview/labViewsData';
 
 const WITH_TOOLS = ['Geneticist', 'Pharmacologist', 'Neurologist', 'HypothesisRefiner', 'ProtocolDesigner'];
+
+/**
+ * Node visits with an error, by node name, counted here from the spans: a
+ * failed node span, or a failed model or tool call under it (the nearest node
+ * above the call). A simulated tool may fail (an unknown protein), so a clean
+ * run can have some.
+ */
+function failedVisits(spans: readonly SpanRecord[]): Record<string, number> {
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const failed = new Set<SpanRecord>();
+  for (const s of spans) {
+    if (s.status !== 'error') continue;
+    let node: SpanRecord | undefined = s;
+    while (node && node.kind !== 'node') node = node.parentSpanId ? byId.get(node.parentSpanId) : undefined;
+    if (node) failed.add(node);
+  }
+  const out: Record<string, number> = {};
+  for (const n of failed) out[n.name] = (out[n.name] ?? 0) + 1;
+  return out;
+}
 
 describe('graph view and reward curve data from a research lab', () => {
   let t: TempLab;
@@ -57,7 +77,9 @@ describe('graph view and reward curve data from a research lab', () => {
       assert.equal(o.path[o.path.length - 1], 'PrincipalInvestigator');
       for (const a of r.agents) assert.equal(o.visits[a.agent] ?? 0, a.visits, `${a.agent} visits match the rollout row`);
       assert.equal(Object.values(o.visits).reduce((x, y) => x + y, 0), o.path.length);
-      assert.deepEqual(o.errors, {});
+      assert.deepEqual(o.errors, failedVisits(spans));
+      // No model call fails against the simulated endpoint: only tool nodes can have errors here.
+      for (const node of Object.keys(o.errors)) assert.ok(node.endsWith('_tools'), `${node} has an error`);
       if ((o.visits.PeerReviewer ?? 0) > 1) loops++;
     }
     assert.ok(loops > 0, 'some rollout went round a revision loop');
@@ -77,12 +99,17 @@ describe('graph view and reward curve data from a research lab', () => {
     const visits = new Map<string, number>();
     const present = new Map<string, number>();
     const latency = new Map<string, number>();
+    // Rollouts in which a node recorded an error: for an agent, any failed span of its own (its tool calls included); for a tool node, a failed visit.
+    const failedIn = new Map<string, number>();
     for (const r of rollouts) {
       const spans = lab.store.getSpans(r.id);
       const o = rolloutOverlay(spans);
+      const failed = failedVisits(spans);
       for (const [n, v] of Object.entries(o.visits)) {
         visits.set(n, (visits.get(n) ?? 0) + v);
         present.set(n, (present.get(n) ?? 0) + 1);
+        const erred = n.endsWith('_tools') ? (failed[n] ?? 0) > 0 : spans.some((s) => s.status === 'error' && s.attributes[Attr.agentName] === n);
+        if (erred) failedIn.set(n, (failedIn.get(n) ?? 0) + 1);
       }
       for (const s of spans) if (s.kind === 'node') latency.set(s.name, (latency.get(s.name) ?? 0) + (s.endTime - s.startTime));
     }
@@ -91,7 +118,7 @@ describe('graph view and reward curve data from a research lab', () => {
       assert.equal(n.visits, visits.get(n.node), n.node);
       assert.equal(n.rollouts, present.get(n.node), n.node);
       assert.ok(Math.abs(n.meanLatencyMs! - latency.get(n.node)! / n.visits) < 1.5, `${n.node} latency`);
-      assert.equal(n.errorRate, 0);
+      assert.equal(n.errorRate, (failedIn.get(n.node) ?? 0) / present.get(n.node)!, `${n.node} error rate`);
       assert.equal(n.sample !== undefined, n.node.endsWith('_tools'), `${n.node}: only tool nodes are sampled`);
     }
     assert.deepEqual(all.agents, lab.store.aggregateByAgent());

@@ -186,7 +186,8 @@ export function buildResearchLabGraph(deps: ResearchLabDeps): ResearchLabGraph {
     const rng = seededRandom(((currentRequestSeed() ?? 0) ^ 0x2545f491) >>> 0);
     const choice = policy.choose(candidates, rng);
     const how = choice.explored ? 'an exploratory random pick' : `the highest score, ${choice.scores[choice.index]!.toFixed(2)}`;
-    const value = { selected_hypothesis_index: choice.index, justification: `Chosen by bandit policy ${policy.version} (${how}).` };
+    // The version is on the span; the reason the refiner reads leaves it out, so a retrained identical policy replays the same rollout.
+    const value = { selected_hypothesis_index: choice.index, justification: `Chosen by the learnt bandit policy (${how}).` };
     const report: AgentOutputReport = {
       agent: 'Supervisor',
       ok: true,
