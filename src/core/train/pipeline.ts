@@ -346,7 +346,7 @@ async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grpo' | 'b
 }
 
 /** Pre-flight and export of an sft or grpo phase's data (what a GPU job trains on). */
-export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal' | 'includeSimulated'>): Promise<PhaseResult> {
+export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal' | 'includeSimulated'> & { runId?: string }): Promise<PhaseResult> {
   const phase = withSimulated(declared, opts);
   const kind = phase.kind as 'sft' | 'grpo';
   const failed = await preflight(lab, phase, kind);
@@ -365,6 +365,7 @@ export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pic
       ...(kind === 'sft' ? { minReward: phase.minReward ?? DEFAULT_SFT_MIN_REWARD } : phase.minReward !== undefined ? { minReward: phase.minReward } : {}),
       split: phase.split,
       includeSimulated: phase.includeSimulated,
+      ...(opts.runId ? { runId: opts.runId } : {}),
       ...(kind === 'grpo' ? { credit: phase.credit, gamma: phase.gamma } : {}),
     },
     outFile,
