@@ -98,7 +98,7 @@ function ticketRouting(python: string | null): ExampleLab {
             model: 'student',
             minReward: 1,
             includeSimulated: true,
-            hyperparameters: { learning_rate: 0.005, max_steps: 150, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
+            hyperparameters: { learning_rate: 0.005, max_steps: 110, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
           },
           {
             name: 'grpo',
@@ -108,7 +108,7 @@ function ticketRouting(python: string | null): ExampleLab {
             samples: 8,
             // The Responder's answers are simulated, which marks every rollout; the Router's calls are the served student's.
             includeSimulated: true,
-            hyperparameters: { learning_rate: 0.0003, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 1, max_steps: -1, save_steps: 0, seed: 0 },
+            hyperparameters: { learning_rate: 0.001, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 2, max_steps: -1, save_steps: 0, seed: 0 },
           },
         ],
       },

@@ -7,7 +7,7 @@ import { runRollouts } from '../rollout/runner';
 import { pipelinePhases, runPhase } from './pipeline';
 import { isActive } from './jobs/jobRecord';
 import { onlineTraining } from './jobs/onlineTraining';
-import { cancelJob, readJob, startServe, trainPhase, type JobHooks } from './jobs/trainingJobs';
+import { cancelJob, newJobId, readJob, startServe, trainPhase, type JobHooks } from './jobs/trainingJobs';
 
 /**
  * The learning run of a lab with declared gather, sft and grpo phases (the
@@ -26,6 +26,8 @@ export interface LearningRunOptions {
   workspace: string;
   /** Validation tasks per evaluation (default: the whole validation split). */
   valLimit?: number;
+  /** Samples of each validation task per evaluation (default 4): a task's reward is their mean, which steadies the comparison. */
+  evalSamples?: number;
   /** Training tasks the offline GRPO phase samples the served student on (default 48). */
   grpoTasks?: number;
   /** Online rounds after the offline GRPO phase (default 2), each on `onlineTasks` tasks (default 16). */
@@ -45,7 +47,9 @@ export interface StageResult {
   n: number;
   mean: number;
   ci: [number, number] | null;
-  /** Reward per validation task, in task order (the same order at every stage). */
+  /** Rollouts evaluated: n tasks × samples each. */
+  rollouts: number;
+  /** Reward per validation task (the mean of its samples), in task order (the same order at every stage). */
   rewards: number[];
   /** Paired over the same tasks against the previous stage; null for the first. */
   change: TTestResult | null;
@@ -108,23 +112,28 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
           const tasks = evalLab.selectTasks(ds, { split: 'val', limit: opts.valLimit, seed: cfg.runner.seed });
           const env = await evalLab.environment(ds.tasks);
           const version = readRegistry(evalLab.loaded.labDir).models[model]?.active ?? 'base';
-          log(`evaluate ${stage}: ${tasks.length} validation tasks, model "${model}" version ${version}`);
+          const samples = opts.evalSamples ?? 4;
+          log(`evaluate ${stage}: ${tasks.length} validation tasks × ${samples} samples, model "${model}" version ${version}`);
           const run = await runRollouts(env, {
             tasks,
-            samples: 1,
+            samples,
             concurrency: cfg.runner.concurrency,
-            params: { command: 'eval', split: 'val', limit: opts.valLimit ?? null, samples: 1, seed: cfg.runner.seed, stage },
+            params: { command: 'eval', split: 'val', limit: opts.valLimit ?? null, samples, seed: cfg.runner.seed, stage },
             seed: cfg.runner.seed,
             signal: opts.signal,
           });
-          const byTask = new Map(run.rollouts.map((r) => [r.taskId, r.finalReward ?? 0]));
-          const rewards = tasks.map((t) => byTask.get(t.id) ?? 0);
+          if (run.cancelled) throw new RuntimeFailure(`the ${stage} evaluation was cancelled`);
+          const byTask = new Map<string, number[]>();
+          for (const r of run.rollouts) byTask.set(r.taskId, [...(byTask.get(r.taskId) ?? []), r.finalReward ?? 0]);
+          // A rollout that failed (no reward) counts as 0, as a wrong queue does.
+          const rewards = tasks.map((t) => (byTask.get(t.id)?.reduce((a, b) => a + b, 0) ?? 0) / samples);
           const prev = stages.at(-1);
           const result: StageResult = {
             stage,
             version,
             runId: run.runId,
             n: rewards.length,
+            rollouts: run.rollouts.length,
             mean: mean(rewards) ?? 0,
             ci: meanConfidenceInterval(rewards),
             rewards,
@@ -145,7 +154,7 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
 
     // 2. The untrained student: the base model built from the trainer's config, served with no adapter.
     const baseModel = sft.baseModel ?? lab.loaded.config.training.trainer.baseModel;
-    const base = await timed('serve untrained', () => startServe(lab, { phase: sft, baseModel, adapter: null, version: null }, hooks));
+    const base = await timed('serve untrained', () => startServe(lab, { phase: sft, baseModel, adapter: null, version: newJobId('untrained') }, hooks));
     serveJobs.push(base.id);
     await evaluate('untrained');
     await stopServing();
