@@ -182,8 +182,8 @@ test('train on this machine: SFT of the juniors with the tiny model, then GRPO o
 test('the online loop: rollouts against the served policy, their groups sent to its control API, the version it serves next registered', { skip: noTrainer }, () => {
   const r = cli(['train', '--workspace', ws, '--phase', 'grpo', '--online', '--rounds', '2', '--tasks', '2', '--samples', '2', '--target', 'cpu', '--json'], env);
   assert.equal(r.code, 0, r.stderr.slice(-3000));
-  const online = JSON.parse(r.stdout) as { serveJob: string; serveUrl: string; rounds: Array<{ round: number; runId: string; rollouts: number; records: number; version: string; updated: boolean }> };
-  try {
+  const online = JSON.parse(r.stdout) as { serveJob: string; serveUrl: string; serving: boolean; note: string; rounds: Array<{ round: number; runId: string; rollouts: number; records: number; version: string; updated: boolean }> };
+  {
     assert.deepEqual(online.rounds.map((x) => [x.round, x.rollouts]), [[1, 4], [2, 4]]);
     assert.ok(online.rounds.every((x) => x.records > 0), 'each round sent the seniors\' calls');
     const status = json<{ models: Array<{ name: string; active: string | null; history: string[] }> }>(cli(['pipeline', 'status', '--workspace', ws, '--json']));
@@ -195,8 +195,14 @@ test('the online loop: rollouts against the served policy, their groups sent to 
     const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', traces.rollouts[0]!.id, '--json'])).spans;
     const versions = new Set(spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name']))).map((sp) => sp.attributes['rollout_lab.model.version']));
     assert.deepEqual([...versions], [online.rounds[0]!.version]);
-  } finally {
-    assert.equal(cli(['jobs', 'cancel', online.serveJob, '--workspace', ws]).code, 0);
+    // Without --keep-serving the loop stops the server it started; the last version stays registered with its saved weights.
+    assert.equal(online.serving, false);
+    assert.match(online.note, /is stopped; model "senior" version .* stays registered with its saved weights/);
+    assert.equal(json<{ state: string }>(cli(['jobs', 'show', online.serveJob, '--workspace', ws, '--json'])).state, 'cancelled');
+    const last = senior.history.at(-1)!;
+    const registry = JSON.parse(readFileSync(join(ws, '.rollout-lab', 'registry.json'), 'utf8')) as { models: Record<string, { versions: Array<{ version: string; adapter?: string }> }> };
+    const adapter = registry.models.senior!.versions.find((v) => v.version === last)?.adapter;
+    assert.ok(adapter && existsSync(join(ws, '.rollout-lab', adapter, 'tiny_model.pt')), `the adapter of ${last} is saved: ${adapter}`);
   }
 });
 
