@@ -1,5 +1,5 @@
 import type { PhaseConfig } from '../config/trainingSchema';
-import { readRegistry } from '../config/modelRegistry';
+import { readRegistry, rollbackModelVersion } from '../config/modelRegistry';
 import { errorMessage, RuntimeFailure, UsageError } from '../errors';
 import { mean, meanConfidenceInterval, pairedTTest, type TTestResult } from '../reward/statistics';
 import { Lab } from '../rollout/lab';
@@ -82,7 +82,7 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
       seconds[name] = (Date.now() - t0) / 1000;
     }
   };
-  const lab = await open();
+  let lab = await open();
   const serveJobs: string[] = [];
   const stopServing = async (): Promise<void> => {
     for (const id of serveJobs.splice(0)) {
@@ -102,6 +102,14 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
     if (!model || grpo.model !== model) throw new UsageError(`the sft and grpo phases must name the same "model" (the student's logical model) in training.phases`);
     const agents = sft.agents ?? [];
     const stages: StageResult[] = [];
+    // A workspace that ran before: the student goes back to lab.json's own settings, so the teacher gathers again.
+    const labDir = lab.loaded.labDir;
+    if (readRegistry(labDir).models[model]?.active) {
+      while (readRegistry(labDir).models[model]?.active) rollbackModelVersion(labDir, model);
+      log(`model "${model}" is back on lab.json's own settings (the teacher) for the gather phase; its trained versions stay in the registry`);
+      await lab.close();
+      lab = await open();
+    }
 
     const evaluate = async (stage: LearningStage): Promise<StageResult> =>
       timed(`eval ${stage}`, async () => {
@@ -159,8 +167,8 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
     await evaluate('untrained');
     await stopServing();
 
-    // 3. SFT on the teacher's rollouts over the reward threshold; served and registered.
-    const sftRun = await timed('sft', () => trainPhase(lab, { phase: sft.name, serve: true, ...(opts.sftHyperparameters ? { hyperparameters: opts.sftHyperparameters } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }, hooks));
+    // 3. SFT on this gather run's rollouts over the reward threshold (not an earlier run's); served and registered.
+    const sftRun = await timed('sft', () => trainPhase(lab, { phase: sft.name, serve: true, runId: teacher.runId, ...(opts.sftHyperparameters ? { hyperparameters: opts.sftHyperparameters } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }, hooks));
     if (sftRun.serve) serveJobs.push(sftRun.serve.id);
     if (sftRun.job?.state !== 'succeeded' || !sftRun.serve) throw new RuntimeFailure(`phase ${sft.name} failed: ${sftRun.job?.error ?? sftRun.phase.error ?? 'no model was served'}`);
     await evaluate('sft');
