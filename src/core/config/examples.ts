@@ -78,7 +78,8 @@ function ticketRouting(python: string | null): ExampleLab {
       reward: { module: 'reward.ts', judge: { model: 'helper' }, criteria: {} },
       simulator: { module: 'sim/teacher.ts' },
       air: [],
-      runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 4, dataset: 'tickets' },
+      // One rollout at a time: the served tiny model answers one request at a time anyway, and the updates then see the rollouts in the same order on every run.
+      runner: { concurrency: 1, samples: 1, seed: 42, maxTurns: 4, dataset: 'tickets' },
       training: {
         groupSize: 8,
         trainer: {
