@@ -27,7 +27,7 @@ test('the ticket-routing student learns: SFT and then GRPO raise its validation 
     await initWorkspace(ws, { example: 'ticket-routing' });
     const lab = JSON.parse(readFileSync(join(ws, '.rollout-lab/lab.json'), 'utf8'));
     assert.equal(lab.training.targets.local.python, python, 'init --example sets the local target to a python with torch');
-    // The example's own settings, on 40 of the 60 validation tasks: about 3 minutes on 2 cores.
+    // The example's own settings, on 40 of the 60 validation tasks: about 2 minutes on 2 cores.
     const r = await learningRun({ workspace: ws, valLimit: 40, evalSamples: 4 });
     const [untrained, sft, grpo] = r.stages;
     assert.deepEqual(r.stages.map((s) => s.stage), ['untrained', 'sft', 'grpo']);
