@@ -17,8 +17,6 @@ export interface ExampleLab {
   /** Files of the example folder to copy, relative to it. */
   files: string[];
   config: LabConfigInput;
-  /** Prompt file (relative to .rollout-lab/) → text. */
-  prompts: Record<string, string>;
 }
 
 export const EXAMPLE_NAMES = ['ticket-routing'] as const;
@@ -52,15 +50,10 @@ function torchPythonCandidates(): string[] {
 
 /** The ticket-routing lab: a Router (the trained student) and a Responder; tiny-backend SFT and GRPO phases. */
 function ticketRouting(python: string | null): ExampleLab {
-  const prompts = {
-    Router: 'Route: bill, ship, tech or user.',
-    Responder: 'Tell the customer in one line which team has their ticket.',
-  };
   return {
     name: 'ticket-routing',
     summary: 'a Router agent (trained from scratch on this CPU) names the queue of a short support ticket; a Responder acknowledges it',
     files: ['graph.ts', 'reward.ts', 'tickets.ts', 'sim/teacher.ts', 'data/tickets.jsonl', 'README.md'],
-    prompts: { 'prompts/Router.md': prompts.Router, 'prompts/Responder.md': prompts.Responder },
     config: {
       version: 1,
       models: {

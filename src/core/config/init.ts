@@ -195,6 +195,9 @@ async function initExample(dir: string, name: string, opts: InitOptions): Promis
   // The example's config must always pass the schema; failing here is a bug, not a user error.
   LabConfigSchema.parse(config);
   const copies = await Promise.all(exampleSources(example).map(async (f) => ({ rel: f.rel, text: await readFile(f.abs, 'utf8') })));
-  const prompts = Object.entries(example.prompts).map(([rel, text]) => ({ rel, text: `${text}\n` }));
+  // The prompts are the graph module's own (its `prompts` export), as `init --graph` writes them.
+  const graph = exampleSources(example).find((f) => f.rel === example.config.graph?.module)!;
+  const found = await discoverModuleAgents(graph.abs, 'default');
+  const prompts = Object.keys(example.config.agents).map((agent) => ({ rel: defaultPromptPath(agent), text: `${found.prompts[agent]!.trim()}\n` }));
   return writeLabFiles(paths, [{ rel: 'lab.json', text: json(config) }, ...prompts], opts, undefined, copies);
 }
