@@ -206,7 +206,40 @@ async function sim(v: Values): Promise<number> {
   return 0;
 }
 
+function exampleNextSteps(dir: string): string {
+  return [
+    'Models have no baseUrl: the simulated endpoint plays the teacher (its canned answers) until a phase registers a trained model.',
+    `Run the whole learning run (untrained → SFT → GRPO, evaluated on the validation tickets): rollout-lab demo --train --workspace ${dir}`,
+  ].join('\n');
+}
+
+/** `demo --train`: the example workspace (created when missing), the learning run, and its before/after table. */
+async function demoTrain(v: Values): Promise<number> {
+  const workspace = resolve((v.workspace as string) ?? 'demo-train-workspace');
+  if (!existsSync(resolve(workspace, '.rollout-lab/lab.json'))) {
+    const r = await initWorkspace(workspace, { example: 'ticket-routing' });
+    err(`initialised ${workspace} from the ticket-routing example (${r.created.length} files)`);
+  }
+  const { learningRun, learningSummary } = await import('../core/train/learningRun');
+  const { learningTable } = await import('./learningTable');
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  try {
+    const result = await learningRun({ workspace, log: err, signal: controller.signal });
+    if (v.json) out(JSON.stringify(result, null, 2));
+    else {
+      out(learningTable(result));
+      out(learningSummary(result));
+    }
+    return 0;
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}
+
 async function demo(v: Values): Promise<number> {
+  if (v.train) return demoTrain(v);
   const workspace = resolve((v.workspace as string) ?? 'demo-workspace');
   const limit = intOption(v, 'limit', 1) ?? 10;
   if (!existsSync(resolve(workspace, '.rollout-lab/lab.json'))) {
@@ -238,17 +271,25 @@ export async function main(argv: string[]): Promise<number> {
   const usage = commandUsage(command);
   switch (command) {
     case 'init': {
-      const v = parse('init', rest, { ...COMMON, dataset: { type: 'string' }, graph: { type: 'string' }, export: { type: 'string' }, force: { type: 'boolean' } });
+      const v = parse('init', rest, { ...COMMON, dataset: { type: 'string' }, graph: { type: 'string' }, export: { type: 'string' }, example: { type: 'string' }, force: { type: 'boolean' } });
       if (v.help) return out(usage), 0;
+      if (v.example !== undefined && (v.graph !== undefined || v.dataset !== undefined)) throw new UsageError('--example sets up its own graph and dataset: pass it without --graph and --dataset');
       if (v.export !== undefined && v.graph === undefined) throw new UsageError('--export names an export of a graph module: pass it together with --graph FILE');
       const dir = resolve((v.workspace as string) ?? '.');
-      const r = await initWorkspace(dir, { force: Boolean(v.force), dataset: v.dataset as string | undefined, graph: v.graph as string | undefined, graphExport: v.export as string | undefined });
+      const r = await initWorkspace(dir, {
+        force: Boolean(v.force),
+        dataset: v.dataset as string | undefined,
+        graph: v.graph as string | undefined,
+        graphExport: v.export as string | undefined,
+        example: v.example as string | undefined,
+      });
       if (v.json) out(JSON.stringify({ workspace: dir, ...r }));
       else {
         for (const f of r.created) out(`created ${f}`);
         for (const f of r.skipped) out(`kept    ${f} (exists; --force overwrites)`);
         if (r.agents) out(`agents (${r.agents.source === 'factory' ? "named by the factory's ctx.model() / ctx.prompt() calls" : "the graph's agent nodes"}): ${r.agents.names.join(', ')}`);
-        out('Models have no baseUrl yet, so runs use the SIMULATED endpoint until you set one in .rollout-lab/lab.json.');
+        if (v.example !== undefined) out(exampleNextSteps(dir));
+        else out('Models have no baseUrl yet, so runs use the SIMULATED endpoint until you set one in .rollout-lab/lab.json.');
       }
       return 0;
     }
@@ -274,7 +315,7 @@ export async function main(argv: string[]): Promise<number> {
       return compact(v);
     }
     case 'demo': {
-      const v = parse('demo', rest, { ...COMMON, limit: { type: 'string' } });
+      const v = parse('demo', rest, { ...COMMON, limit: { type: 'string' }, train: { type: 'boolean' } });
       if (v.help) return out(usage), 0;
       return demo(v);
     }

@@ -45,12 +45,13 @@ const BATCH_NOTES = [
 export const COMMAND_USAGE = {
   init: {
     about: 'Creates .rollout-lab/ in a folder: lab.json, a prompt file per agent, the tool tables and the JSON Schema.',
-    forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]'],
+    forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]', '[--workspace DIR] --example ticket-routing [--force] [--json]'],
     options: [
       ['--workspace DIR', 'the folder to set up (default: the current folder)'],
       ['--dataset FILE', "the task file lab.json names (default: ../shared's PubMedQA set when it is there)"],
       ['--graph FILE', 'set the lab up for your own LangGraph.js module instead of the research lab: its agents (read from the module, not run) with a prompt file each, no research-lab tool tables or criteria'],
       ['--export NAME', 'the export of --graph holding the graph or its factory (default: default)'],
+      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU by the tiny backend, with a simulated teacher; its local target gets a python that imports torch)'],
       ['--force', 'overwrite files that exist (default: keep them)'],
       json('the files created and kept'),
     ],
@@ -219,7 +220,7 @@ export const COMMAND_USAGE = {
     about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes), its log and curves, then the result served and registered.",
     forms: [
       '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]\n[--base-model M] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
-      '[--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--include-simulated] [--json]',
+      '[--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--include-simulated] [--keep-serving] [--json]',
     ],
     options: [
       WORKSPACE,
@@ -234,6 +235,7 @@ export const COMMAND_USAGE = {
       ['--rounds R', 'online: rounds (default: 3)'],
       ['--tasks K', 'online: training tasks per round'],
       ['--samples G', 'online: rollouts per task (the group size)'],
+      ['--keep-serving', 'online: leave the policy server running after the last round (default: stopped, and the model goes back to its version before the loop; the weights stay saved)'],
       ['--include-simulated', 'also train on rollouts made on the SIMULATED endpoint'],
       BASE_URL,
       MODEL,
@@ -246,9 +248,16 @@ export const COMMAND_USAGE = {
     options: [WORKSPACE, ['--target T', 'serve: where to serve the result (default: where the job ran)'], json('the job records')],
   },
   demo: {
-    about: 'Sets up a demo workspace (PubMedQA when ../shared has it), runs training rollouts, then evaluates on validation tasks.',
-    forms: ['[--workspace DIR] [--limit N]'],
-    options: [['--workspace DIR', 'the demo folder (default: demo-workspace)'], ['--limit N', 'tasks of each of the two runs (default: 10)'], BASE_URL, MODEL],
+    about: 'Sets up a demo workspace (PubMedQA when ../shared has it), runs training rollouts, then evaluates on validation tasks. With --train: the learning run on the ticket-routing example, from an untrained model to SFT and GRPO, on this CPU.',
+    forms: ['[--workspace DIR] [--limit N]', '--train [--workspace DIR] [--json]'],
+    options: [
+      ['--workspace DIR', 'the demo folder (default: demo-workspace; with --train: demo-train-workspace)'],
+      ['--limit N', 'tasks of each of the two runs (default: 10)'],
+      ['--train', 'init --example ticket-routing, then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs a python with torch)'],
+      BASE_URL,
+      MODEL,
+      json('--train: the stages with their rewards and intervals'),
+    ],
   },
 } satisfies Record<string, CommandUsage>;
 

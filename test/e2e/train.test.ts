@@ -271,26 +271,29 @@ test('jobs serve whose endpoint cannot be registered stops the server and fails 
 test('the online loop: rollouts against the served policy, their groups sent to its control API, the version it serves next registered', { skip: noTrainer }, () => {
   const r = cli(['train', '--workspace', ws, '--phase', 'grpo', '--online', '--rounds', '2', '--tasks', '2', '--samples', '2', '--target', 'cpu', '--json'], env);
   assert.equal(r.code, 0, r.stderr.slice(-3000));
-  const online = JSON.parse(r.stdout) as { serveJob: string; serveUrl: string; rounds: Array<{ round: number; runId: string; rollouts: number; records: number; version: string; updated: boolean }> };
-  try {
+  const online = JSON.parse(r.stdout) as { serveJob: string; serveUrl: string; serving: boolean; note: string; rounds: Array<{ round: number; runId: string; rollouts: number; records: number; version: string; updated: boolean }> };
+  {
     assert.deepEqual(online.rounds.map((x) => [x.round, x.rollouts]), [[1, 4], [2, 4]]);
     assert.ok(online.rounds.every((x) => x.records > 0), 'each round sent the seniors\' calls');
-    const status = json<{ models: Array<{ name: string; active: string | null; history: string[] }> }>(cli(['pipeline', 'status', '--workspace', ws, '--json']));
+    const status = json<{ models: Array<{ name: string; versions: Array<{ version: string }> }> }>(cli(['pipeline', 'status', '--workspace', ws, '--json']));
     const senior = status.models.find((m) => m.name === 'senior')!;
-    assert.equal(senior.active, online.rounds.at(-1)!.version, 'the last version served is the active one');
+    for (const x of online.rounds) assert.ok(senior.versions.some((v) => v.version === x.version), `version ${x.version} stays registered`);
     for (const x of online.rounds.filter((y) => y.updated)) assert.match(x.version, new RegExp(`^${online.serveJob}-v\\d+$`));
     // Round 2's rollouts called the version round 1 produced.
     const traces = json<{ rollouts: Array<{ id: string }> }>(cli(['traces', '--workspace', ws, '--run', online.rounds[1]!.runId, '--json']));
     const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', traces.rollouts[0]!.id, '--json'])).spans;
     const versions = new Set(spans.filter((sp) => sp.kind === 'llm' && SENIORS.includes(String(sp.attributes['gen_ai.agent.name']))).map((sp) => sp.attributes['rollout_lab.model.version']));
     assert.deepEqual([...versions], [online.rounds[0]!.version]);
-  } finally {
-    const cancel = cli(['jobs', 'cancel', online.serveJob, '--workspace', ws]);
-    assert.equal(cancel.code, 0, cancel.stderr);
-    // Every version the loop served at that endpoint is left behind.
-    assert.match(cancel.stdout, /cancelled; model "senior" rolled back to /);
+    // Without --keep-serving the loop stops the server it started, and a stopped server serves nothing: the model goes back to what it ran before the loop.
+    assert.equal(online.serving, false);
+    assert.match(online.note, /is stopped; model "senior" rolled back to .*; the weights of version .* are saved in /);
+    assert.equal(json<{ state: string }>(cli(['jobs', 'show', online.serveJob, '--workspace', ws, '--json'])).state, 'cancelled');
+    assert.ok(!String(seniorActive()).startsWith(online.serveJob), `rolled back past the loop's versions: ${seniorActive()}`);
+    const last = online.rounds.at(-1)!.version;
+    const registry = JSON.parse(readFileSync(join(ws, '.rollout-lab', 'registry.json'), 'utf8')) as { models: Record<string, { versions: Array<{ version: string; adapter?: string }> }> };
+    const adapter = registry.models.senior!.versions.find((v) => v.version === last)?.adapter;
+    assert.ok(adapter && existsSync(join(ws, '.rollout-lab', adapter, 'tiny_model.pt')), `the adapter of ${last} is saved: ${adapter}`);
   }
-  assert.ok(!String(seniorActive()).startsWith(online.serveJob), `rolled back past the loop's versions: ${seniorActive()}`);
 });
 
 const hasTransformers = spawnSync(PYTHON, ['-c', 'import transformers, peft'], { stdio: 'ignore' }).status === 0;

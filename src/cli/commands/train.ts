@@ -21,6 +21,7 @@ const TRAIN_OPTIONS = {
   tasks: { type: 'string' },
   samples: { type: 'string' },
   'include-simulated': { type: 'boolean' },
+  'keep-serving': { type: 'boolean' },
 } as const;
 
 const JOBS_OPTIONS = { ...COMMON, target: { type: 'string' } } as const;
@@ -114,11 +115,11 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
       const tasks = intOption(v, 'tasks', 1);
       const samples = intOption(v, 'samples', 2);
       const reopen = (): ReturnType<typeof Lab.open> => Lab.open({ workspace: (v.workspace as string) ?? '.' });
-      const r = await onlineTraining(lab, { ...opts, rounds, ...(tasks ? { tasks } : {}), ...(samples ? { samples } : {}) }, reopen, { ...hooks, signal });
+      const r = await onlineTraining(lab, { ...opts, rounds, ...(tasks ? { tasks } : {}), ...(samples ? { samples } : {}), ...(v['keep-serving'] ? { keepServing: true } : {}) }, reopen, { ...hooks, signal });
       if (json) out(JSON.stringify(r, null, 2));
       else {
         out(table(['round', 'run', 'rollouts', 'mean reward', 'calls', 'version'], r.rounds.map((x) => [String(x.round), x.runId, String(x.rollouts), num(x.meanReward), String(x.records), x.version])));
-        out(`the policy keeps serving at ${r.serveUrl} (job ${r.serveJob}); rollout-lab jobs cancel ${r.serveJob} stops it`);
+        out(r.note);
       }
       return r.rounds.length ? 0 : 1;
     }

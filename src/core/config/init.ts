@@ -7,6 +7,7 @@ import { DEFAULT_PROMPTS } from '../graph/researchLab/prompts';
 import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
 import { DEFAULT_GENE_ONTOLOGY_TABLE, DEFAULT_PROTEIN_TABLE } from '../graph/tools/defaultTables';
 import { defaultLabConfig, moduleLabConfig, PUBMEDQA_SHARED_PATH } from './defaults';
+import { exampleLab, exampleSources, findTorchPython } from './examples';
 import { labConfigJsonSchemaText } from './jsonSchema';
 import { LAB_SCHEMA_FILE_NAME, labPaths } from './labPaths';
 import { defaultPromptPath } from './loader';
@@ -30,6 +31,10 @@ export interface InitOptions {
   graph?: string;
   /** The module's export holding the graph or its factory; default "default". */
   graphExport?: string;
+  /** An example lab (examples/NAME): its files are copied into the workspace and lab.json is set up for it. */
+  example?: string;
+  /** With `example`: the python with torch for the local training target (default: the first candidate that imports torch). */
+  python?: string | null;
 }
 
 /** A dataset key from a file name: ori_pqal.json is PubMedQA, others are named after the file. */
@@ -121,6 +126,7 @@ function moduleLabFiles(module: string, graphExport: string | undefined, found: 
  * rewritten whenever it is out of date.
  */
 export async function initWorkspace(dir: string, opts: InitOptions = {}): Promise<InitResult> {
+  if (opts.example !== undefined) return initExample(dir, opts.example, opts);
   const paths = labPaths(dir);
   const datasetPath = resolveDatasetPath(paths.workspaceDir, opts.dataset, opts.graph === undefined);
   let found: ModuleAgents | undefined;
@@ -135,6 +141,11 @@ export async function initWorkspace(dir: string, opts: InitOptions = {}): Promis
   } else {
     labFiles = researchLabFiles(datasetPath);
   }
+  return writeLabFiles(paths, labFiles, opts, found);
+}
+
+/** lab.json, its schema, the other lab files and the .gitignore, each kept when it exists unless `force`. */
+async function writeLabFiles(paths: ReturnType<typeof labPaths>, labFiles: LabFile[], opts: InitOptions, found?: ModuleAgents, workspaceFiles: LabFile[] = []): Promise<InitResult> {
   const [labJson, ...rest] = labFiles;
   const files: LabFile[] = [
     labJson!,
@@ -145,8 +156,9 @@ export async function initWorkspace(dir: string, opts: InitOptions = {}): Promis
 
   const result: InitResult = { created: [], skipped: [] };
   if (found) result.agents = { names: found.agents, source: found.source };
-  for (const f of files) {
-    const abs = path.join(paths.labDir, f.rel);
+  const placed = [...files.map((f) => ({ ...f, abs: path.join(paths.labDir, f.rel) })), ...workspaceFiles.map((f) => ({ ...f, abs: path.join(paths.workspaceDir, f.rel) }))];
+  for (const f of placed) {
+    const abs = f.abs;
     const shown = path.relative(paths.workspaceDir, abs).split(path.sep).join('/');
     await mkdir(path.dirname(abs), { recursive: true });
     if (!opts.force && !f.generated) {
@@ -168,4 +180,24 @@ export async function initWorkspace(dir: string, opts: InitOptions = {}): Promis
     }
   }
   return result;
+}
+
+/**
+ * An example lab: the example's files (graph, reward, data, simulator
+ * answers) in the workspace, and .rollout-lab/ with lab.json and the prompts.
+ * The local training target gets a python that imports torch when one is found.
+ */
+async function initExample(dir: string, name: string, opts: InitOptions): Promise<InitResult> {
+  const paths = labPaths(dir);
+  const python = opts.python === undefined ? findTorchPython() : opts.python;
+  const example = exampleLab(name, python);
+  const config = { $schema: `./${LAB_SCHEMA_FILE_NAME}`, ...example.config };
+  // The example's config must always pass the schema; failing here is a bug, not a user error.
+  LabConfigSchema.parse(config);
+  const copies = await Promise.all(exampleSources(example).map(async (f) => ({ rel: f.rel, text: await readFile(f.abs, 'utf8') })));
+  // The prompts are the graph module's own (its `prompts` export), as `init --graph` writes them.
+  const graph = exampleSources(example).find((f) => f.rel === example.config.graph?.module)!;
+  const found = await discoverModuleAgents(graph.abs, 'default');
+  const prompts = Object.keys(example.config.agents).map((agent) => ({ rel: defaultPromptPath(agent), text: `${found.prompts[agent]!.trim()}\n` }));
+  return writeLabFiles(paths, [{ rel: 'lab.json', text: json(config) }, ...prompts], opts, undefined, copies);
 }

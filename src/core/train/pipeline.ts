@@ -410,7 +410,7 @@ export function preflightFailure(failing: ReadonlyArray<{ title: string; fix: st
 }
 
 /** Pre-flight and export of an sft or grpo phase's data (what a GPU job trains on). */
-export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal' | 'includeSimulated'>): Promise<PhaseResult> {
+export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pick<RunPhaseOptions, 'signal' | 'includeSimulated'> & { runId?: string }): Promise<PhaseResult> {
   const phase = withSimulated(lab, declared, opts);
   const kind = phase.kind as 'sft' | 'grpo';
   const failed = await preflight(lab, phase, kind);
@@ -429,6 +429,7 @@ export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Pic
       ...(kind === 'sft' ? { minReward: phase.minReward ?? DEFAULT_SFT_MIN_REWARD } : phase.minReward !== undefined ? { minReward: phase.minReward } : {}),
       split: phase.split,
       includeSimulated: phase.includeSimulated,
+      ...(opts.runId ? { runId: opts.runId } : {}),
       ...(kind === 'grpo' ? { credit: phase.credit, gamma: phase.gamma } : {}),
     },
     outFile,

@@ -371,7 +371,7 @@ async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core
   jobs.tree.refresh();
   const last = result.rounds.at(-1);
   void vscode.window.showInformationMessage(
-    last ? `Online training: ${result.rounds.length} rounds; the policy now serves ${last.version} at ${result.serveUrl} (job ${result.serveJob}).` : `Online training stopped before a round finished (job ${result.serveJob} still serves).`,
+    last ? `Online training: ${result.rounds.length} rounds; the model's version is now ${last.version}; ${result.note}.` : `Online training stopped before a round finished; ${result.note}.`,
   );
   return result;
 }

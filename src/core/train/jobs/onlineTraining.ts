@@ -4,9 +4,10 @@ import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
 import type { Lab } from '../../rollout/lab';
 import { runRollouts } from '../../rollout/runner';
 import { exportTrainingData } from '../exportData';
+import { readRegistry } from '../../config/modelRegistry';
 import { registerTrainedModel } from '../pipeline';
 import { jobDir } from './jobRecord';
-import { activeAdapter, resolvePhase, startServe, trainingDir, type JobHooks } from './trainingJobs';
+import { activeAdapter, cancelJob, resolvePhase, startServe, trainingDir, type JobHooks } from './trainingJobs';
 
 /**
  * The online loop of the reference study: the phase's model is served by
@@ -29,6 +30,8 @@ export interface OnlineOptions {
   samples?: number;
   secrets?: Record<string, string>;
   signal?: AbortSignal;
+  /** Leave the policy server running after the last round (default: it is stopped, the model goes back to the version before the loop, and the last version's weights stay saved). */
+  keepServing?: boolean;
 }
 
 export interface OnlineRound {
@@ -48,6 +51,10 @@ export interface OnlineResult {
   serveJob: string;
   serveUrl: string;
   rounds: OnlineRound[];
+  /** Whether the policy server still runs (keepServing). */
+  serving: boolean;
+  /** What happened to the server and how to serve the last version again, in one line. */
+  note: string;
 }
 
 interface TrainAnswer {
@@ -81,66 +88,107 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
   const outDir = path.join(jobDir(trainingDir(lab), serve.id), 'online');
   mkdirSync(outDir, { recursive: true });
   const rounds: OnlineRound[] = [];
-  for (let round = 1; round <= opts.rounds && !opts.signal?.aborted; round++) {
-    const roundLab = await openLab();
-    try {
-      const ds = await roundLab.loadDataset();
-      const all = roundLab.selectTasks(ds, { split: phase.split === 'all' ? 'all' : phase.split, seed: cfg.runner.seed });
-      if (!all.length) throw new UsageError(`no ${phase.split} tasks in ${ds.file}`);
-      const tasks = Array.from({ length: Math.min(perRound, all.length) }, (_, i) => all[((round - 1) * perRound + i) % all.length]!);
-      log(`online round ${round}/${opts.rounds}: ${tasks.length} tasks × ${samples} samples against ${serveUrl}`);
-      const env = await roundLab.environment(ds.tasks);
-      const run = await runRollouts(env, {
-        tasks,
-        samples,
-        concurrency: cfg.runner.concurrency,
-        params: { command: 'online', phase: phase.name, round, serveJob: serve.id, samples },
-        seed: cfg.runner.seed + round,
-        signal: opts.signal,
-      });
-      if (opts.signal?.aborted) break;
-      const file = path.join(outDir, `round-${round}.jsonl`);
-      const manifest = await exportTrainingData(roundLab.store, cfg, {
-          format: 'rl',
+  try {
+    for (let round = 1; round <= opts.rounds && !opts.signal?.aborted; round++) {
+      const roundLab = await openLab();
+      try {
+        const ds = await roundLab.loadDataset();
+        const all = roundLab.selectTasks(ds, { split: phase.split === 'all' ? 'all' : phase.split, seed: cfg.runner.seed });
+        if (!all.length) throw new UsageError(`no ${phase.split} tasks in ${ds.file}`);
+        const tasks = Array.from({ length: Math.min(perRound, all.length) }, (_, i) => all[((round - 1) * perRound + i) % all.length]!);
+        log(`online round ${round}/${opts.rounds}: ${tasks.length} tasks × ${samples} samples against ${serveUrl}`);
+        const env = await roundLab.environment(ds.tasks);
+        const run = await runRollouts(env, {
+          tasks,
+          samples,
+          concurrency: cfg.runner.concurrency,
+          params: { command: 'online', phase: phase.name, round, serveJob: serve.id, samples },
+          seed: cfg.runner.seed + round,
+          signal: opts.signal,
+        });
+        if (opts.signal?.aborted) break;
+        const file = path.join(outDir, `round-${round}.jsonl`);
+        const manifest = await exportTrainingData(roundLab.store, cfg, {
+            format: 'rl',
+            runId: run.runId,
+            split: phase.split,
+            includeSimulated: opts.includeSimulated === true || phase.includeSimulated,
+            credit: phase.credit,
+            gamma: phase.gamma,
+            ...(phase.agents ? { agents: phase.agents } : {}),
+          }, file);
+        const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
+        if (!records.length) {
+          const simulated = manifest.counts.skipped.simulated ?? 0;
+          const why = simulated
+            ? `${simulated} simulated rollouts left out (some of the lab's models have no endpoint; pass --include-simulated or set "includeSimulated": true on the phase to use them)`
+            : `skipped: ${JSON.stringify(manifest.counts.skipped)}`;
+          throw new RuntimeFailure(`online round ${round}: the rollouts gave no model calls of ${(phase.agents ?? []).join(', ') || 'the phase\'s agents'} to train on (${why})`);
+        }
+        const answer = await postTrain(control, records, opts.signal);
+        // An update without signal (no group with differing rewards) keeps the version it had.
+        // The version's weights are saved on the server (bundle-relative), so it can be served again after this server stops.
+        const adapter = answer.adapter ? path.relative(lab.loaded.labDir, path.join(jobDir(trainingDir(lab), serve.id), 'bundle', answer.adapter)).split(path.sep).join('/') : undefined;
+        if (answer.updated !== false) registerTrainedModel(lab.loaded, phase.model, { version: answer.version, baseUrl: serveUrl, model: answer.version, ...(adapter ? { adapter } : {}), phase: phase.name, job: serve.id });
+        else log(`online round ${round}: no group had differing rewards; the policy stays ${answer.version}${answer.note ? ` (${answer.note})` : ''}`);
+        const rewards = run.rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
+        const metrics = Object.fromEntries(Object.entries(answer.metrics ?? {}).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
+        const r: OnlineRound = {
+          round,
           runId: run.runId,
-          split: phase.split,
-          includeSimulated: opts.includeSimulated === true || phase.includeSimulated,
-          credit: phase.credit,
-          gamma: phase.gamma,
-          ...(phase.agents ? { agents: phase.agents } : {}),
-        }, file);
-      const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
-      if (!records.length) {
-        const simulated = manifest.counts.skipped.simulated ?? 0;
-        const why = simulated
-          ? `${simulated} simulated rollouts left out (some of the lab's models have no endpoint; pass --include-simulated or set "includeSimulated": true on the phase to use them)`
-          : `skipped: ${JSON.stringify(manifest.counts.skipped)}`;
-        throw new RuntimeFailure(`online round ${round}: the rollouts gave no model calls of ${(phase.agents ?? []).join(', ') || 'the phase\'s agents'} to train on (${why})`);
+          rollouts: run.rollouts.length,
+          meanReward: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
+          records: records.length,
+          version: answer.version,
+          updated: answer.updated !== false,
+          metrics,
+        };
+        rounds.push(r);
+        hooks.onRound?.(r);
+        log(`online round ${round}: mean reward ${r.meanReward?.toFixed(3) ?? '-'} over ${r.rollouts} rollouts; ${r.records} calls trained on; model "${phase.model}" now ${r.version}`);
+      } finally {
+        await roundLab.close();
       }
-      const answer = await postTrain(control, records, opts.signal);
-      // An update without signal (no group with differing rewards) keeps the version it had.
-      if (answer.updated !== false) registerTrainedModel(lab.loaded, phase.model, { version: answer.version, baseUrl: serveUrl, model: answer.version, phase: phase.name, job: serve.id });
-      else log(`online round ${round}: no group had differing rewards; the policy stays ${answer.version}${answer.note ? ` (${answer.note})` : ''}`);
-      const rewards = run.rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
-      const metrics = Object.fromEntries(Object.entries(answer.metrics ?? {}).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
-      const r: OnlineRound = {
-        round,
-        runId: run.runId,
-        rollouts: run.rollouts.length,
-        meanReward: rewards.length ? rewards.reduce((a, b) => a + b, 0) / rewards.length : null,
-        records: records.length,
-        version: answer.version,
-        updated: answer.updated !== false,
-        metrics,
-      };
-      rounds.push(r);
-      hooks.onRound?.(r);
-      log(`online round ${round}: mean reward ${r.meanReward?.toFixed(3) ?? '-'} over ${r.rollouts} rollouts; ${r.records} calls trained on; model "${phase.model}" now ${r.version}`);
-    } finally {
-      await roundLab.close();
     }
+  } catch (err) {
+    if (!opts.keepServing) await stopServer(lab, serve.id, log);
+    throw err;
   }
-  return { serveJob: serve.id, serveUrl, rounds };
+  const last = rounds.at(-1)?.version;
+  if (opts.keepServing) {
+    const note = `the policy keeps serving at ${serveUrl} (job ${serve.id}); rollout-lab jobs cancel ${serve.id} stops it`;
+    return { serveJob: serve.id, serveUrl, rounds, serving: true, note };
+  }
+  const stopped = await stopServer(lab, serve.id, log);
+  const saved = last ? savedWeights(lab, phase.model, last) : null;
+  const note = [
+    `the policy server (job ${serve.id}) is stopped${stopped ? `; ${stopped}` : ''}`,
+    saved ? `the weights of version ${last} are saved in ${saved}` : null,
+    'pass --keep-serving to leave the server running and its last version active',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  log(note);
+  return { serveJob: serve.id, serveUrl, rounds, serving: false, note };
+}
+
+/** Where a registered version's weights are, relative to the lab folder (null when it has none). */
+function savedWeights(lab: Lab, model: string, version: string): string | null {
+  return readRegistry(lab.loaded.labDir).models[model]?.versions.find((v) => v.version === version)?.adapter ?? null;
+}
+
+/**
+ * Stops the serve job this loop started (its model goes back to the version before the loop: a stopped server serves
+ * nothing) and says how the model was rolled back; a failure to stop is said, not thrown (the rounds' results stand).
+ */
+async function stopServer(lab: Lab, id: string, log: (line: string) => void): Promise<string | null> {
+  try {
+    const rec = await cancelJob(lab, id);
+    return rec.error?.replace(/^cancelled;?\s*/, '') || null;
+  } catch (err) {
+    log(`note: stopping the policy server (job ${id}) failed: ${errorMessage(err)} — stop it with rollout-lab jobs cancel ${id}`);
+    return null;
+  }
 }
 
 async function postTrain(control: string, records: unknown[], signal?: AbortSignal): Promise<TrainAnswer> {

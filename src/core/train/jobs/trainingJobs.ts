@@ -42,6 +42,8 @@ export interface TrainOptions {
   secrets?: Record<string, string>;
   /** Also train on simulated rollouts, whatever the phase's own includeSimulated says. */
   includeSimulated?: boolean;
+  /** Train on this run's rollouts only (e.g. the served student's, not the teacher's that gathered the SFT data). */
+  runId?: string;
   signal?: AbortSignal;
 }
 
@@ -196,7 +198,7 @@ async function draftTraining(lab: Lab, opts: TrainOptions, log: (l: string) => v
   const target = await withLocalPython(resolveTarget(lab, opts.target, phase), log);
   const hyperparameters = hyperparametersFor(kind, phase, opts.hyperparameters);
   log(`phase ${phase.name} (${kind}): pre-flight checks and export`);
-  const exported = await exportPhaseData(lab, phase, { signal: opts.signal, ...(opts.includeSimulated ? { includeSimulated: true } : {}) });
+  const exported = await exportPhaseData(lab, phase, { signal: opts.signal, ...(opts.includeSimulated ? { includeSimulated: true } : {}), ...(opts.runId ? { runId: opts.runId } : {}) });
   if (exported.error) throw new UsageError(`phase ${phase.name}: ${exported.error}`);
   const [dataRel, manifestRel] = exported.files ?? [];
   if (!dataRel) throw new RuntimeFailure(`phase ${phase.name}: the export wrote no data file`);

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { initWorkspace } from '../../src/core/config/init';
+import { findTorchPython } from '../../src/core/config/examples';
+import { readRegistry } from '../../src/core/config/modelRegistry';
+import { listJobRecords } from '../../src/core/train/jobs/jobRecord';
+import { learningRun } from '../../src/core/train/learningRun';
+import { TraceStore } from '../../src/core/store/traceStore';
+import { tempWorkspace } from './cliHelpers';
+
+/*
+ * A short learning run of the ticket-routing example with fixed seeds: the
+ * teacher (simulated) gathers, the untrained student is evaluated, SFT and
+ * GRPO train it for real with python-trainer's tiny backend on this CPU, and
+ * each stage is evaluated on the same validation tasks with the same request
+ * seeds. The improvements are asserted against paired intervals, never times.
+ */
+
+const python = findTorchPython();
+const noTorch = python ? false : 'no python with torch here (tried ROLLOUT_LAB_PYTHON, python3, /usr/bin/python3, python): the learning run trains a real model';
+
+test('the ticket-routing student learns: SFT and then GRPO raise its validation reward well clear of noise', { skip: noTorch, timeout: 600_000 }, async () => {
+  const ws = tempWorkspace();
+  try {
+    await initWorkspace(ws, { example: 'ticket-routing' });
+    const lab = JSON.parse(readFileSync(join(ws, '.rollout-lab/lab.json'), 'utf8'));
+    assert.equal(lab.training.targets.local.python, python, 'init --example sets the local target to a python with torch');
+    // The example's own settings, on 40 of the 60 validation tasks: about 2 minutes on 2 cores.
+    const r = await learningRun({ workspace: ws, valLimit: 40, evalSamples: 4 });
+    const [untrained, sft, grpo] = r.stages;
+    assert.deepEqual(r.stages.map((s) => s.stage), ['untrained', 'sft', 'grpo']);
+    assert.ok(r.teacher.simulated && r.teacher.rollouts === 240, 'the teacher gathered every training task, marked simulated');
+    // The same tasks at every stage, each a different model version.
+    assert.ok(r.stages.every((s) => s.n === 40 && s.rollouts === 160));
+    assert.equal(new Set(r.stages.map((s) => s.version)).size, 3);
+    // An untrained byte-level model writes noise, never a queue.
+    assert.ok(untrained!.mean < 0.1, `untrained ${untrained!.mean}`);
+    assert.ok(sft!.mean - untrained!.mean >= 0.3, `SFT ${untrained!.mean} → ${sft!.mean}`);
+    assert.ok(sft!.change!.ci[0] > 0.2, `SFT's paired 95% interval ${sft!.change!.ci}`);
+    assert.ok(grpo!.change!.ci[0] > 0, `GRPO's paired 95% interval ${grpo!.change!.ci} (${sft!.mean} → ${grpo!.mean})`);
+    // The store records the student's version on every evaluated rollout's Router call.
+    const store = await TraceStore.open(ws, { readOnly: true });
+    try {
+      for (const s of r.stages) {
+        const { rollouts } = store.listRollouts({ runId: s.runId, limit: 1000 });
+        assert.equal(rollouts.length, s.rollouts);
+        const versions = new Set(rollouts.flatMap((x) => x.agents.filter((a) => a.agent === 'Router').map((a) => a.modelVersion)));
+        assert.deepEqual([...versions], [s.version], `stage ${s.stage}`);
+      }
+    } finally {
+      await store.close();
+    }
+    // The last version stays registered; every server the run started is stopped.
+    assert.equal(readRegistry(join(ws, '.rollout-lab')).models.student?.active, grpo!.version);
+    const running = listJobRecords(join(ws, '.rollout-lab', 'training')).filter((j) => j.state === 'running' || j.state === 'launching');
+    assert.deepEqual(running.map((j) => j.id), []);
+    assert.ok(existsSync(join(ws, '.rollout-lab')));
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
