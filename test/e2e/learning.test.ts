@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { initWorkspace } from '../../src/core/config/init';
-import { findTorchPython } from '../../src/core/config/examples';
+import { spawnSync } from 'node:child_process';
 import { readRegistry } from '../../src/core/config/modelRegistry';
 import { listJobRecords } from '../../src/core/train/jobs/jobRecord';
 import { learningRun } from '../../src/core/train/learningRun';
@@ -18,15 +18,14 @@ import { tempWorkspace } from './cliHelpers';
  * seeds. The improvements are asserted against paired intervals, never times.
  */
 
-const python = findTorchPython();
-const noTorch = python ? false : 'no python with torch here (tried ROLLOUT_LAB_PYTHON, python3, /usr/bin/python3, python): the learning run trains a real model';
+const trainerRuns = ['python3', '/usr/bin/python3'].some((py) => spawnSync(py, ['-c', 'import torch, yaml, jsonschema'], { stdio: 'ignore' }).status === 0);
+const noTorch = trainerRuns ? false : 'no python with torch, yaml and jsonschema here: the learning run trains a real model (apt-get install python3-torch python3-yaml python3-jsonschema)';
+if (noTorch && process.env.CI) throw new Error(noTorch);
 
 test('the ticket-routing student learns: SFT and then GRPO raise its validation reward well clear of noise', { skip: noTorch, timeout: 600_000 }, async () => {
   const ws = tempWorkspace();
   try {
     await initWorkspace(ws, { example: 'ticket-routing' });
-    const lab = JSON.parse(readFileSync(join(ws, '.rollout-lab/lab.json'), 'utf8'));
-    assert.equal(lab.training.targets.local.python, python, 'init --example sets the local target to a python with torch');
     // The example's own settings, on 40 of the 60 validation tasks: about 2 minutes on 2 cores.
     const r = await learningRun({ workspace: ws, valLimit: 40, evalSamples: 4 });
     const [untrained, sft, grpo] = r.stages;

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors';
@@ -30,26 +29,8 @@ export function examplesDir(): string {
   }
 }
 
-/** A python that imports torch: the first of the candidates that does; null when none does. */
-export function findTorchPython(candidates: readonly string[] = torchPythonCandidates()): string | null {
-  for (const python of candidates) {
-    try {
-      execFileSync(python, ['-c', 'import torch'], { stdio: 'ignore', timeout: 60_000 });
-      return python;
-    } catch {
-      // not there, or no torch: try the next one
-    }
-  }
-  return null;
-}
-
-function torchPythonCandidates(): string[] {
-  const own = process.env.ROLLOUT_LAB_PYTHON;
-  return [...(own ? [own] : []), 'python3', '/usr/bin/python3', '/usr/local/bin/python3', 'python'];
-}
-
 /** The ticket-routing lab: a Router (the trained student) and a Responder; tiny-backend SFT and GRPO phases. */
-function ticketRouting(python: string | null): ExampleLab {
+function ticketRouting(): ExampleLab {
   return {
     name: 'ticket-routing',
     summary: 'a Router agent (trained from scratch on this CPU) names the queue of a short support ticket; a Responder acknowledges it',
@@ -81,7 +62,6 @@ function ticketRouting(python: string | null): ExampleLab {
           modelConfig: { vocab: 'bytes', hidden_size: 64, num_layers: 2, num_heads: 4, max_positions: 256, seed: 0 },
           target: 'local',
         },
-        targets: { local: { kind: 'local', ...(python ? { python } : {}) } },
         phases: [
           // The teacher is the simulated endpoint: its rollouts are used on purpose (includeSimulated).
           { name: 'gather', kind: 'gather', samples: 1 },
@@ -111,8 +91,8 @@ function ticketRouting(python: string | null): ExampleLab {
 }
 
 /** The example NAME; an unknown name is an error that lists the examples. */
-export function exampleLab(name: string, python: string | null): ExampleLab {
-  if (name === 'ticket-routing') return ticketRouting(python);
+export function exampleLab(name: string): ExampleLab {
+  if (name === 'ticket-routing') return ticketRouting();
   throw new UsageError(`no example "${name}" — the examples are: ${EXAMPLE_NAMES.join(', ')} (rollout-lab init --example ${EXAMPLE_NAMES[0]})`);
 }
 

@@ -7,7 +7,7 @@ import { DEFAULT_PROMPTS } from '../graph/researchLab/prompts';
 import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
 import { DEFAULT_GENE_ONTOLOGY_TABLE, DEFAULT_PROTEIN_TABLE } from '../graph/tools/defaultTables';
 import { defaultLabConfig, moduleLabConfig, PUBMEDQA_SHARED_PATH } from './defaults';
-import { exampleLab, exampleSources, findTorchPython } from './examples';
+import { exampleLab, exampleSources } from './examples';
 import { labConfigJsonSchemaText } from './jsonSchema';
 import { LAB_SCHEMA_FILE_NAME, labPaths } from './labPaths';
 import { defaultPromptPath } from './loader';
@@ -33,8 +33,6 @@ export interface InitOptions {
   graphExport?: string;
   /** An example lab (examples/NAME): its files are copied into the workspace and lab.json is set up for it. */
   example?: string;
-  /** With `example`: the python with torch for the local training target (default: the first candidate that imports torch). */
-  python?: string | null;
 }
 
 /** A dataset key from a file name: ori_pqal.json is PubMedQA, others are named after the file. */
@@ -185,12 +183,10 @@ async function writeLabFiles(paths: ReturnType<typeof labPaths>, labFiles: LabFi
 /**
  * An example lab: the example's files (graph, reward, data, simulator
  * answers) in the workspace, and .rollout-lab/ with lab.json and the prompts.
- * The local training target gets a python that imports torch when one is found.
  */
 async function initExample(dir: string, name: string, opts: InitOptions): Promise<InitResult> {
   const paths = labPaths(dir);
-  const python = opts.python === undefined ? findTorchPython() : opts.python;
-  const example = exampleLab(name, python);
+  const example = exampleLab(name);
   const config = { $schema: `./${LAB_SCHEMA_FILE_NAME}`, ...example.config };
   // The example's config must always pass the schema; failing here is a bug, not a user error.
   LabConfigSchema.parse(config);

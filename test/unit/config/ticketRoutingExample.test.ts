@@ -42,18 +42,18 @@ test('the simulated teacher routes most tickets right and some wrong, the same w
 test('init --example ticket-routing writes a lab that loads; an unknown example is an error that lists them', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rl-example-'));
   try {
-    const r = await initWorkspace(ws, { example: 'ticket-routing', python: '/opt/py/bin/python3' });
+    const r = await initWorkspace(ws, { example: 'ticket-routing' });
     for (const f of ['graph.ts', 'reward.ts', 'sim/teacher.ts', 'data/tickets.jsonl', '.rollout-lab/lab.json', '.rollout-lab/prompts/Router.md']) assert.ok(r.created.includes(f), f);
     const loaded = await loadConfig(ws);
     const { config } = loaded;
     assert.equal(config.training.trainer.backend, 'tiny');
-    assert.equal(config.training.targets.local?.kind === 'local' && config.training.targets.local.python, '/opt/py/bin/python3');
+    assert.equal(config.training.targets.local, undefined, 'the local target finds a python with torch itself');
     assert.deepEqual(config.training.phases.map((p) => `${p.name}:${p.kind}`), ['gather:gather', 'sft:sft', 'grpo:grpo']);
     assert.equal(config.agents.Router?.model, 'student');
     assert.notEqual(config.agents.Responder?.model, 'student');
     assert.ok(config.models.student?.logprobs && config.models.student.tokenIds);
     assert.equal(readFileSync(join(ws, '.rollout-lab/prompts/Router.md'), 'utf8'), 'Route: bill, ship, tech or user.\n');
-    const again = await initWorkspace(ws, { example: 'ticket-routing', python: null });
+    const again = await initWorkspace(ws, { example: 'ticket-routing' });
     assert.equal(again.created.length, 0);
     assert.ok(existsSync(join(ws, 'README.md')));
   } finally {
