@@ -51,8 +51,10 @@ test('the ticket-routing student learns: SFT and then GRPO raise its validation 
     } finally {
       await store.close();
     }
-    // The last version stays registered; every server the run started is stopped.
-    assert.equal(readRegistry(join(ws, '.rollout-lab')).models.student?.active, grpo!.version);
+    // Every server the run started is stopped, so the student is back on lab.json's own settings; its versions stay listed.
+    const student = readRegistry(join(ws, '.rollout-lab')).models.student!;
+    assert.equal(student.active, null);
+    for (const s of [sft!, grpo!]) assert.ok(student.versions.some((v) => v.version === s.version), `${s.stage} version ${s.version} stays registered`);
     const running = listJobRecords(join(ws, '.rollout-lab', 'training')).filter((j) => j.state === 'running' || j.state === 'launching');
     assert.deepEqual(running.map((j) => j.id), []);
     assert.ok(existsSync(join(ws, '.rollout-lab')));

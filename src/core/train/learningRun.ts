@@ -87,7 +87,8 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
   const stopServing = async (): Promise<void> => {
     for (const id of serveJobs.splice(0)) {
       try {
-        if (isActive(readJob(lab, id))) await cancelJob(lab, id);
+        // No rollback between stages: the next stage trains on from the version this server served (its saved weights).
+        if (isActive(readJob(lab, id))) await cancelJob(lab, id, { rollback: false });
       } catch (err) {
         log(`note: stopping serve job ${id} failed: ${errorMessage(err)} — rollout-lab jobs cancel ${id}`);
       }
@@ -215,6 +216,13 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
     return { student: { agents, model }, teacher, stages, seconds };
   } finally {
     await stopServing();
+    // Nothing serves the student now: it goes back to lab.json's own settings (the teacher), its versions stay in the registry.
+    const labDir = lab.loaded.labDir;
+    const model = pipelinePhases(lab.loaded.config).find((p) => p.kind === 'sft')?.model;
+    if (model && readRegistry(labDir).models[model]?.active) {
+      while (readRegistry(labDir).models[model]?.active) rollbackModelVersion(labDir, model);
+      log(`the student's servers are stopped: model "${model}" is back on lab.json's own settings; its trained versions stay in the registry (rollout-lab jobs serve JOB serves one again)`);
+    }
     await lab.close();
   }
 }

@@ -675,9 +675,9 @@ function rollBackServed(lab: Lab, rec: JobRecord): string | null {
 /**
  * Stops a job on its target; its record says cancelled (before the process goes, so a follower elsewhere does not
  * take the end for a failure). A serve job's model first goes back to the version before it, when its version is the
- * active one, and the record's error says so.
+ * active one, and the record's error says so (not with `rollback: false`: a caller that serves the next version itself).
  */
-export async function cancelJob(lab: Lab, id: string): Promise<JobRecord> {
+export async function cancelJob(lab: Lab, id: string, opts: { rollback?: boolean } = {}): Promise<JobRecord> {
   const dir = jobDir(trainingDir(lab), id);
   const rec = readJobRecord(dir);
   if (!isActive(rec)) throw new UsageError(`job ${id} is not running (it is ${rec.state})`);
@@ -689,7 +689,7 @@ export async function cancelJob(lab: Lab, id: string): Promise<JobRecord> {
     updateJobRecord(dir, (r) => ({ ...r, state: rec.state, endedAt: rec.endedAt, error: rec.error }));
     throw err;
   }
-  const rolledBack = rollBackServed(lab, rec);
+  const rolledBack = opts.rollback === false ? null : rollBackServed(lab, rec);
   const next = updateJobRecord(dir, (r) => ({ ...r, state: 'cancelled', endedAt: Date.now(), error: rolledBack ? `cancelled; ${rolledBack}` : 'cancelled' }));
   if (next.kind !== 'serve') setPhaseJob(lab, next.phase, next.kind, (r) => (r.job === id ? { ...r, state: 'failed', endedAt: Date.now(), error: `job ${id} cancelled` } : r));
   return next;
