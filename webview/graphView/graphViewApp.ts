@@ -6,6 +6,7 @@ import { GraphCanvas } from './graphCanvas';
 import { NodeMenu } from './nodeMenu';
 import { GRAPH_MODES, formatCount, type AggregateOverlay, type GraphMode, type RolloutOverlay } from './overlay';
 import { fillRunPicker } from '../shared/runPicker';
+import { el } from '../shared/dom';
 
 /*
  * The Graph View panel: the lab's graph as LangGraph describes it, with a
@@ -15,13 +16,6 @@ import { fillRunPicker } from '../shared/runPicker';
 
 const ROLLOUT_PICKER_LIMIT = 200;
 const MODE_LABELS: Record<GraphMode, string> = { structure: 'Structure', rollout: 'Rollout', aggregate: 'Aggregate' };
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 function rolloutLabel(r: RolloutRecord): string {
   const when = new Date(r.startTime).toLocaleString();

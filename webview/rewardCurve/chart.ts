@@ -1,6 +1,7 @@
 import { axisBottom, axisLeft, line, scaleLinear, select, type Selection } from 'd3';
 import type { RewardPoint } from '../../src/shared/protocol';
 import { rollingMean, versionChanges, versionGroups, versionOf, type SplitBy } from './series';
+import { gridLines } from '../shared/chartGrid';
 
 /*
  * The reward curve drawn with d3: a dot per rollout in start order, the
@@ -112,15 +113,7 @@ export class RewardChart {
     const x = this.x;
     const y = this.y;
 
-    const grid = this.svg.append('g').attr('class', 'rc-grid');
-    grid
-      .selectAll('line')
-      .data(y.ticks(5))
-      .join('line')
-      .attr('x1', MARGIN.left)
-      .attr('x2', width - MARGIN.right)
-      .attr('y1', (t) => y(t))
-      .attr('y2', (t) => y(t));
+    gridLines(this.svg, y, 5, 'rc-grid', MARGIN.left, width - MARGIN.right);
 
     const xTicks = Math.max(2, Math.min(n, Math.floor((width - MARGIN.left - MARGIN.right) / 70)));
     this.svg

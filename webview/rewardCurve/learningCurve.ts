@@ -1,5 +1,7 @@
 import { axisBottom, axisLeft, line, scaleLinear, scalePoint, select } from 'd3';
 import type { LearningCurve, LearningCurvePoint, LearningCurveSeries, PairedChange } from '../../src/core/train/learningCurve';
+import { el, tableHead } from '../shared/dom';
+import { gridLines } from '../shared/chartGrid';
 
 /*
  * The learning curve in the Reward Curve panel: per trained model, validation
@@ -14,13 +16,6 @@ import type { LearningCurve, LearningCurvePoint, LearningCurveSeries, PairedChan
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const MARGIN = { top: 34, right: 28, bottom: 54, left: 52 };
 const HEIGHT = 300;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 const fixed = (x: number): string => x.toFixed(3);
 const signed = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(3)}`;
@@ -158,16 +153,7 @@ export class LearningCurveView {
     const x = scalePoint<string>().domain(labels).range([MARGIN.left, width - MARGIN.right]).padding(0.5);
     const y = scaleLinear().domain([0, 1]).range([height - MARGIN.bottom, MARGIN.top]);
 
-    svg
-      .append('g')
-      .attr('class', 'rc-grid')
-      .selectAll('line')
-      .data(y.ticks(5))
-      .join('line')
-      .attr('x1', MARGIN.left)
-      .attr('x2', width - MARGIN.right)
-      .attr('y1', (t) => y(t))
-      .attr('y2', (t) => y(t));
+    gridLines(svg, y, 5, 'rc-grid', MARGIN.left, width - MARGIN.right);
     // Long labels are cut to the room a version has; the full label is in the tick's title and the table.
     const room = Math.max(6, Math.floor((x.step() || width) / 7));
     const xAxis = svg
@@ -256,14 +242,7 @@ export class LearningCurveView {
   private table(s: LearningCurveSeries): HTMLElement {
     const table = el('table', 'rc-table lc-table');
     table.append(el('caption', 'rc-sr-only', `Validation reward per version of model ${s.model}`));
-    const head = el('tr');
-    for (const c of ['Version', 'Produced by', 'Rollouts', 'Mean reward', '95 % interval', 'Change vs previous (paired)']) {
-      const th = el('th', undefined, c);
-      th.scope = 'col';
-      head.append(th);
-    }
-    const thead = el('thead');
-    thead.append(head);
+    const thead = tableHead(['Version', 'Produced by', 'Rollouts', 'Mean reward', '95 % interval', 'Change vs previous (paired)']);
     const body = el('tbody');
     for (const p of s.points) {
       const tr = el('tr');

@@ -4,6 +4,7 @@ import type { VscodeTextfield } from '@vscode-elements/elements/dist/vscode-text
 import type { RequestResults, RewardPoint } from '../../src/shared/protocol';
 import type { HostClient } from '../shared/hostClient';
 import { coalescingLoad } from '../shared/coalescingLoad';
+import { el, tableHead } from '../shared/dom';
 import { PALETTE_SIZE, RewardChart, shortVersion } from './chart';
 import { svgToPngBase64, type LegendEntry } from './pngExport';
 import { DEFAULT_WINDOW, agentsOf, parseSplit, rollingMean, seriesCsv, splitKey, versionGroups, versionOf, type SplitBy } from './series';
@@ -15,13 +16,6 @@ import { LearningCurveView } from './learningCurve';
  * mean, per-criterion lines, a split by prompt or model version, a table
  * view, and PNG / CSV export through the host. Redraws when the store changes.
  */
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 const MAX_WINDOW = 10_000;
 
@@ -332,16 +326,9 @@ export class RewardCurveApp {
   private renderTable(points: RewardPoint[], criteria: string[]): void {
     const table = el('table', 'rc-table');
     const cap = el('caption', 'rc-sr-only', 'Final reward and criteria per rollout, in start order');
-    const head = el('tr');
     const cols = ['#', 'Rollout', 'Task', 'Run', 'Started', 'Reward', `Mean (${this.window})`, ...criteria];
     if (this.split.kind !== 'none') cols.push(`${this.split.kind === 'prompt' ? 'Prompt' : 'Model'} of ${this.split.agent}`);
-    for (const c of cols) {
-      const th = el('th', undefined, c);
-      th.scope = 'col';
-      head.append(th);
-    }
-    const thead = el('thead');
-    thead.append(head);
+    const thead = tableHead(cols);
     const body = el('tbody');
     const mean = rollingMean(
       points.map((p) => p.finalReward),

@@ -1,5 +1,6 @@
 import { axisBottom, axisLeft, extent, format, line, scaleLinear, select, type Selection } from 'd3';
 import type { MetricSeries } from './series';
+import { gridLines } from '../shared/chartGrid';
 
 /*
  * One small d3 line chart of a metric over the steps of a job: axes, the
@@ -100,16 +101,7 @@ export class MetricChart {
     this.y = scaleLinear().domain([y0, y1]).nice().range([height - MARGIN.bottom, MARGIN.top]);
     const { x, y } = this;
 
-    this.svg
-      .append('g')
-      .attr('class', 'tc-grid')
-      .selectAll('line')
-      .data(y.ticks(4))
-      .join('line')
-      .attr('x1', MARGIN.left)
-      .attr('x2', width - MARGIN.right)
-      .attr('y1', (t) => y(t))
-      .attr('y2', (t) => y(t));
+    gridLines(this.svg, y, 4, 'tc-grid', MARGIN.left, width - MARGIN.right);
     const xTicks = Math.max(2, Math.min(x1 - x0, Math.floor((width - MARGIN.left - MARGIN.right) / 60)));
     this.svg
       .append('g')
