@@ -430,6 +430,11 @@ if (missing && !process.env.CI) {
           const training = page.locator('.part.sidebar .pane').filter({ has: page.locator('.pane-header', { hasText: /^Training/i }) });
           const header = training.locator('.pane-header');
           if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+          // The list draws only the rows in view: fold the sections above the curve so its rows come into view.
+          for (const section of ['Pipeline', 'Models']) {
+            const row = training.locator('.monaco-list-row[aria-expanded="true"]').filter({ hasText: new RegExp(`^${section}$`) });
+            if (await row.count()) await row.first().click();
+          }
           const point = training.locator('.monaco-list-row').filter({ hasText: 'junior@sft-1' });
           await point.first().waitFor({ timeout: 60_000 });
           await point.first().scrollIntoViewIfNeeded();
