@@ -179,6 +179,27 @@ export function rollbackModelVersion(labDir: string, logicalModel: string): Mode
 }
 
 /**
+ * Rolls back, in one write, for as long as the active version is one `leave` picks (every version, without it): the
+ * versions before it stay, the ones left behind stay registered. The entry after, or null when nothing was rolled back.
+ */
+export function rollbackModelWhile(labDir: string, logicalModel: string, leave: (v: ModelVersion) => boolean = () => true): ModelRegistryEntry | null {
+  const entry = readRegistry(labDir).models[logicalModel];
+  const picked = (e: ModelRegistryEntry): boolean => {
+    const v = e.versions.find((x) => x.version === e.active);
+    return v !== undefined && leave(v);
+  };
+  if (!entry || !picked(entry)) return null;
+  return updateRegistry(labDir, (reg) => {
+    const e = reg.models[logicalModel]!;
+    while (picked(e)) {
+      e.history.pop();
+      e.active = e.history.at(-1) ?? null;
+    }
+    return e;
+  });
+}
+
+/**
  * The version an agent of the model runs: the newest in the history that
  * serves it (one without `agents` serves every agent). With no agent, the
  * newest that serves them all: the model's own route (the judge, a graph that

@@ -1,5 +1,5 @@
 import type { LoadedConfig } from '../config/loader';
-import { readRegistry, type ModelRegistryEntry } from '../config/modelRegistry';
+import { readRegistry, type ModelRegistry, type ModelRegistryEntry } from '../config/modelRegistry';
 import type { LabConfig } from '../config/schema';
 import { UsageError } from '../errors';
 import { meanStat, REPORT_CONFIDENCE, type MeanStat } from '../reward/evaluationReport';
@@ -107,7 +107,7 @@ function ordered(config: LabConfig, agents: Iterable<string>): string[] {
  * pipeline uses), then any model the registry holds versions of (with the
  * agents that run it).
  */
-export function trainedModels(lab: CurveLab, calledAgents: () => readonly string[]): Array<{ model: string; agents: string[] }> {
+export function trainedModels(lab: CurveLab, calledAgents: () => readonly string[], registry = readRegistry(lab.labDir)): Array<{ model: string; agents: string[] }> {
   const { config } = lab;
   const groups = new Map<string, Set<string>>();
   const add = (model: string, agents: readonly string[]): void => {
@@ -121,7 +121,6 @@ export function trainedModels(lab: CurveLab, calledAgents: () => readonly string
     if (phase.model) add(phase.model, agents);
     else for (const a of agents) if (config.agents[a]) add(config.agents[a]!.model, [a]);
   }
-  const registry = readRegistry(lab.labDir);
   for (const [model, entry] of Object.entries(registry.models)) {
     if (entry.versions.length && !groups.has(model)) add(model, agentsOfModel(config, model));
   }
@@ -135,7 +134,7 @@ function agentsOfModel(config: LabConfig, model: string): string[] {
 }
 
 /** The series the options ask for; a clear error for an agent or model lab.json does not define. */
-function seriesWanted(lab: CurveLab, opts: LearningCurveOptions, calledAgents: () => readonly string[]): Array<{ model: string; agents: string[] }> {
+function seriesWanted(lab: CurveLab, opts: LearningCurveOptions, calledAgents: () => readonly string[], registry: ModelRegistry): Array<{ model: string; agents: string[] }> {
   const { config } = lab;
   if (opts.agent !== undefined) {
     const a = config.agents[opts.agent];
@@ -149,10 +148,10 @@ function seriesWanted(lab: CurveLab, opts: LearningCurveOptions, calledAgents: (
     if (!lab.baseModels[opts.model] && !config.models[opts.model]) {
       throw new UsageError(`--model: no model "${opts.model}" under "models" in .rollout-lab/lab.json — one of: ${Object.keys(config.models).join(', ') || '(none)'}`);
     }
-    const trained = trainedModels(lab, calledAgents).find((g) => g.model === opts.model);
+    const trained = trainedModels(lab, calledAgents, registry).find((g) => g.model === opts.model);
     return [{ model: opts.model, agents: trained?.agents ?? agentsOfModel(config, opts.model) }];
   }
-  return trainedModels(lab, calledAgents);
+  return trainedModels(lab, calledAgents, registry);
 }
 
 interface Group {
@@ -181,7 +180,7 @@ export function learningCurve(store: TraceStore, lab: CurveLab, opts: LearningCu
     if (!seeds.has(r.runId)) seeds.set(r.runId, store.getRun(r.runId)?.params?.seed ?? null);
     return JSON.stringify([r.taskId, r.sample, seeds.get(r.runId)]);
   };
-  const series = seriesWanted(lab, opts, called).map(({ model, agents }) =>
+  const series = seriesWanted(lab, opts, called, registry).map(({ model, agents }) =>
     curveSeries(model, agents, rollouts, registry.models[model], lab.baseModels[model]?.version ?? null, pairKey),
   );
   const evaluated = series.some((s) => s.points.some((p) => p.rollouts > 0));

@@ -1,5 +1,5 @@
 import type { PhaseConfig } from '../config/trainingSchema';
-import { readRegistry, rollbackModelVersion } from '../config/modelRegistry';
+import { readRegistry, rollbackModelWhile } from '../config/modelRegistry';
 import { errorMessage, RuntimeFailure, UsageError } from '../errors';
 import { mean, meanConfidenceInterval, pairedTTest, type TTestResult } from '../reward/statistics';
 import { Lab } from '../rollout/lab';
@@ -105,8 +105,7 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
     const stages: StageResult[] = [];
     // A workspace that ran before: the student goes back to lab.json's own settings, so the teacher gathers again.
     const labDir = lab.loaded.labDir;
-    if (readRegistry(labDir).models[model]?.active) {
-      while (readRegistry(labDir).models[model]?.active) rollbackModelVersion(labDir, model);
+    if (rollbackModelWhile(labDir, model)) {
       log(`model "${model}" is back on lab.json's own settings (the teacher) for the gather phase; its trained versions stay in the registry`);
       await lab.close();
       lab = await open();
@@ -219,8 +218,7 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
     // Nothing serves the student now: it goes back to lab.json's own settings (the teacher), its versions stay in the registry.
     const labDir = lab.loaded.labDir;
     const model = pipelinePhases(lab.loaded.config).find((p) => p.kind === 'sft')?.model;
-    if (model && readRegistry(labDir).models[model]?.active) {
-      while (readRegistry(labDir).models[model]?.active) rollbackModelVersion(labDir, model);
+    if (model && rollbackModelWhile(labDir, model)) {
       log(`the student's servers are stopped: model "${model}" is back on lab.json's own settings; its trained versions stay in the registry (rollout-lab jobs serve JOB serves one again)`);
     }
     await lab.close();

@@ -8,7 +8,7 @@ import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
 import type { Lab } from '../../rollout/lab';
 import { registerTrainedModel, exportPhaseData, findPhase, pipelineDir, pipelinePhases, pipelineStateFile, runPhase, type RunPhaseOptions } from '../pipeline';
 import { emptyPhaseRecord, readPipelineState, writePhaseRecord, type PhaseRecord } from '../pipelineState';
-import { readRegistry, rollbackModelVersion } from '../../config/modelRegistry';
+import { readRegistry, rollbackModelWhile } from '../../config/modelRegistry';
 import { checkHyperparameters, referenceHyperparameters, writeBundle } from './jobBundle';
 import { isActive, jobDir, listJobRecords, readJobRecord, updateJobRecord, writeJobRecord, type JobRecord } from './jobRecord';
 import { parse as parseYaml } from 'yaml';
@@ -658,18 +658,10 @@ function endServe(lab: Lab, dir: string, exit: JobExit, result: Record<string, u
  * one of them is the active one; what happened, for the user, or null when nothing changed.
  */
 function rollBackServed(lab: Lab, rec: JobRecord): string | null {
-  if (rec.kind !== 'serve' || !rec.registered) return null;
+  if (rec.kind !== 'serve' || !rec.registered || !rec.serveUrl) return null;
   const { model } = rec.registered;
-  const servedHere = (v: string | null): boolean => {
-    if (v === null) return false;
-    const entry = readRegistry(lab.loaded.labDir).models[model];
-    const at = entry?.versions.find((x) => x.version === v)?.baseUrl;
-    return at !== undefined && at === rec.serveUrl;
-  };
-  let active = readRegistry(lab.loaded.labDir).models[model]?.active ?? null;
-  if (!servedHere(active)) return null;
-  while (servedHere(active)) active = rollbackModelVersion(lab.loaded.labDir, model).active;
-  return `model "${model}" rolled back to ${active ? `version ${active}` : "lab.json's settings"}`;
+  const entry = rollbackModelWhile(lab.loaded.labDir, model, (v) => v.baseUrl === rec.serveUrl);
+  return entry ? `model "${model}" rolled back to ${entry.active ? `version ${entry.active}` : "lab.json's settings"}` : null;
 }
 
 /**
