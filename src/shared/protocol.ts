@@ -107,6 +107,8 @@ export const CommandArgs = {
   'trace/open': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/), node: z.string().optional() }),
   /** Filter the trace explorer to a graph node (the latest rollout that visited it). */
   'trace/filterNode': z.strictObject({ node: z.string().min(1) }),
+  /** Open the trace diff on two rollouts (left, right), aligned by graph step. */
+  'trace/diff': z.strictObject({ left: z.string().regex(/^[0-9a-f]{32}$/), right: z.string().regex(/^[0-9a-f]{32}$/) }),
   ...WeightsCommandArgs,
   ...ReportCommandArgs,
   ...ComparisonCommandArgs,
