@@ -18,6 +18,8 @@ import { registerEvalReportCommands } from './evalReport/commands';
 import { evalReportCommandHandlers, evalReportRequestHandlers } from './evalReport/requests';
 import { registerComparisonCommands } from './comparison/commands';
 import { comparisonCommandHandlers, comparisonRequestHandlers } from './comparison/requests';
+import { registerTraceDiffCommands } from './traceDiff/commands';
+import { traceDiffRequestHandlers } from './traceDiff/requests';
 import { registerPromptHistoryCommands, type PromptHistoryApi } from './promptHistory/commands';
 import { registerExportDataCommands } from './training/exportDataCommands';
 import { registerPreflightCommands } from './training/preflightCommands';
@@ -68,6 +70,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     ...rewardWeightsRequestHandlers(lab),
     ...evalReportRequestHandlers(lab),
     ...comparisonRequestHandlers(lab),
+    ...traceDiffRequestHandlers(lab),
   };
   const webviewCommands = {
     ...webviewCommandHandlers(lab, panelsRef),
@@ -128,6 +131,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   registerRewardWeightsCommands(feature);
   registerEvalReportCommands(feature);
   registerComparisonCommands(feature);
+  registerTraceDiffCommands(feature);
   // Reward annotations on prompts (lenses, hovers, markers) and the prompt history: the lab is opened only once a prompt is shown.
   const prompts = registerPromptHistoryCommands(feature);
   registerExportDataCommands(feature);

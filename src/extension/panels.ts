@@ -10,6 +10,7 @@ export const PANEL_VIEW_TYPES: Record<PanelKind, string> = {
   rewardWeights: 'rolloutLab.rewardWeights',
   evalReport: 'rolloutLab.evalReport',
   comparison: 'rolloutLab.comparison',
+  traceDiff: 'rolloutLab.traceDiff',
 };
 
 
@@ -71,6 +72,13 @@ export class Panels implements vscode.Disposable {
     return host;
   }
 
+  /** Opens the trace diff on two rollouts (left, right). */
+  showDiff(left: string, right: string): PanelHost {
+    const host = this.open('traceDiff');
+    host.notify('diff/show', { left, right });
+    return host;
+  }
+
   /** Tells every open panel that the store changed. */
   broadcast(rollouts: number): void {
     for (const host of this.hosts.values()) host.notify('store/changed', { rollouts });
@@ -93,6 +101,7 @@ export class Panels implements vscode.Disposable {
       host.notify('trace/show', typeof state.node === 'string' ? { rolloutId: state.rolloutId, node: state.node } : { rolloutId: state.rolloutId });
     }
     if (kind === 'graphView' && typeof state.rolloutId === 'string') host.notify('graph/showRollout', { rolloutId: state.rolloutId });
+    if (kind === 'traceDiff' && typeof state.left === 'string' && typeof state.right === 'string') host.notify('diff/show', { left: state.left, right: state.right });
     this.log(`restored the ${kind} panel${typeof state.rolloutId === 'string' ? ` (rollout ${state.rolloutId})` : ''}`);
   }
 

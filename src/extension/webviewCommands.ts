@@ -9,7 +9,7 @@ import type { CommandHandlers } from './webviews/panelHost';
 /** Rollouts whose spans are read when looking for the latest visit of a node the rows cannot tell. */
 const SPAN_SCAN_LIMIT = 25;
 
-/** What the panels may ask the editor to do: open a prompt, show a rollout, show a node's latest visit. */
+/** What the panels may ask the editor to do: open a prompt, show a rollout, show a node's latest visit, diff two rollouts. */
 export function webviewCommandHandlers(service: LabService, panels: () => Panels): CommandHandlers {
   return {
     'prompt/open': async ({ agent }) => openPrompt(service, agent),
@@ -23,6 +23,9 @@ export function webviewCommandHandlers(service: LabService, panels: () => Panels
         return;
       }
       panels().showTrace(rolloutId, node);
+    },
+    'trace/diff': ({ left, right }) => {
+      panels().showDiff(left, right);
     },
   };
 }

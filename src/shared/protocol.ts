@@ -5,6 +5,7 @@ import type { LearningCurve } from '../core/train/learningCurve';
 import { WeightsCommandArgs, WeightsRequestParams, type WeightsNotifications, type WeightsRequestResults } from './weightsProtocol';
 import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type ReportRequestResults } from './reportProtocol';
 import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifications, type ComparisonRequestResults } from './comparisonProtocol';
+import { TraceDiffRequestParams, type TraceDiffNotifications, type TraceDiffRequestResults } from './traceDiffProtocol';
 
 /**
  * The one message catalogue between the extension host and its webviews.
@@ -15,7 +16,7 @@ import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifica
  * and its result type.
  */
 
-export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison']);
+export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison', 'traceDiff']);
 export type PanelKind = z.infer<typeof PanelKind>;
 
 const RolloutQueryParams = z.strictObject({
@@ -47,6 +48,7 @@ export const RequestParams = {
   ...WeightsRequestParams,
   ...ReportRequestParams,
   ...ComparisonRequestParams,
+  ...TraceDiffRequestParams,
 } as const;
 export type RequestMethod = keyof typeof RequestParams;
 export type RequestParamsOf<M extends RequestMethod> = z.infer<(typeof RequestParams)[M]>;
@@ -88,7 +90,7 @@ export interface RewardPoint {
   simulated: boolean;
 }
 
-export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults {
+export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults, TraceDiffRequestResults {
   'trace/get': { rollout: RolloutRecord; spans: SpanRecord[] };
   'rollouts/list': { rollouts: RolloutRecord[]; total: number };
   'runs/list': { runs: RunRecord[] };
@@ -116,7 +118,7 @@ export const CommandArgs = {
 export type CommandName = keyof typeof CommandArgs;
 export type CommandArgsOf<C extends CommandName> = z.infer<(typeof CommandArgs)[C]>;
 
-export interface Notifications extends WeightsNotifications, ReportNotifications, ComparisonNotifications {
+export interface Notifications extends WeightsNotifications, ReportNotifications, ComparisonNotifications, TraceDiffNotifications {
   /** The store changed (a rollout finished here or in another process). */
   'store/changed': { rollouts: number };
   /** Show this rollout (the host opened the panel for it). */

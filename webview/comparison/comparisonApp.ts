@@ -166,7 +166,14 @@ export class ComparisonApp {
       (d) => {
         if (token !== this.detailToken) return;
         this.detail.removeAttribute('aria-busy');
-        this.detail.replaceChildren(renderSideBySide(d, criteria, (rolloutId) => this.client.command('trace/open', { rolloutId })));
+        this.detail.replaceChildren(
+          renderSideBySide(
+            d,
+            criteria,
+            (rolloutId) => this.client.command('trace/open', { rolloutId }),
+            (left, right) => this.client.command('trace/diff', { left, right }),
+          ),
+        );
       },
       (err: Error) => {
         if (token !== this.detailToken) return;

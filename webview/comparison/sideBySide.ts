@@ -20,6 +20,7 @@ export function renderSideBySide(
   d: ComparisonTaskDetail,
   criteria: readonly string[],
   openRollout: (rolloutId: string) => void,
+  diffRollouts?: (left: string, right: string) => void,
 ): HTMLElement {
   const wrap = el('section', 'cmp-detail-body');
   wrap.setAttribute('aria-label', `Task ${d.taskId}, A and B side by side`);
@@ -27,6 +28,7 @@ export function renderSideBySide(
   head.append(el('h2', 'cmp-task-title', `Task ${d.taskId}`));
   if (d.goal) head.append(el('p', 'cmp-goal', d.goal));
   head.append(el('p', 'cmp-expected muted', `Expected decision: ${d.expectedDecision ?? 'none'}`));
+  if (diffRollouts) head.append(diffButtons(d, diffRollouts));
   wrap.append(head);
   const cols = el('div', 'cmp-columns');
   const other = (s: ComparisonTaskSide): ComparisonTaskSide => (s === d.a ? d.b : d.a);
@@ -35,6 +37,24 @@ export function renderSideBySide(
   }
   wrap.append(cols);
   return wrap;
+}
+
+/** One "Trace diff" button per sample both sides ran: A's rollout on the left, B's on the right, aligned step by step. */
+function diffButtons(d: ComparisonTaskDetail, diffRollouts: (left: string, right: string) => void): HTMLElement {
+  const bar = el('div', 'cmp-diff-buttons');
+  const n = Math.min(d.a.samples.length, d.b.samples.length);
+  for (let i = 0; i < n; i++) {
+    const [a, b] = [d.a.samples[i]!, d.b.samples[i]!];
+    const button = document.createElement('vscode-button');
+    button.className = 'cmp-trace-diff';
+    button.setAttribute('secondary', '');
+    button.setAttribute('icon', 'diff');
+    button.textContent = n > 1 ? `Trace diff A ↔ B (sample ${a.sample})` : 'Trace diff A ↔ B';
+    button.setAttribute('aria-label', `Compare the traces of A and B step by step${n > 1 ? ` (sample ${a.sample})` : ''}`);
+    button.addEventListener('click', () => diffRollouts(a.rolloutId, b.rolloutId));
+    bar.append(button);
+  }
+  return bar;
 }
 
 function meanScore(side: ComparisonTaskSide, criterion: string): number | null {

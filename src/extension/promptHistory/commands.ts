@@ -9,6 +9,7 @@ import { setInlinePromptEdits } from './inlinePrompt';
 import { rolloutPickRows, versionPickRows } from './pickItems';
 import { PromptIndex, type PromptTarget } from './promptIndex';
 import { PROMPT_VERSION_SCHEME, PromptVersionContent, parsePromptDocUri, promptDocUri } from './versionContent';
+import { diffWithPreviousPromptVersion } from '../traceDiff/commands';
 
 /** What the extension-host tests can see of the prompt annotations. */
 export interface PromptHistoryApi {
@@ -55,6 +56,7 @@ export function registerPromptHistoryCommands(ctx: FeatureContext): PromptHistor
   ctx.register('rolloutLab.showPromptVersionRollouts', (arg) => history.showVersionRollouts(arg));
   ctx.register('rolloutLab.comparePromptWithVersion', (arg) => history.compareWithVersion(arg));
   ctx.register('rolloutLab.restorePromptVersion', (arg) => history.restoreVersion(arg));
+  ctx.register('rolloutLab.diffRolloutWithPreviousPromptVersion', (arg) => history.diffRolloutWithPreviousVersion(arg));
   return { markers: (uri) => decorations.decorated(uri) };
 }
 
@@ -271,6 +273,17 @@ class PromptHistory {
     const right = current.kind === 'file' ? current.uri : promptDocUri({ folder, agent, version: 'current', what: 'text' });
     await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: false });
     return title;
+  }
+
+  /**
+   * "Diff a Rollout with the Previous Version…": the trace diff of one task
+   * run under a prompt version (by default the newest) and the version stored
+   * before it. Takes `{folder?, agent, version?}` or a prompt file.
+   */
+  async diffRolloutWithPreviousVersion(arg: unknown): Promise<{ left: string; right: string } | undefined> {
+    const who = await this.resolveAgent(arg, 'Diff a Rollout with the Previous Version');
+    if (!who) return undefined;
+    return diffWithPreviousPromptVersion(this.ctx, who);
   }
 
   /** "Restore This Version": from the diff editor's title bar, the version picker, or an argument object. */
