@@ -85,9 +85,10 @@ async function pickRollout(rollouts: readonly RolloutRecord[], title: string, pl
 
 /**
  * The same task run under two versions of an agent's prompt: the version
- * (by default the newest stored one) on the right, the version stored just
- * before it on the left, each side's newest rollout of a task both ran (the
- * task given, or asked for when several).
+ * (by default the newest stored one) on the right, the version stored before
+ * it on the left (the nearest earlier one that ran a task in common), each
+ * side's newest rollout of a task both ran (the task given, or asked for when
+ * several).
  */
 export async function diffWithPreviousPromptVersion(
   ctx: FeatureContext,
@@ -99,10 +100,15 @@ export async function diffWithPreviousPromptVersion(
   if (at < 0) throw new Error(`prompt version ${who.version} of ${who.agent} is not in the store of ${who.folder} — pick one with "Show Rollouts of This Prompt Version"`);
   if (at === 0) throw new Error(`${who.agent}'s prompt version ${shortHash(versions[0]?.hash ?? '')} has no earlier stored version to compare with — edit the prompt and run rollouts first`);
   const newer = versions[at]!.hash;
-  const older = versions[at - 1]!.hash;
-  const pairs = tasksUnderBoth(store, who.agent, older, newer);
+  // The nearest earlier version that ran a task this one ran (usually the one just before).
+  let older = versions[at - 1]!.hash;
+  let pairs = tasksUnderBoth(store, who.agent, older, newer);
+  for (let k = at - 2; pairs.size === 0 && k >= 0; k--) {
+    const candidate = tasksUnderBoth(store, who.agent, versions[k]!.hash, newer);
+    if (candidate.size) [older, pairs] = [versions[k]!.hash, candidate];
+  }
   if (pairs.size === 0) {
-    throw new Error(`no task ran under both ${who.agent} ${shortHash(older)} and ${shortHash(newer)} — run the same tasks with each version (e.g. Compare Configurations)`);
+    throw new Error(`no task ran under both ${who.agent} ${shortHash(newer)} and an earlier version — run the same tasks with each version (e.g. Compare Configurations)`);
   }
   let taskId = who.taskId;
   if (taskId !== undefined && !pairs.has(taskId)) throw new Error(`task ${taskId} did not run under both ${who.agent} ${shortHash(older)} and ${shortHash(newer)}`);
