@@ -166,6 +166,10 @@ describe('comparison panel', () => {
     await h.page.click('.cmp-side-b .cmp-open-trace');
     const cmd = h.sent.filter((m) => m.kind === 'command').pop();
     assert.deepEqual(cmd, { kind: 'command', command: 'trace/open', args: { rolloutId: first.rolloutIdsB[0] } });
+    // The task's trace diff: A's rollout on the left, B's on the right.
+    await h.page.click('.cmp-trace-diff');
+    const diff = h.sent.filter((m) => m.kind === 'command').pop();
+    assert.deepEqual(diff, { kind: 'command', command: 'trace/diff', args: { left: first.rolloutIdsA[0], right: first.rolloutIdsB[0] } });
     assert.equal(await h.page.locator('img').count(), 0);
     assert.equal(await h.page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
     await h.page.screenshot({ path: join(SHOTS, 'comparison-dark.png'), fullPage: false });
