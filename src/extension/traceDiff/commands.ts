@@ -20,7 +20,7 @@ export interface TraceDiffPair {
 
 /** Registers "Compare Two Rollouts (Trace Diff)…". */
 export function registerTraceDiffCommands(ctx: FeatureContext): void {
-  ctx.register('rolloutLab.compareRollouts', (arg) => compareRollouts(ctx, arg));
+  ctx.register('rolloutLab.compareRollouts', (arg, selected) => compareRollouts(ctx, arg, selected));
 }
 
 function invalid(error: z.ZodError): Error {
@@ -29,12 +29,28 @@ function invalid(error: z.ZodError): Error {
   return new Error(`invalid arguments for Compare Two Rollouts: ${where}${issue?.message ?? ''} — expected { left: ROLLOUT_ID, right: ROLLOUT_ID, folder? }`);
 }
 
+type RolloutNodeLike = { kind?: unknown; folder?: unknown; rollout?: { id?: unknown; startTime?: unknown } };
+
+function rolloutNodes(selected: unknown): Array<{ id: string; startTime: number; folder: string | undefined }> {
+  if (!Array.isArray(selected)) return [];
+  return (selected as RolloutNodeLike[])
+    .filter((n) => n?.kind === 'rollout' && typeof n.rollout?.id === 'string')
+    .map((n) => ({ id: n.rollout!.id as string, startTime: typeof n.rollout!.startTime === 'number' ? n.rollout!.startTime : 0, folder: typeof n.folder === 'string' ? n.folder : undefined }));
+}
+
 /**
- * Opens the trace diff: on `{left, right}`, on a rollout of the Rollouts view
- * (then asks for the other, the same task's rollouts first), or asks for both.
+ * Opens the trace diff: on `{left, right}`; on two rollouts selected in the
+ * Rollouts view (a menu passes the selection second; the older on the left);
+ * on one rollout of the view (then asks for the other, the same task's
+ * rollouts first); or asks for both.
  */
-export async function compareRollouts(ctx: FeatureContext, raw: unknown): Promise<TraceDiffPair | undefined> {
-  const node = raw as { kind?: unknown; folder?: unknown; rollout?: { id?: unknown } } | undefined;
+export async function compareRollouts(ctx: FeatureContext, raw: unknown, selected?: unknown): Promise<TraceDiffPair | undefined> {
+  const node = raw as RolloutNodeLike | undefined;
+  const two = rolloutNodes(selected);
+  if (two.length === 2 && two[0]!.folder === two[1]!.folder) {
+    const [a, b] = two.sort((x, y) => x.startTime - y.startTime);
+    return show(ctx, a!.folder, { left: a!.id, right: b!.id });
+  }
   if (raw !== undefined && raw !== null && !(typeof raw === 'object' && 'kind' in raw)) {
     const parsed = CompareArgsSchema.safeParse(raw);
     if (!parsed.success) throw invalid(parsed.error);

@@ -88,6 +88,12 @@ describe('trace diff', () => {
     assert.deepEqual(same.differs, []);
     assert.equal(same.counts.same, same.rows.length);
 
+    // From the Rollouts view's context menu with two rollouts selected (the menu passes the clicked item, then the selection).
+    const item = (id: string, startTime: number): unknown => ({ kind: 'rollout', folder: workspaceDir(), rollout: { id, startTime } });
+    const fromTree = await vscode.commands.executeCommand<{ left: string; right: string }>('rolloutLab.compareRollouts', item(pair.right, 2), [item(pair.right, 2), item(pair.left, 1)]);
+    assert.deepEqual(fromTree, { left: pair.left, right: pair.right }, 'the older rollout on the left');
+    assert.deepEqual(lastShow(diff), fromTree);
+
     await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.compareRollouts', { left: pair.left })), /invalid arguments for Compare Two Rollouts: right/);
     await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.compareRollouts', { left: pair.left, right: 'not-an-id' })), /right: a rollout id is 32 hex digits/);
     await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.compareRollouts', { left: pair.left, right: 'e'.repeat(32) })), /the right rollout e{32} is not in the store/);
