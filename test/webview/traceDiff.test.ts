@@ -71,11 +71,13 @@ describe('trace diff panel (Chromium)', () => {
     traces = await realTraces({ tasks: 2, seed: 5, logprobs: false });
     edit = edited(traces[1]!);
     const long = [longTrace('1'.repeat(32), 4000, []), longTrace('2'.repeat(32), 4000, [5, 2000, 3990])];
+    const busy = longTrace('3'.repeat(32), 4000, Array.from({ length: 2000 }, (_, i) => 2 * i));
     diffs = new Map([
       [`${traces[1]!.rollout.id}:${edit.rollout.id}`, diffTraces(traces[1]!, edit)],
       [`${traces[0]!.rollout.id}:${traces[0]!.rollout.id}`, diffTraces(traces[0]!, traces[0]!)],
       [`${traces[0]!.rollout.id}:${traces[1]!.rollout.id}`, diffTraces(traces[0]!, traces[1]!)],
       [`${long[0]!.rollout.id}:${long[1]!.rollout.id}`, diffTraces(long[0]!, long[1]!)],
+      [`${long[0]!.rollout.id}:${busy.rollout.id}`, diffTraces(long[0]!, busy)],
     ]);
   });
   after(closeBrowser);
@@ -263,6 +265,34 @@ describe('trace diff panel (Chromium)', () => {
       await until(h, async () => (await p.locator('.td-row[data-kind="same"]').count()) > 0, 'unfolded rows');
       const rows = await p.locator('.td-row[data-kind="same"]').count();
       assert.ok(rows <= 160, `${rows} identical rows drawn`);
+      assert.deepEqual(h.errors, []);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('draws a window of a 4,000-row diff with 2,000 differences: End and Home redraw around the target, scrolling draws more', async () => {
+    const h = await open('1'.repeat(32), '3'.repeat(32));
+    try {
+      const p = h.page;
+      const items = (): Promise<number> => p.locator('.td-list > li[data-item]').count();
+      assert.ok((await items()) <= 150, `${await items()} items drawn at first`);
+      await p.locator('.td-list').focus();
+      await p.keyboard.press('End');
+      assert.equal(await p.locator('.td-current').getAttribute('data-item'), '3999');
+      assert.equal(await p.locator('.td-current .td-right .td-node').textContent(), 'N3');
+      assert.ok((await items()) <= 300, `${await items()} items drawn after End`);
+      await p.keyboard.press('Home');
+      assert.equal(await p.locator('.td-current').getAttribute('data-item'), '0');
+      assert.ok((await items()) <= 300);
+      // Row 0 differs; the next difference is row 2 (row 1 is the same on both sides).
+      await p.keyboard.press('n');
+      assert.equal(await p.locator('.td-current').getAttribute('data-item'), '2');
+      assert.equal(await p.locator('.td-status').textContent(), 'difference 2 of 2,000');
+      // Scrolling to the end of what is drawn draws the next batch.
+      const before = await items();
+      await p.locator('.td-main').evaluate((e) => (e.scrollTop = e.scrollHeight));
+      await until(h, async () => (await items()) > before, 'the next batch');
       assert.deepEqual(h.errors, []);
     } finally {
       await h.close();

@@ -32,11 +32,14 @@ export class TraceDiffApp {
   private readonly main = el('div', 'td-main');
   private diff: TraceDiff | null = null;
   private items: Item[] = [];
-  private drawn = 0;
+  /** The drawn window of items: [lo, hi). */
+  private lo = 0;
+  private hi = 0;
   private cursor = -1;
   private token = 0;
   private readonly unfolded = new Set<number>();
-  private readonly sentinel = el('li', 'td-sentinel');
+  private readonly above = el('li', 'td-sentinel');
+  private readonly below = el('li', 'td-sentinel');
   private readonly observer: IntersectionObserver;
 
   constructor(
@@ -66,8 +69,14 @@ export class TraceDiffApp {
     this.status.setAttribute('aria-live', 'polite');
     this.main.append(this.header, this.list);
     this.root.append(this.toolbar, this.message, this.main);
+    this.above.setAttribute('aria-hidden', 'true');
+    this.below.setAttribute('aria-hidden', 'true');
     this.observer = new IntersectionObserver((entries) => {
-      if (entries.some((x) => x.isIntersecting)) this.drawMore(this.drawn + BATCH);
+      for (const e of entries) {
+        if (!e.isIntersecting) continue;
+        if (e.target === this.below) this.extendDown(this.hi + BATCH);
+        else if (e.target === this.above) this.extendUp(this.lo - BATCH);
+      }
     });
     // n / p work wherever the focus is in the panel, except in a text field.
     document.addEventListener('keydown', (e) => {
@@ -251,11 +260,8 @@ export class TraceDiffApp {
     if (!this.diff) return;
     const keepIndex = this.currentRowIndex();
     this.items = buildItems(this.diff.rows, this.only.checked, this.unfolded);
-    this.drawn = 0;
-    this.observer.disconnect();
-    this.list.replaceChildren();
-    if (this.items.length === 0) this.list.append(el('li', 'td-empty muted', 'Neither rollout has a graph step.'));
-    this.drawMore(BATCH);
+    if (this.items.length === 0) this.list.replaceChildren(el('li', 'td-empty muted', 'Neither rollout has a graph step.'));
+    else this.drawWindow(0, BATCH);
     const differences = this.items.filter(isDifference).length;
     this.status.textContent = differences ? `${count(differences)} differing step${differences === 1 ? '' : 's'}` : 'no differing steps';
     this.cursor = -1;
@@ -271,35 +277,80 @@ export class TraceDiffApp {
     return it.kind === 'row' ? it.index : it.from;
   }
 
-  /** Draws items up to `upTo` (exclusive), keeping a sentinel after them that draws the next batch when scrolled into view. */
-  private drawMore(upTo: number): void {
-    const end = Math.min(this.items.length, upTo);
-    if (end <= this.drawn) return;
-    this.sentinel.remove();
+  private itemNode(i: number): HTMLElement {
+    const it = this.items[i]!;
+    const li = it.kind === 'row' ? rowElement(it) : foldElement(it, this.only.checked);
+    li.dataset.item = String(i);
+    li.id = `td-item-${i}`;
+    return li;
+  }
+
+  private nodes(from: number, to: number): DocumentFragment {
     const frag = document.createDocumentFragment();
-    for (let i = this.drawn; i < end; i++) {
-      const it = this.items[i]!;
-      const li = it.kind === 'row' ? rowElement(it) : foldElement(it, this.only.checked);
-      li.dataset.item = String(i);
-      li.id = `td-item-${i}`;
-      frag.append(li);
+    for (let i = from; i < to; i++) frag.append(this.itemNode(i));
+    return frag;
+  }
+
+  /**
+   * Draws only the items [lo, hi), with a sentinel above and below that
+   * draws the next batch when it scrolls into view: a long trace never puts
+   * all its steps in the DOM.
+   */
+  private drawWindow(lo: number, hi: number): void {
+    this.observer.disconnect();
+    this.lo = Math.max(0, lo);
+    this.hi = Math.min(this.items.length, hi);
+    this.list.replaceChildren(this.nodes(this.lo, this.hi));
+    this.watchSentinels();
+  }
+
+  private watchSentinels(): void {
+    this.observer.disconnect();
+    this.above.remove();
+    this.below.remove();
+    if (this.lo > 0) {
+      this.list.prepend(this.above);
+      this.observer.observe(this.above);
     }
-    this.list.append(frag);
-    this.drawn = end;
-    if (this.drawn < this.items.length) {
-      this.list.append(this.sentinel);
-      this.observer.observe(this.sentinel);
+    if (this.hi < this.items.length) {
+      this.list.append(this.below);
+      this.observer.observe(this.below);
     }
   }
 
+  private extendDown(to: number): void {
+    const end = Math.min(this.items.length, to);
+    if (end <= this.hi) return;
+    this.below.remove();
+    this.list.append(this.nodes(this.hi, end));
+    this.hi = end;
+    this.watchSentinels();
+  }
+
+  /** Draws earlier items above the window, keeping what is on screen where it was. */
+  private extendUp(from: number): void {
+    const start = Math.max(0, from);
+    if (start >= this.lo) return;
+    const before = this.main.scrollHeight;
+    this.above.remove();
+    this.list.prepend(this.nodes(start, this.lo));
+    this.lo = start;
+    this.main.scrollTop += this.main.scrollHeight - before;
+    this.watchSentinels();
+  }
+
+  /** The element of an item, drawing it (next to the window, or a new window around it) when it is not drawn. */
   private itemElement(i: number): HTMLElement | null {
-    if (i >= this.drawn) this.drawMore(i + BATCH);
+    if (i < 0 || i >= this.items.length) return null;
+    if (i >= this.hi && i - this.hi < BATCH) this.extendDown(i + BATCH);
+    else if (i < this.lo && this.lo - i < BATCH) this.extendUp(i - BATCH);
+    else if (i < this.lo || i >= this.hi) this.drawWindow(i - BATCH / 3, i + BATCH);
     return this.list.querySelector<HTMLElement>(`#td-item-${i}`);
   }
 
   private moveTo(i: number, focus = true): void {
     if (i < 0 || i >= this.items.length) return;
-    const old = this.cursor >= 0 ? this.itemElement(this.cursor) : null;
+    const old = this.cursor >= 0 ? this.list.querySelector<HTMLElement>(`#td-item-${this.cursor}`) : null;
     if (old) {
       old.classList.remove('td-current');
       old.tabIndex = -1;
