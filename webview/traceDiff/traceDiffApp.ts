@@ -412,6 +412,8 @@ export class TraceDiffApp {
   }
 
   private onKey(e: KeyboardEvent): void {
+    // A button inside a row (Show all) handles its own keys.
+    if ((e.target as HTMLElement).closest('button')) return;
     const last = this.items.length - 1;
     const moves: Record<string, number> = {
       ArrowDown: Math.min(last, this.cursor + 1),
