@@ -35,6 +35,7 @@ const webview = {
     rewardWeights: 'webview/rewardWeights/main.ts',
     evalReport: 'webview/evalReport/main.ts',
     comparison: 'webview/comparison/main.ts',
+    rolloutsTable: 'webview/rolloutsTable/main.ts',
     trainingCurves: 'webview/trainingCurves/main.ts',
   },
   outdir: 'dist/webview',

@@ -10,6 +10,7 @@ export const PANEL_VIEW_TYPES: Record<PanelKind, string> = {
   rewardWeights: 'rolloutLab.rewardWeights',
   evalReport: 'rolloutLab.evalReport',
   comparison: 'rolloutLab.comparison',
+  rolloutsTable: 'rolloutLab.rolloutsTable',
 };
 
 

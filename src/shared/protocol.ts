@@ -5,6 +5,7 @@ import type { LearningCurve } from '../core/train/learningCurve';
 import { WeightsCommandArgs, WeightsRequestParams, type WeightsNotifications, type WeightsRequestResults } from './weightsProtocol';
 import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type ReportRequestResults } from './reportProtocol';
 import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifications, type ComparisonRequestResults } from './comparisonProtocol';
+import { TableCommandArgs, TableRequestParams, type TableRequestResults } from './tableProtocol';
 
 /**
  * The one message catalogue between the extension host and its webviews.
@@ -15,7 +16,7 @@ import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifica
  * and its result type.
  */
 
-export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison']);
+export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison', 'rolloutsTable']);
 export type PanelKind = z.infer<typeof PanelKind>;
 
 const RolloutQueryParams = z.strictObject({
@@ -47,6 +48,7 @@ export const RequestParams = {
   ...WeightsRequestParams,
   ...ReportRequestParams,
   ...ComparisonRequestParams,
+  ...TableRequestParams,
 } as const;
 export type RequestMethod = keyof typeof RequestParams;
 export type RequestParamsOf<M extends RequestMethod> = z.infer<(typeof RequestParams)[M]>;
@@ -88,7 +90,7 @@ export interface RewardPoint {
   simulated: boolean;
 }
 
-export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults {
+export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults, TableRequestResults {
   'trace/get': { rollout: RolloutRecord; spans: SpanRecord[] };
   'rollouts/list': { rollouts: RolloutRecord[]; total: number };
   'runs/list': { runs: RunRecord[] };
@@ -112,6 +114,7 @@ export const CommandArgs = {
   ...WeightsCommandArgs,
   ...ReportCommandArgs,
   ...ComparisonCommandArgs,
+  ...TableCommandArgs,
 } as const;
 export type CommandName = keyof typeof CommandArgs;
 export type CommandArgsOf<C extends CommandName> = z.infer<(typeof CommandArgs)[C]>;

@@ -31,10 +31,11 @@ const TITLES: Record<PanelKind, string> = {
   rewardWeights: 'Reward Weights',
   evalReport: 'Evaluation Report',
   comparison: 'Comparison',
+  rolloutsTable: 'Rollouts Table',
 };
 
 /** Panels with a stylesheet of their own (media/<panel>.css) beside the shared one. */
-const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalReport', 'comparison']);
+const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalReport', 'comparison', 'rolloutsTable']);
 
 /**
  * The page of a panel: a strict CSP with a per-load nonce, no inline script,

@@ -67,11 +67,10 @@ async function fill(dir: string): Promise<Fixture> {
 
 describe('rollouts table query', () => {
   let ws: ReturnType<typeof tempWorkspace>;
-  let f: Fixture;
   let store: TraceStore;
   beforeEach(async () => {
     ws = tempWorkspace();
-    f = await fill(ws.dir);
+    await fill(ws.dir);
     store = await TraceStore.open(ws.dir, { readOnly: true });
   });
   afterEach(async () => {
