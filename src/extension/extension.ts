@@ -18,6 +18,7 @@ import { registerEvalReportCommands } from './evalReport/commands';
 import { evalReportCommandHandlers, evalReportRequestHandlers } from './evalReport/requests';
 import { registerComparisonCommands } from './comparison/commands';
 import { comparisonCommandHandlers, comparisonRequestHandlers } from './comparison/requests';
+import { registerRolloutsTableCommands, rolloutsTableCommandHandlers, rolloutsTableRequestHandlers } from './rolloutsTable/tableActions';
 import { registerPromptHistoryCommands, type PromptHistoryApi } from './promptHistory/commands';
 import { registerExportDataCommands } from './training/exportDataCommands';
 import { registerPreflightCommands } from './training/preflightCommands';
@@ -68,12 +69,14 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     ...rewardWeightsRequestHandlers(lab),
     ...evalReportRequestHandlers(lab),
     ...comparisonRequestHandlers(lab),
+    ...rolloutsTableRequestHandlers(lab),
   };
   const webviewCommands = {
     ...webviewCommandHandlers(lab, panelsRef),
     ...rewardWeightsCommandHandlers(lab, panelsRef),
     ...evalReportCommandHandlers(lab, panelsRef),
     ...comparisonCommandHandlers(lab, panelsRef),
+    ...rolloutsTableCommandHandlers(lab),
   };
   panels = new Panels(context.extensionUri, requests, webviewCommands, log);
   const tree = new RolloutsTree(lab, () => Math.max(1, settings().get<number>('rolloutsPerPage', DEFAULT_PAGE_SIZE)));
@@ -128,6 +131,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   registerRewardWeightsCommands(feature);
   registerEvalReportCommands(feature);
   registerComparisonCommands(feature);
+  registerRolloutsTableCommands(feature);
   // Reward annotations on prompts (lenses, hovers, markers) and the prompt history: the lab is opened only once a prompt is shown.
   const prompts = registerPromptHistoryCommands(feature);
   registerExportDataCommands(feature);
