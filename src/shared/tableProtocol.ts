@@ -49,11 +49,14 @@ export interface TableFacets {
 export const TableRequestParams = {
   /** One page of the table: every rollout of the workspace's store, filtered, searched and sorted. */
   'table/query': TableQueryParams,
+  /** Every id the query matches, in its order (offset and limit ignored): selecting all rows. */
+  'table/ids': TableQueryParams,
   'table/facets': z.strictObject({}),
 } as const satisfies Record<string, z.ZodType>;
 
 export interface TableRequestResults {
   'table/query': RolloutTablePage;
+  'table/ids': { ids: string[] };
   'table/facets': TableFacets;
 }
 

@@ -526,6 +526,12 @@ export class Catalog {
     return { rows: out, total, offset: Math.max(0, Math.floor(q.offset ?? 0)) };
   }
 
+  /** The ids of every rollout a table query matches, in its order (no page). */
+  queryTableIds(q: RolloutTableQuery, prices: ModelPrices | null = null): string[] {
+    const sql = tableQuerySql(q, prices);
+    return this.all(sql.idsSql, sql.idsParams).map((r) => String(r['id']));
+  }
+
   /** What the table's filters can choose from: agents, failure categories, and the prompt and model versions each agent ran. */
   tableFacets(): { agents: string[]; failures: string[]; promptVersions: Array<{ agent: string; hash: string; firstSeen: number }>; modelVersions: Array<{ model: string; version: string }> } {
     return {

@@ -112,6 +112,9 @@ export interface TableQuerySql {
   countParams: Array<string | number>;
   pageSql: string;
   pageParams: Array<string | number>;
+  /** Every match's id, in the page order (selecting all). */
+  idsSql: string;
+  idsParams: Array<string | number>;
 }
 
 export const DEFAULT_TABLE_PAGE = 200;
@@ -209,6 +212,8 @@ export function tableQuerySql(q: RolloutTableQuery, prices: ModelPrices | null =
     countParams: params,
     pageSql: `SELECT ${PAGE_COLUMNS} FROM rollouts r ${whereSql} ORDER BY ${key} IS NULL, ${key} ${dir}, r.rid ${dir} LIMIT ? OFFSET ?`,
     pageParams: [...params, ...orderParams, limit, offset],
+    idsSql: `SELECT r.id FROM rollouts r ${whereSql} ORDER BY ${key} IS NULL, ${key} ${dir}, r.rid ${dir}`,
+    idsParams: [...params, ...orderParams],
   };
 }
 

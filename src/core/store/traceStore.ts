@@ -255,6 +255,12 @@ export class TraceStore implements SpanSink {
     return this.catalog.queryTable(q, prices);
   }
 
+  /** Every rollout id a table query matches, in its order (selecting all rows). */
+  queryTableIds(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): string[] {
+    this.assertOpen();
+    return this.catalog.queryTableIds(q, prices);
+  }
+
   /** What the rollouts table's filters offer: agents, failure categories, prompt and model versions. */
   tableFacets(): ReturnType<Catalog['tableFacets']> {
     this.assertOpen();

@@ -28,6 +28,10 @@ export function rolloutsTableRequestHandlers(service: LabService): RequestHandle
       const lab = await service.lab();
       return lab.store.queryTable(q, modelPrices(lab.loaded.config));
     },
+    'table/ids': async (q) => {
+      const lab = await service.lab();
+      return { ids: lab.store.queryTableIds(q, modelPrices(lab.loaded.config)) };
+    },
     'table/facets': async (): Promise<TableFacets> => {
       const lab = await service.lab();
       const facets = lab.store.tableFacets();

@@ -128,6 +128,11 @@ describe('rollouts table query', () => {
     assert.deepEqual(page.rows.map((r) => r.taskId), ['t-b', 't-c']);
     assert.equal(page.total, 4);
     assert.equal(page.offset, 1);
+    assert.deepEqual(
+      store.queryTableIds({ sort: 'task', order: 'asc', offset: 1, limit: 1 }),
+      store.queryTable({ sort: 'task', order: 'asc' }).rows.map((r) => r.id),
+      'every id of the query, in its order, without paging',
+    );
   });
 
   it('computes and sorts by cost from the configured prices per 1M tokens', () => {
