@@ -13,7 +13,12 @@ export interface Column {
   text(row: RolloutTableRow): string;
 }
 
-const dateFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+/** Local time as MM-DD HH:MM:SS: short, fixed width, sorts as it reads. */
+function started(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
 
 export function score(x: number | null | undefined): string {
   return x === null || x === undefined ? '—' : x.toFixed(3);
@@ -55,7 +60,7 @@ export function versions(r: RolloutTableRow): string {
 /** The columns for this lab: one per judge criterion, and cost only when some model has a price. */
 export function columnsFor(facets: Pick<TableFacets, 'criteria' | 'prices'>): Column[] {
   const cols: Column[] = [
-    { id: 'startTime', label: 'Started', sort: 'startTime', width: 132, text: (r) => dateFormat.format(r.startTime) },
+    { id: 'startTime', label: 'Started', sort: 'startTime', width: 124, text: (r) => started(r.startTime) },
     { id: 'run', label: 'Run', sort: 'run', width: 200, text: (r) => r.runId },
     { id: 'task', label: 'Task', sort: 'task', width: 110, text: (r) => (r.sample > 0 ? `${r.taskId} #${r.sample + 1}` : r.taskId) },
     { id: 'split', label: 'Split', sort: 'split', width: 52, text: (r) => r.split ?? '—' },

@@ -97,7 +97,8 @@ export class TableApp {
       this.buildFilters();
       this.requery();
     });
-    toolbar.append(this.search, this.filterBar, toggle, clear);
+    toolbar.append(this.search, toggle, clear);
+    this.filterBar.classList.add('toolbar');
 
     const actions = el('div', 'toolbar rt-actions');
     actions.setAttribute('role', 'toolbar');
@@ -138,7 +139,7 @@ export class TableApp {
     this.body.addEventListener('click', (e) => this.onClick(e));
     new ResizeObserver(() => this.schedule()).observe(this.scroller);
 
-    this.root.append(toolbar, this.moreFilters, actions, this.scroller);
+    this.root.append(toolbar, this.filterBar, this.moreFilters, actions, this.scroller);
   }
 
   listen(): void {
@@ -451,6 +452,8 @@ export class TableApp {
   }
 
   private onKey(e: KeyboardEvent): void {
+    // Keys on the column headers' buttons are theirs (Enter sorts).
+    if (e.target !== this.grid) return;
     const visible = Math.max(1, Math.floor(this.scroller.clientHeight / ROW_HEIGHT) - 1);
     const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: visible, PageUp: -visible, Home: -Infinity, End: Infinity };
     if (e.key in moves && this.total > 0) {
