@@ -98,7 +98,7 @@ describe('rollouts table webview', () => {
         const s = document.querySelector('.rt-scroller')!;
         s.scrollTop = s.scrollHeight;
       });
-      await h.page.waitForFunction(() => [...document.querySelectorAll('.rt-body .rt-row:not([hidden])')].some((r) => r.textContent?.includes('t-99999')));
+      await h.page.waitForFunction(() => Array.from(document.querySelectorAll('.rt-body .rt-row:not([hidden])')).some((r) => r.textContent?.includes('t-99999')));
       const offsets = queries(h).map((q) => q.offset);
       assert.ok(offsets.includes(99_800), 'the last page was fetched');
       assert.ok(queries(h).length <= 4, `only the pages looked at were fetched, got ${queries(h).length}`);

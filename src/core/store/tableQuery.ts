@@ -200,19 +200,22 @@ export function tableQuerySql(q: RolloutTableQuery, prices: ModelPrices | null =
   let key: string;
   if (sort.startsWith('criterion:')) {
     key = 'json_extract(r.criteria, ?)';
-    orderParams.push(criterionPath(sort.slice('criterion:'.length)), criterionPath(sort.slice('criterion:'.length)));
+    orderParams.push(criterionPath(sort.slice('criterion:'.length)));
   } else {
     key = sort === 'cost' ? costSql(prices) : (SORT_COLUMNS[sort as keyof typeof SORT_COLUMNS] ?? SORT_COLUMNS.startTime);
   }
   const dir = q.order === 'asc' ? 'ASC' : 'DESC';
+  // Rows without a value go last either way. SQLite sorts NULL lowest, so DESC already does, and then an
+  // index on the column (start time, reward, duration) serves the sort with no sorting at all.
+  const orderSql = `ORDER BY ${key} ${dir}${dir === 'ASC' ? ' NULLS LAST' : ''}, r.rid ${dir}`;
   const limit = Math.max(0, Math.min(q.limit ?? DEFAULT_TABLE_PAGE, MAX_TABLE_PAGE));
   const offset = Math.max(0, Math.floor(q.offset ?? 0));
   return {
     countSql: `SELECT COUNT(*) AS n FROM rollouts r ${whereSql}`,
     countParams: params,
-    pageSql: `SELECT ${PAGE_COLUMNS} FROM rollouts r ${whereSql} ORDER BY ${key} IS NULL, ${key} ${dir}, r.rid ${dir} LIMIT ? OFFSET ?`,
+    pageSql: `SELECT ${PAGE_COLUMNS} FROM rollouts r ${whereSql} ${orderSql} LIMIT ? OFFSET ?`,
     pageParams: [...params, ...orderParams, limit, offset],
-    idsSql: `SELECT r.id FROM rollouts r ${whereSql} ORDER BY ${key} IS NULL, ${key} ${dir}, r.rid ${dir}`,
+    idsSql: `SELECT r.id FROM rollouts r ${whereSql} ${orderSql}`,
     idsParams: [...params, ...orderParams],
   };
 }
