@@ -18,7 +18,7 @@ import { median, result, type Bench, type BenchResult } from './harness';
 
 const DIR = join(__dirname, '..', '.bench', 'table-100k');
 /** Bump when the generated data or the catalog format changes, to regenerate. */
-const VERSION = 1;
+const VERSION = 2;
 const ROLLOUTS = 100_000;
 const REPEATS = 15;
 const AGENTS = ['Geneticist', 'Pharmacologist', 'Neurologist', 'Supervisor', 'ProtocolDesigner'];

@@ -1,15 +1,20 @@
 import { Attr, type AttributeValue, type SpanRecord } from '../trace/span';
 
 /** Attributes whose text is searchable as it is. */
-const TEXT_ATTRIBUTES = [Attr.toolName, Attr.toolArguments, Attr.toolResult, Attr.finalOutput, Attr.output, Attr.judgeRationale, Attr.rewardInfo] as const;
-/** Attributes holding a JSON list of chat messages (content, tool calls). */
-const MESSAGE_ATTRIBUTES = [Attr.inputMessages, Attr.outputMessages] as const;
+const TEXT_ATTRIBUTES = [Attr.taskGoal, Attr.toolName, Attr.toolArguments, Attr.toolResult, Attr.finalOutput, Attr.output, Attr.judgeRationale, Attr.rewardInfo] as const;
+/**
+ * Attributes holding a JSON list of chat messages (content, tool calls). Only
+ * what models answered: a call's input repeats the conversation so far (earlier
+ * answers and tool results, indexed where they were made) after the system
+ * prompt and the task (its goal is on the rollout's root span), so indexing
+ * it would index the same text over and over, on the write path.
+ */
+const MESSAGE_ATTRIBUTES = [Attr.outputMessages] as const;
 
 /**
- * The searchable text of a span, in pieces: its name, error message, tool
- * name, arguments and result, final output, and the content and tool calls of
- * its messages. A model call repeats the conversation so far, so the same
- * piece comes back span after span: callers index each piece of a rollout once.
+ * The searchable text of a span, in pieces: its name, error message, the
+ * task's goal, tool name, arguments and result, outputs, the judge's rationale,
+ * and the content and tool calls of the messages a model answered.
  */
 export function spanTextPieces(span: SpanRecord, out: string[] = []): string[] {
   out.push(span.name);

@@ -21,8 +21,9 @@ function textSpans(r: RolloutRecord, word: string, tool: string): SpanRecord[] {
       name: 'chat small',
       kind: 'llm',
       attributes: {
-        'gen_ai.input.messages': JSON.stringify([{ role: 'user', content: `Consider the ${word} pathway` }]),
-        'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', content: 'ok', tool_calls: [{ id: 'c1', name: tool, arguments: '{"query":"cohort size"}' }] }]),
+        // The input repeats the conversation: not indexed (the next call's input would carry this answer again).
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', content: 'inputonlyword' }]),
+        'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', content: `Consider the ${word} pathway`, tool_calls: [{ id: 'c1', name: tool, arguments: '{"query":"cohort size"}' }] }]),
       },
     },
     { ...base, spanId: spanId(), name: tool, kind: 'tool', attributes: { 'gen_ai.tool.name': tool, 'gen_ai.tool.call.arguments': '{"query":"cohort size"}' } },
@@ -154,6 +155,7 @@ describe('rollouts table query', () => {
     assert.deepEqual(ids({ text: 'cohort' }).length, 4, 'tool arguments');
     assert.deepEqual(ids({ text: 'amyloid', runIds: ['run-1'] }), ['t-a'], 'with filters');
     assert.deepEqual(ids({ text: 'nothing-like-this' }), []);
+    assert.deepEqual(ids({ text: 'inputonlyword' }), [], 'model inputs are not indexed');
     assert.deepEqual(ids({ text: '"*( )' }).length, 4, 'no words: no text filter, and no syntax error');
     const plan = store.queryTable({ text: 'amyloid' });
     assert.equal(plan.total, 2);
