@@ -36,6 +36,7 @@ const webview = {
     evalReport: 'webview/evalReport/main.ts',
     comparison: 'webview/comparison/main.ts',
     traceDiff: 'webview/traceDiff/main.ts',
+    rolloutsTable: 'webview/rolloutsTable/main.ts',
     trainingCurves: 'webview/trainingCurves/main.ts',
   },
   outdir: 'dist/webview',

@@ -20,6 +20,7 @@ import { registerComparisonCommands } from './comparison/commands';
 import { comparisonCommandHandlers, comparisonRequestHandlers } from './comparison/requests';
 import { registerTraceDiffCommands } from './traceDiff/commands';
 import { traceDiffRequestHandlers } from './traceDiff/requests';
+import { registerRolloutsTableCommands, rolloutsTableCommandHandlers, rolloutsTableRequestHandlers } from './rolloutsTable/tableActions';
 import { registerPromptHistoryCommands, type PromptHistoryApi } from './promptHistory/commands';
 import { registerExportDataCommands } from './training/exportDataCommands';
 import { registerPreflightCommands } from './training/preflightCommands';
@@ -71,12 +72,14 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     ...evalReportRequestHandlers(lab),
     ...comparisonRequestHandlers(lab),
     ...traceDiffRequestHandlers(lab),
+    ...rolloutsTableRequestHandlers(lab),
   };
   const webviewCommands = {
     ...webviewCommandHandlers(lab, panelsRef),
     ...rewardWeightsCommandHandlers(lab, panelsRef),
     ...evalReportCommandHandlers(lab, panelsRef),
     ...comparisonCommandHandlers(lab, panelsRef),
+    ...rolloutsTableCommandHandlers(lab),
   };
   panels = new Panels(context.extensionUri, requests, webviewCommands, log);
   const tree = new RolloutsTree(lab, () => Math.max(1, settings().get<number>('rolloutsPerPage', DEFAULT_PAGE_SIZE)));
@@ -132,6 +135,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   registerEvalReportCommands(feature);
   registerComparisonCommands(feature);
   registerTraceDiffCommands(feature);
+  registerRolloutsTableCommands(feature);
   // Reward annotations on prompts (lenses, hovers, markers) and the prompt history: the lab is opened only once a prompt is shown.
   const prompts = registerPromptHistoryCommands(feature);
   registerExportDataCommands(feature);

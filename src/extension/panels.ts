@@ -11,6 +11,7 @@ export const PANEL_VIEW_TYPES: Record<PanelKind, string> = {
   evalReport: 'rolloutLab.evalReport',
   comparison: 'rolloutLab.comparison',
   traceDiff: 'rolloutLab.traceDiff',
+  rolloutsTable: 'rolloutLab.rolloutsTable',
 };
 
 

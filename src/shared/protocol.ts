@@ -6,6 +6,7 @@ import { WeightsCommandArgs, WeightsRequestParams, type WeightsNotifications, ty
 import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type ReportRequestResults } from './reportProtocol';
 import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifications, type ComparisonRequestResults } from './comparisonProtocol';
 import { TraceDiffRequestParams, type TraceDiffNotifications, type TraceDiffRequestResults } from './traceDiffProtocol';
+import { TableCommandArgs, TableRequestParams, type TableRequestResults } from './tableProtocol';
 
 /**
  * The one message catalogue between the extension host and its webviews.
@@ -16,7 +17,7 @@ import { TraceDiffRequestParams, type TraceDiffNotifications, type TraceDiffRequ
  * and its result type.
  */
 
-export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison', 'traceDiff']);
+export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison', 'traceDiff', 'rolloutsTable']);
 export type PanelKind = z.infer<typeof PanelKind>;
 
 const RolloutQueryParams = z.strictObject({
@@ -49,6 +50,7 @@ export const RequestParams = {
   ...ReportRequestParams,
   ...ComparisonRequestParams,
   ...TraceDiffRequestParams,
+  ...TableRequestParams,
 } as const;
 export type RequestMethod = keyof typeof RequestParams;
 export type RequestParamsOf<M extends RequestMethod> = z.infer<(typeof RequestParams)[M]>;
@@ -90,7 +92,7 @@ export interface RewardPoint {
   simulated: boolean;
 }
 
-export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults, TraceDiffRequestResults {
+export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults, TraceDiffRequestResults, TableRequestResults {
   'trace/get': { rollout: RolloutRecord; spans: SpanRecord[] };
   'rollouts/list': { rollouts: RolloutRecord[]; total: number };
   'runs/list': { runs: RunRecord[] };
@@ -114,6 +116,7 @@ export const CommandArgs = {
   ...WeightsCommandArgs,
   ...ReportCommandArgs,
   ...ComparisonCommandArgs,
+  ...TableCommandArgs,
 } as const;
 export type CommandName = keyof typeof CommandArgs;
 export type CommandArgsOf<C extends CommandName> = z.infer<(typeof CommandArgs)[C]>;

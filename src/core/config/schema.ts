@@ -64,6 +64,13 @@ export const ModelSchema = z
       .optional()
       .describe('Name of the environment variable holding the API key. Keys never go in this file.'),
     temperature: z.number().min(0).max(2).optional().describe('Sampling temperature, 0 to 2; agents may override it.'),
+    price: z
+      .strictObject({
+        input: z.number().min(0).describe('Price of 1,000,000 input (prompt) tokens.'),
+        output: z.number().min(0).describe('Price of 1,000,000 output (completion) tokens.'),
+      })
+      .optional()
+      .describe('What the model costs per 1,000,000 tokens, in any one currency for all models; the Rollouts Table shows a cost column when some model has a price.'),
     maxTokens: z
       .number()
       .int()

@@ -16,7 +16,7 @@ import { SCORED_STATUSES, isScored } from './scoredRollouts';
 export function rescoreStoredRollouts(
   store: TraceStore,
   criteria: Record<string, { weight: number }>,
-  opts: { query?: RolloutQuery; dryRun?: boolean; note?: string; top?: number } = {},
+  opts: { query?: RolloutQuery; rolloutIds?: readonly string[]; dryRun?: boolean; note?: string; top?: number } = {},
 ): { result: RescoreResult; rescoreId: string | null } {
   const weights = weightsOf(criteria);
   if (!opts.dryRun && !Object.values(weights).some((c) => c.weight > 0)) {
@@ -24,7 +24,8 @@ export function rescoreStoredRollouts(
   }
   // Only rollouts with a reward have one to replace; the caller's status filter cannot widen that. Those
   // without output have no judge scores: they keep their reward and stay in the distributions, as in every mean.
-  const rollouts = store.listRollouts({ ...opts.query, status: [...SCORED_STATUSES] }).rollouts.filter(isScored);
+  const only = opts.rolloutIds ? new Set(opts.rolloutIds) : null;
+  const rollouts = store.listRollouts({ ...opts.query, status: [...SCORED_STATUSES] }).rollouts.filter((r) => isScored(r) && (!only || only.has(r.id)));
   const result = rescore(rollouts, weights, { top: opts.top });
   if (opts.dryRun) return { result, rescoreId: null };
   const rewards = result.rows

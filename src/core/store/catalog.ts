@@ -1,7 +1,10 @@
 import type { BindParams, Database, SqlJsStatic, SqlValue, Statement } from 'sql.js';
-import { migrate } from './catalogSchema';
+import { TEXT_BACKFILL, migrate } from './catalogSchema';
+import { spanTextPieces } from './rolloutText';
+import type { SpanRecord } from '../trace/span';
 import { isFailureKind } from './failureKinds';
 import { appendLoc, decodeLocs, encodeLocs } from './spanLocations';
+import { rolloutCost, tableQuerySql, type ModelPrices, type RolloutTableQuery, type RolloutTablePage, type RolloutTableRow, type TableAgentVersions } from './tableQuery';
 import type {
   AgentAggregate,
   PromptVersionRecord,
@@ -41,7 +44,7 @@ type Row = Record<string, SqlValue>;
 const ROLLOUT_COLUMN_LIST = [
   'id', 'run_id', 'task_id', 'split', 'sample', 'status', 'final_reward', 'criteria', 'judge_failed', 'decision',
   'expected_decision', 'turns', 'error', 'simulated', 'start_time', 'end_time', 'span_count', 'writer', 'duration', 'original_reward',
-  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts',
+  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts', 'input_tokens', 'output_tokens',
 ];
 const ROLLOUT_COLUMNS = ROLLOUT_COLUMN_LIST.join(', ');
 const ROLLOUT_UPDATES = ROLLOUT_COLUMN_LIST.filter((c) => c !== 'id').map((c) => `${c} = excluded.${c}`).join(', ');
@@ -66,6 +69,8 @@ export class Catalog {
   /** Journal names the known segments replace (read from their headers once per catalog; not stored). */
   segmentSupersedes: Set<string> | null = null;
   private readonly pending = new Map<string, { locs: number[]; spans: number }>();
+  /** Searchable text of spans not yet in the full-text index, each piece once per trace. */
+  private readonly pendingText = new Map<string, Set<string>>();
   private readonly stmts = new Map<string, Statement>();
   private nextFileId = 1;
   private txDepth = 0;
@@ -304,6 +309,7 @@ export class Catalog {
 
   /** Moves pending span locations into the table (one trace, or all). */
   flushPending(traceId?: string): void {
+    this.flushText(traceId);
     const ids = traceId === undefined ? [...this.pending.keys()] : this.pending.has(traceId) ? [traceId] : [];
     if (!ids.length) return;
     this.transaction(() => {
@@ -317,6 +323,51 @@ export class Catalog {
         this.pending.delete(id);
       }
     });
+  }
+
+  /** Text of a trace's span to index for full-text search (when the trace is next flushed). */
+  addSpanText(traceId: string, pieces: readonly string[]): void {
+    let set = this.pendingText.get(traceId);
+    if (!set) this.pendingText.set(traceId, (set = new Set()));
+    for (const p of pieces) set.add(p);
+    this.dirty = true;
+  }
+
+  /** Indexes the pending text of traces whose rollout is known; the others wait for their rollout. */
+  private flushText(traceId?: string): void {
+    const ids = traceId === undefined ? [...this.pendingText.keys()] : this.pendingText.has(traceId) ? [traceId] : [];
+    if (!ids.length) return;
+    this.transaction(() => {
+      for (const id of ids) {
+        const rid = this.get('SELECT rid FROM rollouts WHERE id = ?', [id])?.['rid'];
+        if (rid === undefined) continue;
+        const text = [...this.pendingText.get(id)!].join('\n');
+        this.pendingText.delete(id);
+        this.run('INSERT INTO rollout_text_docs(rid) VALUES(?)', [Number(rid)]);
+        this.run('INSERT INTO rollout_text(docid, body) VALUES(last_insert_rowid(), ?)', [text]);
+      }
+    });
+  }
+
+  /**
+   * A catalog migrated from before the full-text index has its rollouts'
+   * text indexed here, once: `spansOf` reads a trace's spans from the files.
+   * Returns how many rollouts were indexed (0 when nothing was waiting).
+   */
+  backfillText(spansOf: (traceId: string) => readonly SpanRecord[]): number {
+    if (this.get('SELECT value FROM meta WHERE key = ?', [TEXT_BACKFILL]) === null) return 0;
+    const ids = this.all('SELECT r.id FROM rollouts r WHERE NOT EXISTS (SELECT 1 FROM rollout_text_docs d WHERE d.rid = r.rid)').map((r) => String(r['id']));
+    this.transaction(() => {
+      for (const id of ids) {
+        const pieces: string[] = [];
+        for (const span of spansOf(id)) spanTextPieces(span, pieces);
+        this.addSpanText(id, pieces);
+        this.flushText(id);
+      }
+      this.run('DELETE FROM meta WHERE key = ?', [TEXT_BACKFILL]);
+    });
+    this.dirty = true;
+    return ids.length;
   }
 
   /** Compaction moved a trace's frames: point it at their new home (its span count does not change). */
@@ -416,6 +467,86 @@ export class Catalog {
       [...params, limit, offset],
     );
     return { rollouts: this.withAgents(rows), total };
+  }
+
+  /** One page of the rollouts table: filters, full-text search and sort in SQL (see tableQuerySql), then the page's agents. */
+  queryTable(q: RolloutTableQuery, prices: ModelPrices | null = null): RolloutTablePage {
+    const sql = tableQuerySql(q, prices);
+    const total = Number(this.get(sql.countSql, sql.countParams)?.['n'] ?? 0);
+    const rows = this.all(sql.pageSql, sql.pageParams);
+    const rids = rows.map((r) => Number(r['rid']));
+    const agents = new Map<number, Array<TableAgentVersions & { inputTokens: number; outputTokens: number }>>();
+    const spans = new Map<string, number>();
+    for (let i = 0; i < rids.length; i += 500) {
+      const chunk = rids.slice(i, i + 500);
+      const list = placeholders(chunk.length);
+      for (const a of this.all(`SELECT rid, agent, prompt_version, model, model_version, input_tokens, output_tokens FROM rollout_agents WHERE rid IN (${list}) ORDER BY rid, ord`, chunk)) {
+        const rid = Number(a['rid']);
+        let l = agents.get(rid);
+        if (!l) agents.set(rid, (l = []));
+        l.push({
+          agent: String(a['agent']),
+          promptVersion: a['prompt_version'] === null ? null : String(a['prompt_version']),
+          model: a['model'] === null ? null : String(a['model']),
+          modelVersion: a['model_version'] === null ? null : String(a['model_version']),
+          inputTokens: Number(a['input_tokens']),
+          outputTokens: Number(a['output_tokens']),
+        });
+      }
+      const ids = rows.slice(i, i + 500).map((r) => String(r['id']));
+      for (const t of this.all(`SELECT trace_id, spans FROM trace_locs WHERE trace_id IN (${placeholders(ids.length)})`, ids)) spans.set(String(t['trace_id']), Number(t['spans']));
+    }
+    const out = rows.map((r): RolloutTableRow => {
+      const id = String(r['id']);
+      const a = agents.get(Number(r['rid'])) ?? [];
+      const observed = (spans.get(id) ?? 0) + (this.pending.get(id)?.spans ?? 0);
+      return {
+        id,
+        runId: String(r['run_id']),
+        taskId: String(r['task_id']),
+        split: r['split'] === null ? null : (String(r['split']) as RolloutTableRow['split']),
+        sample: Number(r['sample']),
+        status: String(r['status']) as RolloutStatus,
+        failure: r['failure'] === null ? null : String(r['failure']),
+        reward: r['final_reward'] === null ? null : Number(r['final_reward']),
+        criteria: r['criteria'] === null ? null : (JSON.parse(String(r['criteria'])) as Record<string, number>),
+        decision: r['decision'] === null ? null : String(r['decision']),
+        expectedDecision: r['expected_decision'] === null ? null : String(r['expected_decision']),
+        turns: r['turns'] === null ? null : Number(r['turns']),
+        inputTokens: r['input_tokens'] === null ? null : Number(r['input_tokens']),
+        outputTokens: r['output_tokens'] === null ? null : Number(r['output_tokens']),
+        latencyMs: r['duration'] === null ? null : Number(r['duration']),
+        cost: rolloutCost(a, prices),
+        simulated: Number(r['simulated']) === 1,
+        startTime: Number(r['start_time']),
+        spans: observed > 0 ? observed : Number(r['span_count']),
+        agents: a.map(({ agent, promptVersion, model, modelVersion }) => ({ agent, promptVersion, model, modelVersion })),
+      };
+    });
+    return { rows: out, total, offset: Math.max(0, Math.floor(q.offset ?? 0)) };
+  }
+
+  /** The ids of every rollout a table query matches, in its order (no page). */
+  queryTableIds(q: RolloutTableQuery, prices: ModelPrices | null = null): string[] {
+    const sql = tableQuerySql(q, prices);
+    return this.all(sql.idsSql, sql.idsParams).map((r) => String(r['id']));
+  }
+
+  /** What the table's filters can choose from: agents, failure categories, and the prompt and model versions each agent ran. */
+  tableFacets(): { agents: string[]; failures: string[]; promptVersions: Array<{ agent: string; hash: string; firstSeen: number }>; modelVersions: Array<{ model: string; version: string }> } {
+    return {
+      agents: this.all('SELECT DISTINCT agent FROM rollout_agents ORDER BY agent').map((r) => String(r['agent'])),
+      failures: this.all('SELECT DISTINCT failure FROM rollouts WHERE failure IS NOT NULL ORDER BY failure').map((r) => String(r['failure'])),
+      promptVersions: this.all('SELECT agent, hash, first_seen FROM prompt_versions ORDER BY agent, first_seen').map((r) => ({
+        agent: String(r['agent']),
+        hash: String(r['hash']),
+        firstSeen: Number(r['first_seen']),
+      })),
+      modelVersions: this.all('SELECT DISTINCT model, model_version FROM rollout_agents WHERE model IS NOT NULL AND model_version IS NOT NULL ORDER BY model, model_version').map((r) => ({
+        model: String(r['model']),
+        version: String(r['model_version']),
+      })),
+    };
   }
 
   /** Keys of rollouts that ran to an end; interrupted ones are left out so resume redoes them. */
@@ -653,6 +784,8 @@ function rolloutValues(r: RolloutRecord, writer: string | null): SqlValue[] {
     r.rewardBreakdown ? JSON.stringify(r.rewardBreakdown) : null,
     r.truncatedAnswers ?? null,
     r.truncatedPrompts ?? null,
+    r.agents.reduce((n, a) => n + a.inputTokens, 0),
+    r.agents.reduce((n, a) => n + a.outputTokens, 0),
   ];
 }
 

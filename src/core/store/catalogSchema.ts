@@ -15,6 +15,9 @@ export interface Migration {
   rebuild?: true;
 }
 
+/** meta key set while the rollouts of a migrated catalog still wait for their spans' text to be indexed. */
+export const TEXT_BACKFILL = 'text_backfill';
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -118,6 +121,27 @@ export const MIGRATIONS: readonly Migration[] = [
         ['truncated_prompts', 'INTEGER'],
       ];
       for (const [name, type] of columns) if (!have.has(name)) db.run(`ALTER TABLE rollouts ADD COLUMN ${name} ${type}`);
+    },
+  },
+  {
+    version: 6,
+    description: "the rollouts table: each rollout's token totals, and a full-text index over its spans' text",
+    // Adds only what is missing (see version 3).
+    up: (db) => {
+      const have = new Set((db.exec(`SELECT name FROM pragma_table_info('rollouts')`)[0]?.values ?? []).map((v) => String(v[0])));
+      for (const name of ['input_tokens', 'output_tokens']) if (!have.has(name)) db.run(`ALTER TABLE rollouts ADD COLUMN ${name} INTEGER`);
+      db.run(`
+        UPDATE rollouts SET
+          input_tokens = (SELECT COALESCE(SUM(a.input_tokens), 0) FROM rollout_agents a WHERE a.rid = rollouts.rid),
+          output_tokens = (SELECT COALESCE(SUM(a.output_tokens), 0) FROM rollout_agents a WHERE a.rid = rollouts.rid);
+        -- contentless: the text stays in the journals; the index only answers which documents match
+        CREATE VIRTUAL TABLE IF NOT EXISTS rollout_text USING fts4(content="", body, tokenize=unicode61);
+        -- a rollout's text is indexed in one or more documents (spans seen before a checkpoint, then the rest)
+        CREATE TABLE IF NOT EXISTS rollout_text_docs(docid INTEGER PRIMARY KEY, rid INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS rollout_text_docs_rid ON rollout_text_docs(rid);
+      `);
+      // The text is only in the span frames: the store indexes the rollouts already here once it has opened (TEXT_BACKFILL).
+      if (db.exec('SELECT 1 FROM rollouts LIMIT 1').length > 0) db.run(`INSERT OR REPLACE INTO meta(key, value) VALUES('${TEXT_BACKFILL}', 'pending')`);
     },
   },
 ];

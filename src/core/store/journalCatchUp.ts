@@ -1,5 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { spanTextPieces } from './rolloutText';
 import type { Catalog, FileState } from './catalog';
 import {
   FrameType,
@@ -8,6 +10,8 @@ import {
   frameTraceId,
   scanFrames,
   spanBlockCount,
+  spanFromFrame,
+  SPAN_BLOCK_HEADER_BYTES,
   type FileHeader,
   type PromptFrame,
   type RawFrame,
@@ -196,12 +200,22 @@ class ShrunkFile extends Error {}
 
 function applyFrame(cat: Catalog, f: FileState, frame: RawFrame): void {
   switch (frame.type) {
-    case FrameType.span:
-      cat.addSpanLoc(frameTraceId(frame), f.id, frame.offset, frame.length);
+    case FrameType.span: {
+      const traceId = frameTraceId(frame);
+      cat.addSpanLoc(traceId, f.id, frame.offset, frame.length);
+      cat.addSpanText(traceId, spanTextPieces(spanFromFrame(frame)));
       return;
-    case FrameType.spanBlock:
-      cat.addSpanLoc(frameTraceId(frame), f.id, frame.offset, frame.length, spanBlockCount(frame));
+    }
+    case FrameType.spanBlock: {
+      const traceId = frameTraceId(frame);
+      cat.addSpanLoc(traceId, f.id, frame.offset, frame.length, spanBlockCount(frame));
+      // The block's spans are gzipped: read them once, for the full-text index.
+      const inner = scanFrames(gunzipSync(frame.payload.subarray(SPAN_BLOCK_HEADER_BYTES)), 0);
+      const pieces: string[] = [];
+      for (const g of inner.frames) if (g.type === FrameType.span) spanTextPieces(spanFromFrame(g), pieces);
+      cat.addSpanText(traceId, pieces);
       return;
+    }
     case FrameType.run: {
       const { at, run } = frameJson<RunFrame>(frame);
       cat.applyRun(run, at, f.writer);

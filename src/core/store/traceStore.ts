@@ -38,6 +38,8 @@ import { RuntimeFailure } from '../errors';
 import type { SpanRecord } from '../trace/span';
 import { fsyncPath, writeFileAtomic } from './atomicFile';
 import { Catalog, type CatalogOrigin } from './catalog';
+import { spanTextPieces } from './rolloutText';
+import type { ModelPrices, RolloutTablePage, RolloutTableQuery } from './tableQuery';
 import { compactStore, type CompactionContext, type CompactionResult } from './compaction';
 import { catchUp, filePath } from './journalCatchUp';
 import {
@@ -157,6 +159,7 @@ export class TraceStore implements SpanSink {
   writeSpan(span: SpanRecord): void {
     const at = this.append(encodeSpanFrame(span));
     this.catalog.addSpanLoc(span.traceId, at.fileId, at.offset, at.length);
+    this.catalog.addSpanText(span.traceId, spanTextPieces(span));
   }
 
   finishRollout(r: RolloutRecord): void {
@@ -244,6 +247,24 @@ export class TraceStore implements SpanSink {
   listRollouts(q?: RolloutQuery): { rollouts: RolloutRecord[]; total: number } {
     this.assertOpen();
     return this.catalog.listRollouts(q);
+  }
+
+  /** A page of the rollouts table: every rollout of the store, filtered, searched and sorted (see RolloutTableQuery). */
+  queryTable(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): RolloutTablePage {
+    this.assertOpen();
+    return this.catalog.queryTable(q, prices);
+  }
+
+  /** Every rollout id a table query matches, in its order (selecting all rows). */
+  queryTableIds(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): string[] {
+    this.assertOpen();
+    return this.catalog.queryTableIds(q, prices);
+  }
+
+  /** What the rollouts table's filters offer: agents, failure categories, prompt and model versions. */
+  tableFacets(): ReturnType<Catalog['tableFacets']> {
+    this.assertOpen();
+    return this.catalog.tableFacets();
   }
 
   getRollout(id: string): RolloutRecord | null {
@@ -391,7 +412,10 @@ export class TraceStore implements SpanSink {
       }
       if (this.catalog) this.catalog.close();
       this.catalog = opened.catalog;
-      if (!catchUp(this.catalog, this.paths, this.writerId, { verifySizes: !scratch }).needsReload) return scratch ? 'rebuild' : origin;
+      if (!catchUp(this.catalog, this.paths, this.writerId, { verifySizes: !scratch }).needsReload) {
+        if (origin === 'migrated') this.catalog.backfillText((id) => this.readSpans(id));
+        return scratch ? 'rebuild' : origin;
+      }
       scratch = true;
     }
     throw new RuntimeFailure(`the trace store in ${this.dir} changed while it was being read (files vanished); retry when no other process is compacting it`);

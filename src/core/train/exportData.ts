@@ -40,6 +40,8 @@ export interface ExportOptions {
   promptVersion?: string;
   modelVersion?: string;
   runId?: string;
+  /** Only these rollouts (a selection in the Rollouts Table); the other filters still apply. */
+  rolloutIds?: readonly string[];
 }
 
 /** The options an export ran with, defaults filled in; null where a filter was not set. */
@@ -198,7 +200,8 @@ export async function exportTrainingData(
   checkOutFile(file);
   const filter = filterOf(options, opts.format);
   const skipped: Record<string, number> = {};
-  const selected = selectRollouts(store, filter, skipped);
+  const only = opts.rolloutIds ? new Set(opts.rolloutIds) : null;
+  const selected = selectRollouts(store, filter, skipped).filter((r) => !only || only.has(r.id));
   if (opts.format === 'rl') selected.sort(byTaskThenStart);
 
   const linesOf = (r: SelectedRollout): string[] => {

@@ -8,6 +8,8 @@ export interface RescoreRequest {
   note?: string;
   /** The weights the caller believes lab.json holds; refused when it holds others. */
   expect?: Record<string, { weight: number }>;
+  /** Only these rollouts (a selection in the Rollouts Table). */
+  rolloutIds?: readonly string[];
   /** true: no confirmation dialog (tests, keybindings that pass { confirm: true }). */
   confirmed?: boolean;
 }
@@ -38,7 +40,7 @@ export async function rescoreStored(service: LabService, req: RescoreRequest): P
   }
   const query: RolloutQuery = { ...(req.runId ? { runId: req.runId } : {}), ...(req.split ? { split: req.split } : {}) };
   return service.withLab(folder, async (lab) => {
-    const dry = rescoreStoredRollouts(lab.store, weights, { query, dryRun: true });
+    const dry = rescoreStoredRollouts(lab.store, weights, { query, rolloutIds: req.rolloutIds, dryRun: true });
     const n = dry.result.rescored;
     if (n === 0) {
       const kept = dry.result.kept;
@@ -49,7 +51,7 @@ export async function rescoreStored(service: LabService, req: RescoreRequest): P
       );
     }
     if (!req.confirmed) {
-      const scope = req.runId ? ` of run ${req.runId}` : req.split ? ` of the ${req.split} split` : '';
+      const scope = req.rolloutIds ? ' of the selection' : req.runId ? ` of run ${req.runId}` : req.split ? ` of the ${req.split} split` : '';
       const detail = `Weights: ${Object.entries(weights)
         .map(([name, c]) => `${name} ${c.weight}`)
         .join(', ')}.${dry.result.kept ? ` ${dry.result.kept} rollouts without criterion scores keep their reward.` : ''}`;
@@ -60,7 +62,7 @@ export async function rescoreStored(service: LabService, req: RescoreRequest): P
       );
       if (choice !== 'Re-score') return { confirmed: false, rescoreId: null, rescored: 0, kept: 0, changed: 0 };
     }
-    const { result, rescoreId } = rescoreStoredRollouts(lab.store, weights, { query, note: req.note });
+    const { result, rescoreId } = rescoreStoredRollouts(lab.store, weights, { query, rolloutIds: req.rolloutIds, note: req.note });
     service.notifyStoreChanged(folder);
     const changed = result.rows.filter(rewardChanged).length;
     return { confirmed: true, rescoreId, rescored: result.rescored, kept: result.kept, changed };

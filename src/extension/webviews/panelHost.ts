@@ -32,10 +32,11 @@ const TITLES: Record<PanelKind, string> = {
   evalReport: 'Evaluation Report',
   comparison: 'Comparison',
   traceDiff: 'Trace Diff',
+  rolloutsTable: 'Rollouts Table',
 };
 
 /** Panels with a stylesheet of their own (media/<panel>.css) beside the shared one. */
-const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalReport', 'comparison', 'traceDiff']);
+const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalReport', 'comparison', 'traceDiff', 'rolloutsTable']);
 
 /**
  * The page of a panel: a strict CSP with a per-load nonce, no inline script,

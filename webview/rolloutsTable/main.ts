@@ -1,0 +1,8 @@
+import { HostClient } from '../shared/hostClient';
+import { TableApp } from './tableApp';
+
+const client = new HostClient('rolloutsTable');
+const app = new TableApp(document.getElementById('app')!, client);
+app.listen();
+client.ready();
+void app.start();
