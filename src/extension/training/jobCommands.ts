@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { jobSecrets } from './jobFiles';
+import { stopJobQuestion } from './jobText';
 import * as path from 'node:path';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
@@ -156,6 +157,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
     jobs.tree.refresh();
     const rec = result.phase;
     if (rec.state === 'done') void vscode.window.showInformationMessage(`Phase ${rec.name} done${rec.produced ? `: ${rec.produced.kind} ${rec.produced.id}` : ''}.`);
+    else if (rec.state === 'cancelled') void vscode.window.showInformationMessage(`Phase ${rec.name} cancelled.`);
     else void vscode.window.showWarningMessage(`Phase ${rec.name} failed: ${rec.error ?? 'unknown error'}`);
     return rec;
   }
@@ -230,12 +232,9 @@ async function cancel(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> 
   const { job } = await readJobOf(ref.folder, ref.id);
   if (!ACTIVE.has(job.state)) throw new Error(`job ${ref.id} is not running (it is ${job.state})`);
   if (ref.confirm !== true) {
-    const answer = await vscode.window.showWarningMessage(
-      `Cancel training job ${ref.id} on ${job.targetName}?`,
-      { modal: true, detail: job.kind === 'serve' ? 'The served policy stops answering.' : 'The job is stopped on its target; nothing is registered.' },
-      'Cancel Job',
-    );
-    if (answer !== 'Cancel Job') return undefined;
+    const q = stopJobQuestion(job);
+    const answer = await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, { title: q.stop }, { title: q.keep, isCloseAffordance: true });
+    if (answer?.title !== q.stop) return undefined;
   }
   // Stop following first: the follower would otherwise record the killed process as a failure.
   jobs.followers.stop(ref.folder, ref.id);

@@ -330,7 +330,8 @@ export async function launchTraining(lab: Lab, opts: TrainOptions, hooks: JobHoo
   try {
     d = await draftTraining(lab, opts, hooks.log ?? ((): void => undefined));
   } catch (err) {
-    notifyPhase(hooks, setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error: errorMessage(err), pid: null, host: null })));
+    const cancelled = opts.signal?.aborted === true;
+    notifyPhase(hooks, setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: cancelled ? 'cancelled' : 'failed', endedAt: Date.now(), error: cancelled ? 'cancelled' : errorMessage(err), pid: null, host: null })));
     throw err;
   }
   notifyPhase(
@@ -683,6 +684,6 @@ export async function cancelJob(lab: Lab, id: string, opts: { rollback?: boolean
   }
   const rolledBack = opts.rollback === false ? null : rollBackServed(lab, rec);
   const next = updateJobRecord(dir, (r) => ({ ...r, state: 'cancelled', endedAt: Date.now(), error: rolledBack ? `cancelled; ${rolledBack}` : 'cancelled' }));
-  if (next.kind !== 'serve') setPhaseJob(lab, next.phase, next.kind, (r) => (r.job === id ? { ...r, state: 'failed', endedAt: Date.now(), error: `job ${id} cancelled` } : r));
+  if (next.kind !== 'serve') setPhaseJob(lab, next.phase, next.kind, (r) => (r.job === id ? { ...r, state: 'cancelled', endedAt: Date.now(), error: `job ${id} cancelled` } : r));
   return next;
 }
