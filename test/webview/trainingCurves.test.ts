@@ -187,11 +187,14 @@ describe('training curves panel', () => {
     assert.doesNotMatch(status, /Waiting/);
     assert.match(status, /^No metrics: the job failed before it reported a step/);
     assert.equal(await h.page.textContent('.tc-error'), 'the trainer exited with status 1');
+    assert.equal(await h.page.isVisible('.tc-grid-host'), false, 'no empty charts for a job that ended');
+    await h.page.screenshot({ path: join(SHOTS, 'training-curves-failed-dark.png') });
     await post(h, { kind: 'notification', type: 'curves/job', params: { job: job({ state: 'cancelled', error: 'cancelled' }) } });
     await until('the cancelled line', async () => /cancelled before it reported a step/.test((await h.page.textContent('.tc-status'))!));
     // A running job with no metrics yet does wait.
     await post(h, { kind: 'notification', type: 'curves/job', params: { job: job({ state: 'running' }) } });
     await until('the waiting line', async () => (await h.page.textContent('.tc-status')) === 'Waiting for the first metrics…');
+    assert.equal(await h.page.isVisible('.tc-grid-host'), true);
     assert.deepEqual(h.errors, []);
   });
 

@@ -113,5 +113,7 @@ export class CurvesApp {
     const range = this.points.length ? (extent(this.points, (p) => p.step) as [number, number]) : null;
     for (const [m, chart] of this.charts) chart.setSeries(seriesOf(this.points, m), range);
     this.status.textContent = progressText(this.job, this.points, this.totalSteps);
+    // A job that ended without a metric has no curves to wait for: the status line says so, no empty charts.
+    this.grid.hidden = this.points.length === 0 && !['launching', 'running'].includes(this.job.state);
   }
 }
