@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Bench, BenchResult } from './harness';
+import { errorMessage } from '../src/core/errors';
+import { missingPrerequisite, skippedResults, type Bench, type BenchResult } from './harness';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -18,11 +19,26 @@ async function main(): Promise<void> {
     const mod = (await import(join(__dirname, f))) as { bench: Bench };
     const b = mod.bench;
     if (filters.length && !b.names.some((n) => filters.some((p) => n.startsWith(p)))) continue;
-    const results = await b.run();
+    let results: BenchResult[];
+    try {
+      results = await b.run();
+    } catch (err) {
+      // A machine without what a bench needs (Chromium for the webview figures): say so for each of its figures and go on.
+      const reason = missingPrerequisite(err);
+      if (reason === null) {
+        process.stderr.write(`${f} failed: ${errorMessage(err)}\n`);
+        process.exitCode = 1;
+        continue;
+      }
+      const names = filters.length ? b.names.filter((n) => filters.some((p) => n.startsWith(p))) : b.names;
+      results = skippedResults(names, reason);
+    }
     for (const r of results) {
       all.push(r);
       if (json) {
-        process.stdout.write(JSON.stringify({ name: r.name, unit: r.unit, value: r.value, baseline: r.baseline, ratio: r.ratio }) + '\n');
+        process.stdout.write(JSON.stringify({ name: r.name, unit: r.unit, value: r.value, baseline: r.baseline, ratio: r.ratio, ...(r.skipped ? { skipped: r.skipped } : {}) }) + '\n');
+      } else if (r.skipped) {
+        process.stdout.write(`${r.name.padEnd(22)} skipped: ${r.skipped}\n`);
       } else {
         process.stdout.write(
           `${r.name.padEnd(22)} ${fmt(r.value).padStart(12)} ${r.unit.padEnd(10)} baseline ${fmt(r.baseline).padStart(12)}  ratio ${fmt(r.ratio).padStart(7)}  ${r.note ?? ''}\n`,

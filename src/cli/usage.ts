@@ -219,7 +219,7 @@ export const COMMAND_USAGE = {
   train: {
     about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes), its log and curves, then the result served and registered.",
     forms: [
-      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]\n[--base-model M] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
+      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]\n[--base-model M] [--backend tiny|transformers] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
       '[--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--include-simulated] [--keep-serving] [--json]',
     ],
     options: [
@@ -227,6 +227,7 @@ export const COMMAND_USAGE = {
       ['--phase KIND|NAME', 'the phase: a kind (sft, grpo, bandit, apo) or a name in training.phases (required)'],
       ['--target NAME', "where it runs: local, a key of training.targets or a target kind (default: the phase's, else training.trainer.target, else local)"],
       ['--base-model M', "the model to train from (default: the phase's, else training.trainer.baseModel)"],
+      ['--backend tiny|transformers', "the trainer's backend for this job (default training.trainer.backend): tiny is its own small torch model (torch only, a CPU; for trying the pipeline), transformers a Hugging Face model with a LoRA adapter (transformers + peft, a GPU)"],
       ['--set KEY=VALUE', 'a hyper-parameter, e.g. --set learning_rate=5e-7; repeat for more'],
       ['--no-serve', 'keep the adapter without serving it (jobs serve ID serves it later)'],
       ['--detach', 'launch the job and return; follow it with `rollout-lab jobs attach ID`'],

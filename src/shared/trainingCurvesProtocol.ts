@@ -31,13 +31,15 @@ export interface CurvesJob {
 export interface CurvesPoint {
   step: number;
   values: Record<string, number>;
+  /** When the host read it from the log (ms since the epoch), for the step rate; absent for points of unknown time. */
+  at?: number;
 }
 
 export interface CurvesNotifications {
   /** Everything from the start: the job and all its points so far (also after the log was replayed on a reattach). */
-  'curves/reset': { job: CurvesJob; points: CurvesPoint[]; folder: string };
-  /** Points the log gained since the last message. */
-  'curves/append': { points: CurvesPoint[] };
+  'curves/reset': { job: CurvesJob; points: CurvesPoint[]; folder: string; totalSteps?: number | null };
+  /** Points the log gained since the last message (and the total steps, once the trainer's start event said it). */
+  'curves/append': { points: CurvesPoint[]; totalSteps?: number | null };
   /** The job's record changed (state, end, error). */
   'curves/job': { job: CurvesJob };
   /** The job cannot be shown (its record is gone, or its lab is). */

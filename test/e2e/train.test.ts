@@ -103,6 +103,15 @@ test('train --dry-run: the spec and the exact commands for each kind of target, 
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^DRY RUN — nothing is launched\. Job grpo-seniors-/);
   assert.match(text.stdout, /job\.yaml:\n {2}# Rollout Lab training job/);
+  // --backend chooses the trainer's backend for this job, over training.trainer.backend.
+  for (const backend of ['tiny', 'transformers']) {
+    const b = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'cpu', '--backend', backend, '--dry-run', '--json'], env);
+    assert.equal(b.code, 0, b.stderr);
+    assert.equal((JSON.parse(b.stdout) as DryRun).spec.model.backend, backend);
+  }
+  const bad = cli(['train', '--workspace', ws, '--phase', 'sft', '--backend', 'jax', '--dry-run'], env);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--backend takes tiny .* or transformers .*, not "jax"/);
 });
 
 test('train: a phase that does not include simulated rollouts refuses them and says how many; --include-simulated takes them', () => {

@@ -59,18 +59,18 @@ describe('evaluation report panel', () => {
     defaultRunId: defaultReportRun(lab.store.listRuns())?.id ?? null,
   });
 
-  const panel = async (opts: { theme?: 'dark' | 'light'; state?: unknown; height?: number } = {}): Promise<WebviewHarness> => {
+  const panel = async (opts: { theme?: 'dark' | 'light'; state?: unknown; height?: number; width?: number; get?: (p: { runId?: string }) => EvaluationReport | null } = {}): Promise<WebviewHarness> => {
     const h = await openPanel(
       'evalReport',
       {
-        'report/get': (p: { runId?: string }) => report(p.runId),
+        'report/get': opts.get ?? ((p: { runId?: string }) => report(p.runId)),
         'report/runs': () => runs(),
         'report/export': (p: { runId: string; format: string }) => {
           exports.push(p);
           return { saved: true, path: `/tmp/evaluation-${p.runId}.${p.format}` };
         },
       },
-      { theme: opts.theme, state: opts.state, viewport: { width: 1200, height: opts.height ?? 800 } },
+      { theme: opts.theme, state: opts.state, viewport: { width: opts.width ?? 1200, height: opts.height ?? 800 } },
     );
     open.push(h);
     await waitReady(h);
@@ -127,6 +127,45 @@ describe('evaluation report panel', () => {
     assert.equal(await h.page.locator('.er-lowest tbody tr').count(), r.lowest.length);
     const picker = await h.page.evaluate(() => (document.querySelector('.er-run') as unknown as { value: string }).value);
     assert.equal(picker, evalRun);
+    assert.deepEqual(h.errors, []);
+  });
+
+  it('puts the headline numbers first and the run facts after them, folded; the Agents table fits 1,100 px without scrolling', async () => {
+    const h = await panel({ width: 1100 });
+    const r = report(evalRun)!;
+    const order = await h.page.evaluate(() => Array.from(document.querySelector('.er-content')!.children).map((c) => (c as HTMLElement).dataset.section ?? c.className));
+    assert.deepEqual(order.slice(0, 5), ['er-simulated', 'er-title', 'er-headline', 'evaluation', 'facts']);
+    assert.equal(await h.page.textContent('.er-kpi[data-kpi="reward"] .er-kpi-value'), r.table.finalReward.mean!.toFixed(3));
+    assert.equal(await h.page.textContent('.er-kpi[data-kpi="success"] .er-kpi-value'), `${r.table.executionSuccess.rate!.toFixed(1)} %`);
+    // The facts are there, folded, and open on a click.
+    assert.equal(await h.page.evaluate(() => (document.querySelector('.er-facts details') as HTMLDetailsElement).open), false);
+    assert.equal(await h.page.isVisible('.er-facts tbody'), false);
+    await h.page.click('.er-facts summary');
+    assert.equal(await h.page.isVisible('.er-facts tbody'), true);
+    // No horizontal scrolling in the Agents table at 1,100 px.
+    const fit = await h.page.evaluate(() => {
+      const w = document.querySelector('.er-agents .er-table-wrap')!;
+      return { scroll: w.scrollWidth, client: w.clientWidth };
+    });
+    assert.ok(fit.scroll <= fit.client, `the Agents table is ${fit.scroll} px wide in ${fit.client} px`);
+    assert.deepEqual(h.errors, []);
+  });
+
+  it('explains a turn count over runner.maxTurns: the limit beside the average, "over" on the rollout, a note saying what counts', async () => {
+    // A limit of 1: every rollout of the research lab (several turns each) goes over it.
+    const over = (): EvaluationReport => buildEvaluationReport(lab.store, { ...reportOptionsFromConfig(lab.loaded.config, evalRun), maxTurns: 1 });
+    const r = over();
+    assert.ok(r.turnLimit && r.turnLimit.over > 0);
+    const h = await panel({ get: () => over() });
+    assert.equal(await h.page.textContent('.er-kpi[data-kpi="turns"] .er-kpi-sub'), `limit 1 · ${r.turnLimit!.over} over it`);
+    assert.match((await h.page.getAttribute('.er-kpi[data-kpi="turns"]', 'title'))!, /handed to the graph.*AI messages/);
+    const turnsCells = await h.page.evaluate(() => {
+      const s = document.querySelector('section[data-section="lowest"]')!;
+      const col = Array.from(s.querySelectorAll('thead th')).findIndex((c) => c.textContent === 'Turns');
+      return Array.from(s.querySelectorAll('tbody tr')).map((tr) => tr.children[col]!.textContent);
+    });
+    assert.ok(turnsCells.every((c) => /^\d+ \(over 1\)$/.test(c ?? '')), turnsCells.join(', '));
+    assert.match((await h.page.textContent('.er-notes'))!, /took more turns than runner\.maxTurns \(1\): the limit is handed to the graph/);
     assert.deepEqual(h.errors, []);
   });
 
@@ -249,7 +288,7 @@ describe('evaluation report panel', () => {
 
   it('reads in both themes (screenshots for a look by eye)', async () => {
     for (const theme of ['dark', 'light'] as const) {
-      const h = await panel({ theme, height: 1400, state: { runId: evalRun } });
+      const h = await panel({ theme, width: 1100, height: 1400, state: { runId: evalRun } });
       const colours = await h.page.evaluate(() => {
         const bar = document.querySelector('.er-chart-bar')!;
         const body = document.body;
@@ -296,7 +335,7 @@ describe('evaluation report panel of a lab without a judge', () => {
     await waitReady(h);
     await h.page.waitForSelector('body[data-ready="true"]', { timeout: 20_000 });
     const sections = await h.page.evaluate(() => Array.from(document.querySelectorAll<HTMLElement>('section[data-section]')).map((s) => s.dataset.section));
-    assert.deepEqual(sections, ['facts', 'evaluation', 'agents', 'decisions', 'failures', 'lowest']);
+    assert.deepEqual(sections, ['evaluation', 'facts', 'agents', 'decisions', 'failures', 'lowest']);
     assert.equal(await h.page.locator('.er-chart-row').count(), 0, 'no criteria chart');
     const table = (section: string): Promise<{ head: string[]; rows: string[][] }> =>
       h.page.evaluate((id) => {

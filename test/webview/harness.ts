@@ -90,12 +90,33 @@ function serve(): Promise<Server> {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
 }
 
+/** The Chromium the webview tests and benchmarks drive: $CHROMIUM_PATH, else Debian's. */
+export function chromiumPath(): string {
+  return process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+}
+
+/**
+ * Chromium is missing or would not start: what a benchmark reports as
+ * skipped (`missingPrerequisite`), with the reason and how to fix it.
+ */
+export class ChromiumUnavailable extends Error {
+  readonly missingPrerequisite = true;
+}
+
 let browser: Browser | null = null;
 export async function launchBrowser(): Promise<Browser> {
-  browser ??= await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const executablePath = chromiumPath();
+  if (!browser && !existsSync(executablePath)) {
+    throw new ChromiumUnavailable(`no Chromium at ${executablePath} — install it (apt-get install chromium) or set CHROMIUM_PATH to one`);
+  }
+  try {
+    browser ??= await chromium.launch({
+      executablePath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  } catch (err) {
+    throw new ChromiumUnavailable(`Chromium at ${executablePath} did not start: ${String((err as Error).message ?? err).split('\n')[0]}`);
+  }
   return browser;
 }
 export async function closeBrowser(): Promise<void> {
@@ -109,9 +130,10 @@ export async function closeBrowser(): Promise<void> {
  * scripted host in this process.
  */
 export async function openPanel(panel: PanelKind, handlers: ScriptedHandlers, opts: HarnessOptions = {}): Promise<WebviewHarness> {
+  // The browser first: without one, no server is left listening (it would keep the process alive).
+  const b = await launchBrowser();
   const server = await serve();
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const b = await launchBrowser();
   const context = await b.newContext({ viewport: opts.viewport ?? { width: 1200, height: 800 } });
   const page = await context.newPage();
   const sent: WebviewHarness['sent'] = [];

@@ -90,7 +90,7 @@ describe('training curves panel', () => {
     await closeBrowser();
   });
 
-  it('draws one chart per GRPO metric with a point per step, and grows as points arrive', async () => {
+  it('draws one chart per metric the log has (GRPO ones first, then lr, epoch last), a point per step, and grows as points arrive', async () => {
     const h = await panel();
     await post(h, { kind: 'notification', type: 'curves/reset', params: { job: job(), points: grpoPoints(1, 3), folder: '/work/lab' } });
     await h.page.waitForSelector('body[data-ready="true"]');
@@ -99,10 +99,12 @@ describe('training curves panel', () => {
       { metric: 'reward_mean', dots: 3, count: 3, vertices: 3 },
       { metric: 'kl', dots: 3, count: 3, vertices: 3 },
       { metric: 'clip_frac', dots: 2, count: 2, vertices: 2 },
+      { metric: 'lr', dots: 3, count: 3, vertices: 3 },
+      { metric: 'epoch', dots: 3, count: 3, vertices: 3 },
     ]);
     // Each chart has its axes.
-    assert.equal(await h.page.locator('.tc-card .tc-axis-x').count(), 4);
-    assert.equal(await h.page.locator('.tc-card .tc-axis-y').count(), 4);
+    assert.equal(await h.page.locator('.tc-card .tc-axis-x').count(), 6);
+    assert.equal(await h.page.locator('.tc-card .tc-axis-y').count(), 6);
 
     await post(h, { kind: 'notification', type: 'curves/append', params: { points: grpoPoints(4, 5) } });
     const grown = await until('the appended points', async () => {
@@ -116,11 +118,13 @@ describe('training curves panel', () => {
         ['reward_mean', 5, 5, 5],
         ['kl', 5, 5, 5],
         ['clip_frac', 4, 4, 4],
+        ['lr', 5, 5, 5],
+        ['epoch', 5, 5, 5],
       ],
     );
     const dotSteps = await h.page.$$eval('.tc-card[data-metric="loss"] circle.tc-point', (cs) => cs.map((c) => Number(c.getAttribute('data-step'))));
     assert.deepEqual(dotSteps, [1, 2, 3, 4, 5]);
-    assert.match((await h.page.textContent('.tc-status'))!, /5 metrics events · last step 5/);
+    assert.match((await h.page.textContent('.tc-status'))!, /^last step 5 · 5 metrics events$/);
     assert.match((await h.page.textContent('.tc-card[data-metric="reward_mean"] .tc-last'))!, /^0\.5 at step 5$/);
 
     // A log replayed from the start (a reattach) replaces the points instead of adding to them.
@@ -158,7 +162,8 @@ describe('training curves panel', () => {
     const points: CurvesPoint[] = [1, 2, 3, 4].map((step) => ({ step, values: { epoch: 0, loss: 2 / step, lr: 2e-4, grad_norm: 1, tokens: 100 } }));
     await post(h, { kind: 'notification', type: 'curves/reset', params: { job: job({ id: 'sft-juniors-1', kind: 'sft', phase: 'sft-juniors' }), points, folder: '/work/lab' } });
     await h.page.waitForSelector('body[data-ready="true"]');
-    assert.deepEqual((await charts(h)).map((c) => [c.metric, c.dots]), [['loss', 4]]);
+    // loss first, then the other metrics the trainer logs (lr, grad_norm), then the rest; epoch last.
+    assert.deepEqual((await charts(h)).map((c) => [c.metric, c.dots]), [['loss', 4], ['lr', 4], ['grad_norm', 4], ['tokens', 4], ['epoch', 4]]);
 
     await h.page.focus('.tc-card[data-metric="loss"] svg.tc-chart');
     await h.page.keyboard.press('End');
@@ -174,10 +179,45 @@ describe('training curves panel', () => {
     assert.deepEqual(h.errors, []);
   });
 
+  it('a job that failed (or was cancelled) before any metrics says so, instead of waiting for them', async () => {
+    const h = await panel();
+    await post(h, { kind: 'notification', type: 'curves/reset', params: { job: job({ state: 'failed', error: 'the trainer exited with status 1' }), points: [], folder: '/work/lab' } });
+    await h.page.waitForSelector('body[data-ready="true"]');
+    const status = (await h.page.textContent('.tc-status'))!;
+    assert.doesNotMatch(status, /Waiting/);
+    assert.match(status, /^No metrics: the job failed before it reported a step/);
+    assert.equal(await h.page.textContent('.tc-error'), 'the trainer exited with status 1');
+    assert.equal(await h.page.isVisible('.tc-grid-host'), false, 'no empty charts for a job that ended');
+    await h.page.screenshot({ path: join(SHOTS, 'training-curves-failed-dark.png') });
+    await post(h, { kind: 'notification', type: 'curves/job', params: { job: job({ state: 'cancelled', error: 'cancelled' }) } });
+    await until('the cancelled line', async () => /cancelled before it reported a step/.test((await h.page.textContent('.tc-status'))!));
+    // A running job with no metrics yet does wait.
+    await post(h, { kind: 'notification', type: 'curves/job', params: { job: job({ state: 'running' }) } });
+    await until('the waiting line', async () => (await h.page.textContent('.tc-status')) === 'Waiting for the first metrics…');
+    assert.equal(await h.page.isVisible('.tc-grid-host'), true);
+    assert.deepEqual(h.errors, []);
+  });
+
+  it('shows step N of M and the time left from the step rate once the trainer said how many steps it plans', async () => {
+    const h = await panel();
+    const t0 = Date.now() - 60_000;
+    // Steps 1-5 read 10 s apart: 10 s a step, 15 steps to go, about 2 min 30 s left.
+    const points = grpoPoints(1, 5).map((p, i) => ({ ...p, at: t0 + i * 10_000 }));
+    await post(h, { kind: 'notification', type: 'curves/reset', params: { job: job({ createdAt: t0 - 30_000 }), points, folder: '/work/lab', totalSteps: 20 } });
+    await h.page.waitForSelector('body[data-ready="true"]');
+    assert.equal(await h.page.textContent('.tc-status'), 'step 5 of 20 · about 2 min 30 s left · 5 metrics events');
+    // Ended: no time left to show.
+    await post(h, { kind: 'notification', type: 'curves/job', params: { job: job({ state: 'succeeded', endedAt: Date.now() }) } });
+    await until('the ended line', async () => (await h.page.textContent('.tc-status')) === 'step 5 of 20 · 5 metrics events');
+    assert.deepEqual(h.errors, []);
+  });
+
   it('saves screenshots in dark and light themes', async () => {
     for (const theme of ['dark', 'light'] as const) {
       const h = await panel(theme);
-      await post(h, { kind: 'notification', type: 'curves/reset', params: { job: job({ id: 'grpo-seniors-20261121-100000-ab12', phase: 'grpo-seniors' }), points: grpoPoints(1, 12), folder: '/work/lab' } });
+      const t0 = Date.now() - 120_000;
+      const points = grpoPoints(1, 12).map((p, i) => ({ ...p, values: { ...p.values, grad_norm: 2 / (i + 1) + 0.3 }, at: t0 + i * 9_000 }));
+      await post(h, { kind: 'notification', type: 'curves/reset', params: { job: job({ id: 'grpo-seniors-20261121-100000-ab12', phase: 'grpo-seniors', createdAt: t0 }), points, folder: '/work/lab', totalSteps: 40 } });
       await h.page.waitForSelector('body[data-ready="true"]');
       await h.page.screenshot({ path: join(SHOTS, `training-curves-${theme}.png`) });
       assert.deepEqual(h.errors, []);

@@ -1,6 +1,6 @@
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { EvaluationReport } from '../../src/core/reward/evaluationReport';
-import { SIMULATED_NOTICE, reportTables, utc, type ReportCell, type ReportTableView } from '../../src/core/reward/reportFormat';
+import { SIMULATED_NOTICE, duration, interval, num, pct, reportTables, utc, type ReportCell, type ReportTableView } from '../../src/core/reward/reportFormat';
 import type { ReportRunSummary } from '../../src/shared/reportProtocol';
 import type { HostClient } from '../shared/hostClient';
 import { coalescingLoad } from '../shared/coalescingLoad';
@@ -140,8 +140,15 @@ export class ReportApp {
       parts.push(banner);
     }
     const title = el('h1', 'er-title', `Evaluation report: ${r.run.id}`);
-    parts.push(title);
-    for (const t of reportTables(r)) parts.push(this.section(t, r));
+    parts.push(title, this.headline(r));
+    // The numbers first; what was run (a dozen facts) after them, folded.
+    const tables = reportTables(r);
+    const facts = tables.find((t) => t.id === 'facts');
+    for (const t of tables) {
+      if (t.id === 'facts') continue;
+      parts.push(this.section(t, r));
+      if (t.id === 'evaluation' && facts) parts.push(this.section(facts, r, true));
+    }
     if (r.notes.length) {
       const notes = el('section', 'er-section er-notes');
       notes.append(el('h2', undefined, 'Notes'));
@@ -159,18 +166,65 @@ export class ReportApp {
       notice ?? `${c.total} rollouts · ${c.succeeded} succeeded · ${c.failed} failed${c.noOutput ? ` (${c.noOutput} without output)` : ''}${c.running ? ` · ${c.running} running` : ''}`;
   }
 
-  private section(t: ReportTableView, r: EvaluationReport): HTMLElement {
+  /** The headline numbers: final reward, execution success, decision alignment, turns, rollouts. */
+  private headline(r: EvaluationReport): HTMLElement {
+    const t = r.table;
+    const box = el('div', 'er-headline');
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', 'Headline numbers');
+    const card = (id: string, label: string, value: string, sub: string, tip?: string): void => {
+      const c = el('div', 'er-kpi');
+      c.dataset.kpi = id;
+      if (tip) c.title = tip;
+      c.append(el('span', 'er-kpi-label', label), el('span', 'er-kpi-value', value), el('span', 'er-kpi-sub muted', sub));
+      box.append(c);
+    };
+    const level = `${Math.round(r.confidenceLevel * 100)} % CI`;
+    card('reward', 'Average final reward', num(t.finalReward.mean), t.finalReward.ci ? `${level} ${interval(t.finalReward.ci)} · n ${t.finalReward.n}` : `n ${t.finalReward.n}`);
+    card('success', 'Execution success', pct(t.executionSuccess.rate), `${t.executionSuccess.count}/${t.executionSuccess.n} rollouts`);
+    if (t.decisionAlignment) card('alignment', 'Decision alignment', pct(t.decisionAlignment.rate), `${t.decisionAlignment.count}/${t.decisionAlignment.n} aligned`);
+    const limit = r.turnLimit ?? null;
+    card(
+      'turns',
+      'Average turns',
+      num(t.turns.mean, 1),
+      limit ? `limit ${limit.maxTurns}${limit.over ? ` · ${limit.over} over it` : ''}` : t.turns.n ? `max ${num(t.turns.max, 0)}` : '',
+      limit
+        ? `runner.maxTurns (${limit.maxTurns}) is handed to the graph; the turn count is the graph's own (its turns, else its AI messages, tool-call requests included), so a graph that does not stop at the limit reports more.`
+        : undefined,
+    );
+    const c = r.run.counts;
+    card('rollouts', 'Rollouts', String(c.total), `${c.failed} failed · ${duration(r.run.durationMs)}`);
+    return box;
+  }
+
+  private section(t: ReportTableView, r: EvaluationReport, folded = false): HTMLElement {
     const s = el('section', `er-section er-${t.id}`);
     s.dataset.section = t.id;
     const h = el('h2', undefined, t.title);
     h.id = `er-h-${t.id}`;
     s.setAttribute('aria-labelledby', h.id);
+    if (folded) {
+      // Collapsible: the summary names the section; the table and caption open under it.
+      const details = el('details', 'er-fold');
+      const summary = el('summary');
+      summary.append(h);
+      details.append(summary, el('p', 'er-caption muted', t.caption), this.table(t));
+      s.append(details);
+      return s;
+    }
     s.append(h, el('p', 'er-caption muted', t.caption));
     if (t.id === 'criteria' && r.criteria.some((k) => k.stat.mean !== null)) s.append(criteriaChart(r.criteria, r.confidenceLevel));
     if (t.rows.length === 0) {
       s.append(el('p', 'er-empty-table muted', t.empty));
       return s;
     }
+    s.append(this.table(t));
+    arrowNavigation(s, '.er-link');
+    return s;
+  }
+
+  private table(t: ReportTableView): HTMLElement {
     const wrap = el('div', 'er-table-wrap');
     const table = el('table', 'er-table');
     const thead = tableHead(t.header, (i) => (t.numeric[i] ? 'er-num' : undefined));
@@ -188,9 +242,7 @@ export class ReportApp {
     }
     table.append(thead, body);
     wrap.append(table);
-    s.append(wrap);
-    arrowNavigation(s, '.er-link');
-    return s;
+    return wrap;
   }
 
   private fillCell(td: HTMLElement, cell: ReportCell): void {

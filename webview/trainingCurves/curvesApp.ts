@@ -3,7 +3,7 @@ import type { CurvesJob, CurvesPoint } from '../../src/shared/trainingCurvesProt
 import { el } from '../shared/dom';
 import type { CurvesClient } from './curvesClient';
 import { MetricChart } from './metricChart';
-import { curveMetrics, seriesOf } from './series';
+import { curveMetrics, progressText, seriesOf } from './series';
 
 /*
  * The Training Curves panel: one job's header (its id, phase, target and
@@ -14,6 +14,7 @@ import { curveMetrics, seriesOf } from './series';
 export class CurvesApp {
   private job: CurvesJob | null = null;
   private points: CurvesPoint[] = [];
+  private totalSteps: number | null = null;
   private readonly charts = new Map<string, MetricChart>();
   private readonly title: HTMLElement;
   private readonly meta: HTMLElement;
@@ -58,15 +59,17 @@ export class CurvesApp {
   }
 
   listen(): void {
-    this.client.on('curves/reset', ({ job, points, folder }) => {
+    this.client.on('curves/reset', ({ job, points, folder, totalSteps }) => {
       this.points = [...points];
+      this.totalSteps = totalSteps ?? null;
       this.setJob(job);
       this.client.setState({ jobId: job.id, folder });
       this.render();
       document.body.dataset.ready = 'true';
     });
-    this.client.on('curves/append', ({ points }) => {
+    this.client.on('curves/append', ({ points, totalSteps }) => {
       this.points.push(...points);
+      if (totalSteps) this.totalSteps = totalSteps;
       this.render();
     });
     this.client.on('curves/job', ({ job }) => {
@@ -94,18 +97,23 @@ export class CurvesApp {
 
   private render(): void {
     if (!this.job) return;
-    const metrics = curveMetrics(this.job.kind);
-    // A kind change is impossible for one job; the set of charts only grows on the first render.
+    // Every numeric metric the log has (small multiples of one chart); the set of charts only grows.
+    const metrics = curveMetrics(this.job.kind, this.points);
+    let added = false;
     for (const [i, m] of metrics.entries()) {
       if (!this.charts.has(m)) {
         const chart = new MetricChart(this.grid, m, i, (text) => (this.live.textContent = text));
         chart.root.setAttribute('role', 'listitem');
         this.charts.set(m, chart);
+        added = true;
       }
     }
+    // A metric that appears later takes its place in the order (the usual ones first).
+    if (added) for (const m of metrics) this.grid.append(this.charts.get(m)!.root);
     const range = this.points.length ? (extent(this.points, (p) => p.step) as [number, number]) : null;
     for (const [m, chart] of this.charts) chart.setSeries(seriesOf(this.points, m), range);
-    const last = this.points.at(-1);
-    this.status.textContent = last ? `${this.points.length} metrics event${this.points.length === 1 ? '' : 's'} · last step ${last.step}` : 'Waiting for the first metrics…';
+    this.status.textContent = progressText(this.job, this.points, this.totalSteps);
+    // A job that ended without a metric has no curves to wait for: the status line says so, no empty charts.
+    this.grid.hidden = this.points.length === 0 && !['launching', 'running'].includes(this.job.state);
   }
 }

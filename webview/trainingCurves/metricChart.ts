@@ -1,4 +1,5 @@
-import { axisBottom, axisLeft, extent, format, line, scaleLinear, select, type Selection } from 'd3';
+import { axisBottom, axisLeft, extent, line, scaleLinear, select, type Selection } from 'd3';
+import { formatNumber } from '../../src/extension/training/jobText';
 import type { MetricSeries } from './series';
 import { gridLines } from '../shared/chartGrid';
 
@@ -11,12 +12,13 @@ import { gridLines } from '../shared/chartGrid';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const MARGIN = { top: 10, right: 16, bottom: 34, left: 56 };
-const HEIGHT = 190;
+const HEIGHT = 160;
 /** Beyond this many points the dots would hide the line; the cursor still reaches every step. */
 const MAX_DOTS = 300;
 export const PALETTE_SIZE = 6;
 
-export const formatValue = format('.4~g');
+/** 0.5, 1.234, 2e-4, 1.05e-6: short enough for the y axis of a learning rate too. */
+export const formatValue = (v: number): string => formatNumber(v);
 
 type Sel<E extends Element> = Selection<E, unknown, null, undefined>;
 

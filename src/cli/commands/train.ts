@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { errorMessage, UsageError } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
-import { specYaml } from '../../core/train/jobs/jobBundle';
+import { dryRunText } from '../../core/train/jobs/dryRunText';
 import { parseTrainerEvent, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
 import { COMMON, err, intOption, out, type Values } from '../args';
 import { duration, num, table } from '../format';
@@ -12,6 +12,7 @@ const TRAIN_OPTIONS = {
   phase: { type: 'string' },
   target: { type: 'string' },
   'base-model': { type: 'string' },
+  backend: { type: 'string' },
   set: { type: 'string', multiple: true },
   'no-serve': { type: 'boolean' },
   detach: { type: 'boolean' },
@@ -77,6 +78,11 @@ function printer(json: boolean): { onLine: (id: string, line: string) => void; o
   };
 }
 
+function backendOption(v: string): 'tiny' | 'transformers' {
+  if (v === 'tiny' || v === 'transformers') return v;
+  throw new UsageError(`--backend takes tiny (the trainer's own small torch model: torch only, trains on a CPU) or transformers (a Hugging Face model + LoRA: transformers and peft, a GPU), not "${v}"`);
+}
+
 /**
  * rollout-lab train: one training phase on a target. A GPU phase (sft, grpo)
  * is pre-flighted and exported, bundled with python-trainer and a job spec,
@@ -96,6 +102,7 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
       phase,
       ...(v.target ? { target: v.target as string } : {}),
       ...(v['base-model'] ? { baseModel: v['base-model'] as string } : {}),
+      ...(v.backend ? { backend: backendOption(v.backend as string) } : {}),
       hyperparameters,
       serve: !v['no-serve'],
       ...(v['include-simulated'] ? { includeSimulated: true } : {}),
@@ -139,20 +146,6 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
     }
     return failed ? 1 : 0;
   });
-}
-
-function dryRunText(dry: import('../../core/train/jobs/trainingJobs').DryRun): string {
-  const lines = [`DRY RUN — nothing is launched. Job ${dry.spec.id} (${dry.spec.phase.kind}) on ${dry.plan.target}; data: ${Object.entries(dry.data).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`, ''];
-  lines.push('job.yaml:', ...specYaml(dry.spec).trimEnd().split('\n').map((l) => `  ${l}`), '');
-  for (const f of dry.plan.files) lines.push(`writes ${f.path}:`, ...f.content.trimEnd().split('\n').map((l) => `  ${l}`), '');
-  dry.plan.steps.forEach((s, i) => {
-    lines.push(`${i + 1}. ${s.title}`);
-    lines.push(`   argv: ${JSON.stringify(s.argv)}`);
-    if (s.cwd) lines.push(`   cwd: ${s.cwd}`);
-    if (s.env?.length) lines.push(`   env: ${s.env.join(', ')}`);
-    if (s.stdin) lines.push(`   stdin: ${s.stdin.trimEnd().split('\n').join(' | ')}`);
-  });
-  return lines.join('\n');
 }
 
 function resultText(r: import('../../core/train/jobs/trainingJobs').TrainResult): string {

@@ -212,6 +212,13 @@ export interface EvaluationReport {
   rewardParts: string[];
   /** Things a reader should know about the numbers (a run still running, criteria no longer configured...). */
   notes: string[];
+  /**
+   * runner.maxTurns, and how many scored rollouts went over it: the limit is
+   * handed to the graph (ctx.maxTurns), and the turn count is the graph's own
+   * (a module graph's `turns`, else its AI messages, tool-call requests
+   * included), so a graph that does not stop at the limit reports more.
+   */
+  turnLimit?: { maxTurns: number; over: number } | null;
 }
 
 export interface EvaluationReportOptions {
@@ -290,6 +297,12 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
       `the server cut ${plural(cutPrompts, 'prompt')} (in ${plural(inRollouts, 'rollout')}) to fit its context window, so the model did not see them whole — raise the server's context per request (llama.cpp: -c, shared by the -np slots; Ollama: num_ctx; vLLM: --max-model-len) or shorten the prompts`,
     );
   }
+  const over = opts.maxTurns === undefined ? 0 : done.filter((r) => r.turns !== null && r.turns > opts.maxTurns!).length;
+  if (over) {
+    notes.push(
+      `${plural(over, 'rollout')} took more turns than runner.maxTurns (${opts.maxTurns}): the limit is handed to the graph (ctx.maxTurns), and the turn count is the graph's own (its state's \`turns\`, else its AI messages, tool-call requests included) — a graph that does not stop at the limit reports more; they are counted under "max turns reached"`,
+    );
+  }
   const unconfigured = criteriaNames.filter((c) => !setup.criteria.includes(c));
   if (unconfigured.length) notes.push(`scored criteria no longer in the config (weight 0 here): ${unconfigured.join(', ')}`);
 
@@ -323,6 +336,7 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
     lowest,
     rewardParts: breakdownKeys(done),
     notes,
+    turnLimit: opts.maxTurns === undefined ? null : { maxTurns: opts.maxTurns, over },
   };
 }
 

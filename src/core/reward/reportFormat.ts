@@ -38,6 +38,14 @@ export function num(x: number | null | undefined, digits = 3): string {
   return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
 }
 
+/** 950, 12.3k, 4.5M: counts that stay narrow in a table. */
+export function count(n: number): string {
+  const abs = Math.abs(n);
+  if (abs < 10_000) return String(n);
+  if (abs < 1_000_000) return `${(n / 1000).toFixed(abs < 100_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
 export function pct(x: number | null | undefined, digits = 1): string {
   return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : `${x.toFixed(digits)} %`;
 }
@@ -56,10 +64,6 @@ export function duration(ms: number | null): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const m = Math.floor(ms / 60_000);
   return m < 60 ? `${m} m ${Math.round((ms % 60_000) / 1000)} s` : `${Math.floor(m / 60)} h ${m % 60} m`;
-}
-
-function shortId(id: string | null): string {
-  return id ? id.slice(0, 12) : '-';
 }
 
 function meanCells(s: MeanStat, digits = 3): string[] {
@@ -120,7 +124,17 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     evalRows.push(['Decision alignment', ...rateCells(table.decisionAlignment), 'GO on "yes" and NO-GO on "no" tasks; a missing decision counts as not aligned']);
     if (m.maybe.rollouts) evalRows.push(['Maybe tasks', String(m.maybe.rollouts), '', '', `reported apart: ${m.maybe.go} GO, ${m.maybe.noGo} NO-GO, ${m.maybe.undecided} undecided`]);
   }
-  evalRows.push(['Average turn count', ...meanCells(table.turns, 1), table.turns.n ? `min ${num(table.turns.min, 0)}, max ${num(table.turns.max, 0)}` : '']);
+  const limit = report.turnLimit ?? null;
+  evalRows.push([
+    'Average turn count',
+    ...meanCells(table.turns, 1),
+    [
+      table.turns.n ? `min ${num(table.turns.min, 0)}, max ${num(table.turns.max, 0)}` : '',
+      limit ? `limit ${limit.maxTurns} (runner.maxTurns)${limit.over ? `; ${limit.over} over it — see the notes` : ''}` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
+  ]);
   if (table.judgeFailures) evalRows.push(['Judge failures', ...rateCells(table.judgeFailures), 'the judge answer could not be used; the failure penalty was applied']);
   for (const j of table.judge) evalRows.push([`Judge: ${j.criterion}`, ...meanCells(j.stat), '']);
   for (const p of table.customReward) evalRows.push([`Reward: ${p.part}`, ...meanCells(p.stat), 'custom reward breakdown']);
@@ -139,15 +153,17 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     a.agent,
     String(a.rollouts),
     String(a.visits),
-    String(a.llmCalls),
-    String(a.toolCalls),
-    `${a.errors} in ${a.rolloutsWithErrors}`,
-    `${a.inputTokens} / ${a.outputTokens}`,
+    `${count(a.llmCalls)} / ${count(a.toolCalls)}`,
+    a.errors ? `${count(a.errors)} in ${count(a.rolloutsWithErrors)}` : '0',
+    `${count(a.inputTokens)} / ${count(a.outputTokens)}`,
     a.meanLatencyMs === null ? 'n/a' : duration(a.meanLatencyMs),
-    a.promptVersions.map((p) => `${shortId(p.version)}${a.promptVersions.length > 1 ? ` ×${p.rollouts}` : ''}`).join(', '),
-    a.models.map((x) => `${x.model ?? '-'}${x.version ? `@${x.version}` : ''}${a.models.length > 1 ? ` ×${x.rollouts}` : ''}`).join(', '),
-    `${num(a.rewardWithErrors.mean)} (n ${a.rewardWithErrors.n})`,
-    `${num(a.rewardWithoutErrors.mean)} (n ${a.rewardWithoutErrors.n})`,
+    [
+      a.promptVersions.length ? `prompt ${a.promptVersions.map((p) => `${p.version ? p.version.slice(0, 7) : '-'}${a.promptVersions.length > 1 ? ` ×${p.rollouts}` : ''}`).join(', ')}` : '',
+      a.models.map((x) => `${x.model ?? '-'}${x.version ? `@${x.version}` : ''}${a.models.length > 1 ? ` ×${x.rollouts}` : ''}`).join(', '),
+    ]
+      .filter(Boolean)
+      .join(' · '),
+    `${num(a.rewardWithErrors.mean)} (n ${a.rewardWithErrors.n}) / ${num(a.rewardWithoutErrors.mean)} (n ${a.rewardWithoutErrors.n})`,
   ]);
 
   const d = report.decisions;
@@ -183,7 +199,7 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     ...parts.map((p) => num(r.rewardBreakdown?.[p] ?? null)),
     r.decision ?? '-',
     r.expectedDecision ?? '-',
-    r.turns === null ? '-' : String(r.turns),
+    r.turns === null ? '-' : limit && r.turns > limit.maxTurns ? `${r.turns} (over ${limit.maxTurns})` : String(r.turns),
     ...(m.shape.judge ? [r.judgeFailed ? 'yes' : ''] : []),
     ...(withInfo ? [r.rewardInfo ?? ''] : []),
   ]);
@@ -217,9 +233,9 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     {
       id: 'agents',
       title: 'Agents',
-      caption: 'Per agent over the rollouts it ran in; the last two columns compare the final reward of rollouts where the agent had an error with those where it had none.',
-      header: ['Agent', 'Rollouts', 'Visits', 'LLM calls', 'Tool calls', 'Errors', 'Tokens in / out', 'Mean latency', 'Prompt versions', 'Models', 'Reward with errors', 'Reward without'],
-      numeric: [false, true, true, true, true, true, true, true, false, false, true, true],
+      caption: 'Per agent over the rollouts it ran in; the last column compares the final reward of rollouts where the agent had an error with those where it had none.',
+      header: ['Agent', 'Rollouts', 'Visits', 'Calls LLM / tool', 'Errors (in rollouts)', 'Tokens in / out', 'Mean latency', 'Prompt · model', 'Reward with / without errors'],
+      numeric: [false, true, true, true, true, true, true, false, true],
       rows: agentRows,
       empty: 'No agent ran.',
     },

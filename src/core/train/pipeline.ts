@@ -216,10 +216,10 @@ export async function runPhase(lab: Lab, name: string, opts: RunPhaseOptions = {
     log(`phase ${name} (${phase.kind}): started`);
     if (usesSimulatedByDefault(lab, phase, opts)) log(`phase ${name}: ${SIMULATED_USE}`);
     const result = await runKind(lab, phase, rec, opts, save);
-    if (opts.signal?.aborted) save(finishedRecord(rec, 'failed', { ...result, error: 'cancelled' }));
+    if (opts.signal?.aborted || result.error === 'cancelled') save(finishedRecord(rec, 'cancelled', { ...result, error: 'cancelled' }));
     else save(finishedRecord(rec, result.error ? 'failed' : 'done', result));
   } catch (err) {
-    save(finishedRecord(rec, 'failed', { error: opts.signal?.aborted ? 'cancelled' : errorMessage(err) }));
+    save(opts.signal?.aborted ? finishedRecord(rec, 'cancelled', { error: 'cancelled' }) : finishedRecord(rec, 'failed', { error: errorMessage(err) }));
   } finally {
     setRunningHere(file, name, false);
   }

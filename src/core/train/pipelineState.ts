@@ -12,7 +12,8 @@ import { HOST, isProcessAlive } from '../store/processLiveness';
  * other's records.
  */
 
-export const PHASE_STATES = ['pending', 'running', 'done', 'failed'] as const;
+/** cancelled: stopped by the user (Cancel on its progress, or its job cancelled) — not a failure. */
+export const PHASE_STATES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const;
 export type PhaseState = (typeof PHASE_STATES)[number];
 
 const CheckSchema = z.object({
@@ -119,7 +120,7 @@ export function runningRecord(prev: PhaseRecord, now = Date.now()): PhaseRecord 
   return { ...emptyPhaseRecord(prev.name, prev.kind), state: 'running', startedAt: now, pid: process.pid, host: HOST };
 }
 
-export function finishedRecord(rec: PhaseRecord, state: 'done' | 'failed', extra: Partial<PhaseRecord> = {}): PhaseRecord {
+export function finishedRecord(rec: PhaseRecord, state: 'done' | 'failed' | 'cancelled', extra: Partial<PhaseRecord> = {}): PhaseRecord {
   return { ...rec, ...extra, state, endedAt: Date.now(), pid: null, host: null };
 }
 

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
 import type { FeatureContext } from '../featureContext';
-import { askExportPath, defaultReportFileName, resolveReportRun, writeReport, type ReportFormat } from './requests';
+import { askExportPath, defaultReportFileName, resolveReportRun, showExportNotice, writeReport, type ReportFormat } from './requests';
 
 /**
  * The argument of Open / Export Evaluation Report: nothing (the newest
@@ -76,9 +76,7 @@ async function exportEvaluationReport(ctx: FeatureContext, args: ReportArgs): Pr
   const written = await writeReport(lab, runId, format, target);
   ctx.log(`exported the evaluation report of ${runId} to ${written}`);
   if (!args.path) {
-    void vscode.window.showInformationMessage(`Rollout Lab: exported the evaluation report of ${runId}`, 'Open').then((a) => {
-      if (a) void vscode.commands.executeCommand('vscode.open', typeof target === 'string' ? vscode.Uri.file(written) : target);
-    });
+    void showExportNotice(runId, written, target);
   }
   return { saved: true, path: written };
 }

@@ -19,7 +19,9 @@ export function evalReportRequestHandlers(service: LabService): RequestHandlers 
       const lab = await service.lab();
       const target = await askExportPath(lab, runId, format);
       if (!target) return { saved: false, path: null };
-      return { saved: true, path: await writeReport(lab, runId, format, target) };
+      const written = await writeReport(lab, runId, format, target);
+      void showExportNotice(runId, written, target);
+      return { saved: true, path: written };
     },
   };
 }
@@ -105,4 +107,14 @@ export async function writeReport(lab: Lab, runId: string, format: ReportFormat,
   }
   await vscode.workspace.fs.writeFile(target, Buffer.from(text, 'utf8'));
   return target.toString();
+}
+
+/** The notification after an export from the panel or the palette: Open (in the editor) or Reveal in Explorer. */
+export async function showExportNotice(runId: string, written: string, target: vscode.Uri | string): Promise<void> {
+  const { exportNotice } = await import('./exportNotice');
+  const n = exportNotice(runId, written);
+  const uri = typeof target === 'string' ? vscode.Uri.file(written) : target;
+  const action = await vscode.window.showInformationMessage(n.message, n.open, n.reveal);
+  if (action === n.open) await vscode.commands.executeCommand('vscode.open', uri);
+  else if (action === n.reveal) await vscode.commands.executeCommand('revealInExplorer', uri);
 }

@@ -15,6 +15,8 @@ import { diffWithPreviousPromptVersion } from '../traceDiff/commands';
 export interface PromptHistoryApi {
   /** The line changes marked (differences from the best version) in the editors on a document. */
   markers(uri: vscode.Uri): readonly PromptLineChange[];
+  /** The editors those markers are drawn in (never a side of a diff editor). */
+  markedEditors(uri: vscode.Uri): ReadonlyArray<{ viewColumn: vscode.ViewColumn | undefined; inDiff: boolean }>;
 }
 
 /** The argument-object form of the three commands (tests, keybindings, the lenses' and hovers' links). */
@@ -57,7 +59,7 @@ export function registerPromptHistoryCommands(ctx: FeatureContext): PromptHistor
   ctx.register('rolloutLab.comparePromptWithVersion', (arg) => history.compareWithVersion(arg));
   ctx.register('rolloutLab.restorePromptVersion', (arg) => history.restoreVersion(arg));
   ctx.register('rolloutLab.diffRolloutWithPreviousPromptVersion', (arg) => history.diffRolloutWithPreviousVersion(arg));
-  return { markers: (uri) => decorations.decorated(uri) };
+  return { markers: (uri) => decorations.decorated(uri), markedEditors: (uri) => decorations.markedEditors(uri) };
 }
 
 function parseArgs(raw: unknown, command: string): PromptArgs {
@@ -148,14 +150,14 @@ class PromptHistory {
   }
 
   /** Asks for one of an agent's stored versions, with its statistics. */
-  private async pickVersion(folder: string, agent: string, title: string, current: string | null, opts: { withRestore: boolean }): Promise<{ version: string; restore: boolean } | undefined> {
+  private async pickVersion(folder: string, agent: string, title: string, current: string | null, opts: { withRestore: boolean; currentLast?: boolean }): Promise<{ version: string; restore: boolean } | undefined> {
     const s = await this.index.agentStats(folder, agent);
     if (s.stats.length === 0) {
       void vscode.window.showInformationMessage(`Rollout Lab: no stored versions of ${agent}'s prompt yet — run some rollouts first.`);
       return undefined;
     }
     const restoreButton: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('discard'), tooltip: 'Restore This Version' };
-    const items = versionPickRows(s.stats, s.best?.version ?? null, current, Date.now()).map((row) => ({
+    const items = versionPickRows(s.stats, s.best?.version ?? null, current, Date.now(), { currentLast: opts.currentLast === true }).map((row) => ({
       ...row,
       buttons: opts.withRestore && row.version !== current ? [restoreButton] : [],
     }));
@@ -258,7 +260,7 @@ class PromptHistory {
     const current = await this.index.currentTarget(folder, agent);
     let version = who.version;
     if (!version) {
-      const picked = await this.pickVersion(folder, agent, `Rollout Lab: Compare ${agent}'s prompt with a version`, current.version, { withRestore: true });
+      const picked = await this.pickVersion(folder, agent, `Rollout Lab: Compare ${agent}'s prompt with a version`, current.version, { withRestore: true, currentLast: true });
       if (!picked) return undefined;
       if (picked.restore) {
         await this.restore(folder, agent, picked.version, true);
@@ -293,7 +295,7 @@ class PromptHistory {
     if (!who) return undefined;
     if (!who.version) {
       const current = await this.currentVersionOrNull(who.folder, who.agent);
-      const picked = await this.pickVersion(who.folder, who.agent, `Rollout Lab: Restore a version of ${who.agent}'s prompt`, current, { withRestore: false });
+      const picked = await this.pickVersion(who.folder, who.agent, `Rollout Lab: Restore a version of ${who.agent}'s prompt`, current, { withRestore: false, currentLast: true });
       if (!picked) return undefined;
       who = { ...who, version: picked.version };
     }

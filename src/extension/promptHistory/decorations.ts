@@ -35,7 +35,22 @@ function decorationType(kind: Kind): vscode.TextEditorDecorationType {
 }
 
 /**
- * Marks, in every visible editor on an agent prompt, the lines where the text
+ * Whether an editor is a side of a diff editor (which marks the differences
+ * itself): embedded editors have no view column of their own, so one on a
+ * document that the active diff tab of some group shows is taken to be it.
+ */
+function inDiffEditor(editor: vscode.TextEditor): boolean {
+  const uri = editor.document.uri.toString();
+  return vscode.window.tabGroups.all.some((g) => {
+    if (editor.viewColumn !== undefined && g.viewColumn !== editor.viewColumn) return false;
+    const input = g.activeTab?.input;
+    return input instanceof vscode.TabInputTextDiff && (input.modified.toString() === uri || input.original.toString() === uri);
+  });
+}
+
+/**
+ * Marks, in every visible editor on an agent prompt (but not the sides of a
+ * diff editor, which mark the differences themselves), the lines where the text
  * differs from the agent's best-scoring version: a bar and a line background
  * in the editor, a mark in the overview ruler. Updated (debounced) as the
  * user types, when editors are shown and when rollouts land.
@@ -51,6 +66,8 @@ export class PromptDecorations implements vscode.Disposable {
   /** Bumped per document on each update, so an older, slower update never overwrites a newer one. */
   private readonly generation = new Map<string, number>();
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** The editors each document's markers were last drawn in (the extension tests read them). */
+  private readonly drawnIn = new Map<string, Array<{ viewColumn: vscode.ViewColumn | undefined; inDiff: boolean }>>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -61,6 +78,8 @@ export class PromptDecorations implements vscode.Disposable {
     this.disposables.push(
       ...Object.values(this.types),
       vscode.window.onDidChangeVisibleTextEditors(() => this.updateAll()),
+      // A diff editor opened on a prompt in an editor's group: its sides lose the markers.
+      vscode.window.tabGroups.onDidChangeTabs(() => this.updateAll()),
       index.onDidChange(() => this.updateAll()),
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0 && mayHoldPrompt(e.document)) this.schedule(e.document);
@@ -73,6 +92,11 @@ export class PromptDecorations implements vscode.Disposable {
   /** The line changes last decorated on a document (empty when none are marked). */
   decorated(uri: vscode.Uri): readonly PromptLineChange[] {
     return this.shown.get(uri.toString()) ?? [];
+  }
+
+  /** The editors a document's markers are drawn in: its visible editors that are not a side of a diff editor. */
+  markedEditors(uri: vscode.Uri): ReadonlyArray<{ viewColumn: vscode.ViewColumn | undefined; inDiff: boolean }> {
+    return this.drawnIn.get(uri.toString()) ?? [];
   }
 
   private schedule(doc: vscode.TextDocument): void {
@@ -109,13 +133,19 @@ export class PromptDecorations implements vscode.Disposable {
     }
     if (this.generation.get(key) !== gen || doc.isClosed) return;
     this.shown.set(key, changes);
+    const drawn: Array<{ viewColumn: vscode.ViewColumn | undefined; inDiff: boolean }> = [];
     for (const editor of vscode.window.visibleTextEditors) {
       if (editor.document.uri.toString() !== key) continue;
+      const inDiff = inDiffEditor(editor);
+      let marked = 0;
       for (const kind of Object.keys(this.types) as Kind[]) {
-        const ranges = changes.filter((c) => c.kind === kind).map((c) => new vscode.Range(c.startLine, 0, c.endLine, 0));
+        const ranges = inDiff ? [] : changes.filter((c) => c.kind === kind).map((c) => new vscode.Range(c.startLine, 0, c.endLine, 0));
         editor.setDecorations(this.types[kind], ranges);
+        marked += ranges.length;
       }
+      if (marked) drawn.push({ viewColumn: editor.viewColumn, inDiff });
     }
+    this.drawnIn.set(key, drawn);
   }
 
   dispose(): void {

@@ -73,11 +73,20 @@ function firstLine(text: string | undefined): string {
  * was first seen and last ran, its first line; the best and the current
  * text's version are marked.
  */
-export function versionPickRows(stats: readonly PromptVersionStats[], best: string | null, current: string | null, now: number): VersionPickRow[] {
-  return [...stats]
-    .sort((a, b) => b.firstSeen - a.firstSeen)
+export function versionPickRows(
+  stats: readonly PromptVersionStats[],
+  best: string | null,
+  current: string | null,
+  now: number,
+  opts: { currentLast?: boolean } = {},
+): VersionPickRow[] {
+  const sorted = [...stats].sort((a, b) => b.firstSeen - a.firstSeen);
+  // Comparing (or restoring) the current text with itself shows nothing: the previous version comes first, the current one last.
+  if (opts.currentLast) sorted.sort((a, b) => Number(a.version === current) - Number(b.version === current));
+  return sorted
     .map((s) => {
-      const marks = [s.version === best ? '$(star-full) best' : '', s.version === current ? '(current)' : ''].filter(Boolean).join(' ');
+      const currentMark = s.version === current ? (opts.currentLast ? '(current — the same text)' : '(current)') : '';
+      const marks = [s.version === best ? '$(star-full) best' : '', currentMark].filter(Boolean).join(' ');
       const description = [compactStats(s), s.decisionAlignment !== null ? `alignment ${Math.round(s.decisionAlignment)}%` : ''].filter(Boolean).join(' · ');
       const when = [`first seen ${formatAgo(s.firstSeen, now)}`, s.lastRun !== null ? `last run ${formatAgo(s.lastRun, now)}` : ''].filter(Boolean).join(' · ');
       const line = firstLine(s.text);

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { jobSecrets } from './jobFiles';
+import { stopJobQuestion } from './jobText';
 import * as path from 'node:path';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
@@ -21,6 +22,7 @@ const LaunchArgs = z.strictObject({
   phase: z.string().min(1),
   target: z.string().min(1).optional(),
   baseModel: z.string().min(1).optional(),
+  backend: z.enum(['tiny', 'transformers']).optional(),
   hyperparameters: z.record(z.string(), HyperValue).optional(),
   serve: z.boolean().optional(),
   folder: z.string().optional(),
@@ -42,6 +44,8 @@ const GPU_KINDS = new Set(['sft', 'grpo']);
 /** What the extension-host tests reach of the training jobs (through the API activate() returns). */
 export interface TrainingJobsApi {
   isFollowing(folder: string, id: string): boolean;
+  /** The summary Launch Training Phase… shows to confirm ("Label: value" rows), while it is shown. */
+  launchSummary(): string[] | undefined;
   curves(folder: string, id: string): Pick<CurvesPanel, 'notified' | 'isReady'> | undefined;
 }
 
@@ -83,7 +87,7 @@ export function registerJobCommands(ctx: FeatureContext, tree: TrainingTree): Tr
     }),
   );
 
-  const jobs = { ctx, followers, curves, output, tree };
+  const jobs: Jobs = { ctx, followers, curves, output, tree, confirming: undefined };
   ctx.register('rolloutLab.launchTrainingPhase', (arg) => launch(jobs, arg));
   ctx.register('rolloutLab.cancelTrainingJob', (arg) => cancel(jobs, arg));
   ctx.register('rolloutLab.serveTrainingJob', (arg) => serve(jobs, arg));
@@ -96,6 +100,7 @@ export function registerJobCommands(ctx: FeatureContext, tree: TrainingTree): Tr
   });
   return {
     isFollowing: (folder, id) => followers.isFollowing(folder, id),
+    launchSummary: () => jobs.confirming,
     curves: (folder, id) => curves.get(folder, id),
   };
 }
@@ -106,6 +111,8 @@ interface Jobs {
   curves: CurvesPanels;
   output: vscode.OutputChannel;
   tree: TrainingTree;
+  /** The launch summary on screen, for the tests. */
+  confirming: string[] | undefined;
 }
 
 
@@ -121,7 +128,7 @@ function parseArgs<T>(schema: z.ZodType<T>, raw: unknown, usage: string): T {
 async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord | DryRun | undefined> {
   const { ctx, followers, output } = jobs;
   const explicit = commandArgument(arg);
-  const args: LaunchArgs | undefined = explicit === undefined ? undefined : parseArgs(LaunchArgs, explicit, 'Launch Training Phase takes { phase, target?, baseModel?, hyperparameters?, serve?, folder?, dryRun?, includeSimulated? }');
+  const args: LaunchArgs | undefined = explicit === undefined ? undefined : parseArgs(LaunchArgs, explicit, 'Launch Training Phase takes { phase, target?, baseModel?, backend?, hyperparameters?, serve?, folder?, dryRun?, includeSimulated? }');
   const node = arg as TrainingNode | undefined;
   const fromPhase = node?.kind === 'phase' ? node : undefined;
   const folder = ctx.lab.resolveFolder(args?.folder ?? fromPhase?.folder);
@@ -129,13 +136,13 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
   const loaded = await loadConfig(folder);
   let opts: TrainOptions;
   if (args) {
-    opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, hyperparameters: args.hyperparameters, serve: args.serve, ...(args.includeSimulated ? { includeSimulated: true } : {}) };
+    opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, ...(args.backend ? { backend: args.backend } : {}), hyperparameters: args.hyperparameters, serve: args.serve, ...(args.includeSimulated ? { includeSimulated: true } : {}) };
   } else {
     const { pipelinePhases } = await import('../../core/train/pipeline');
     const { referenceHyperparameters } = await import('../../core/train/jobs/jobBundle');
     const choice = await pickLaunch(loaded, pipelinePhases(loaded.config), referenceHyperparameters, fromPhase?.status.phase.name);
     if (!choice) return undefined;
-    opts = { phase: choice.phase.name, target: choice.target, baseModel: choice.baseModel, hyperparameters: choice.hyperparameters, serve: choice.serve };
+    opts = { phase: choice.phase.name, target: choice.target, baseModel: choice.baseModel, ...(choice.backend ? { backend: choice.backend } : {}), hyperparameters: choice.hyperparameters, serve: choice.serve };
   }
   opts.secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
   const core = await import('../../core/train/jobs/trainingJobs');
@@ -147,6 +154,23 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
     return dry;
   }
 
+  if (!args) {
+    // From the pickers: pre-flight and export once (a dry run), then the summary to confirm — Launch, Dry Run or Cancel.
+    const phase = await ctx.lab.withLab(folder, async (lab) => core.resolvePhase(lab, opts.phase));
+    if (GPU_KINDS.has(phase.kind)) {
+      const log = (l: string): void => output.appendLine(l);
+      const dry = await withProgress(`pre-flight and export of ${opts.phase}`, { log }, true, (signal, hooks) =>
+        ctx.lab.withLab(folder, (lab) => core.dryRunTraining(lab, { ...opts, signal }, hooks.log)),
+      );
+      const { referenceHyperparameters } = await import('../../core/train/jobs/jobBundle');
+      const { launchSummary } = await import('./launchSummary');
+      const rows = launchSummary(phase, dry, referenceHyperparameters(phase.kind as 'sft' | 'grpo'), opts.serve ?? true);
+      const answer = await confirmLaunch(jobs, opts.phase, rows);
+      if (answer === 'dry') return showDryRun(jobs, dry);
+      if (answer !== 'launch') return undefined;
+    }
+  }
+
   const controller = new AbortController();
   const base = followers.hooks(folder, controller);
   const phaseKind = await ctx.lab.withLab(folder, async (lab) => core.resolvePhase(lab, opts.phase).kind);
@@ -156,6 +180,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
     jobs.tree.refresh();
     const rec = result.phase;
     if (rec.state === 'done') void vscode.window.showInformationMessage(`Phase ${rec.name} done${rec.produced ? `: ${rec.produced.kind} ${rec.produced.id}` : ''}.`);
+    else if (rec.state === 'cancelled') void vscode.window.showInformationMessage(`Phase ${rec.name} cancelled.`);
     else void vscode.window.showWarningMessage(`Phase ${rec.name} failed: ${rec.error ?? 'unknown error'}`);
     return rec;
   }
@@ -176,6 +201,55 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
   });
   // A call with an argument (a test, a keybinding) gets the final record; the palette and the view go on at once.
   return args ? following : launched;
+}
+
+type Confirm = 'launch' | 'dry' | 'cancel';
+
+/**
+ * The summary to confirm before a launch: Launch (Enter), Dry Run, Cancel,
+ * and under them what will run. Picking a summary row keeps it open.
+ */
+function confirmLaunch(jobs: Jobs, phase: string, rows: Array<{ label: string; value: string }>): Promise<Confirm | undefined> {
+  type Item = vscode.QuickPickItem & { action?: Confirm };
+  const items: Item[] = [
+    { label: '$(rocket) Launch', description: 'start the job now', action: 'launch' },
+    { label: '$(beaker) Dry Run', description: 'only the pre-flight and export: shows the spec and every command, starts nothing', action: 'dry' },
+    { label: '$(close) Cancel', description: 'launch nothing', action: 'cancel' },
+    { label: 'What will run', kind: vscode.QuickPickItemKind.Separator },
+    ...rows.map((r) => ({ label: r.value, description: r.label })),
+  ];
+  const qp = vscode.window.createQuickPick<Item>();
+  qp.title = `Launch Training Phase ${phase}: confirm`;
+  qp.placeholder = 'Launch, Dry Run or Cancel — the job that would run is summarised below';
+  qp.items = items;
+  qp.ignoreFocusOut = true;
+  qp.matchOnDescription = true;
+  jobs.confirming = rows.map((r) => `${r.label}: ${r.value}`);
+  return new Promise((resolve) => {
+    let result: Confirm | undefined;
+    qp.onDidAccept(() => {
+      const action = qp.activeItems[0]?.action;
+      if (!action) return;
+      result = action;
+      qp.hide();
+    });
+    qp.onDidHide(() => {
+      jobs.confirming = undefined;
+      qp.dispose();
+      resolve(result);
+    });
+    qp.show();
+  });
+}
+
+/** Dry Run from the summary: what would run (the spec, the files, each command), in the output channel and an editor. */
+async function showDryRun(jobs: Jobs, dry: DryRun): Promise<DryRun> {
+  const { dryRunText } = await import('../../core/train/jobs/dryRunText');
+  const text = dryRunText(dry);
+  jobs.output.appendLine(text);
+  const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
+  await vscode.window.showTextDocument(doc, { preview: true });
+  return dry;
 }
 
 /** Runs work (pre-flight, export, launch) under a notification that shows the core's progress lines; cancelling aborts `signal`. */
@@ -230,12 +304,9 @@ async function cancel(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> 
   const { job } = await readJobOf(ref.folder, ref.id);
   if (!ACTIVE.has(job.state)) throw new Error(`job ${ref.id} is not running (it is ${job.state})`);
   if (ref.confirm !== true) {
-    const answer = await vscode.window.showWarningMessage(
-      `Cancel training job ${ref.id} on ${job.targetName}?`,
-      { modal: true, detail: job.kind === 'serve' ? 'The served policy stops answering.' : 'The job is stopped on its target; nothing is registered.' },
-      'Cancel Job',
-    );
-    if (answer !== 'Cancel Job') return undefined;
+    const q = stopJobQuestion(job);
+    const answer = await vscode.window.showWarningMessage(q.message, { modal: true, detail: q.detail }, { title: q.stop }, { title: q.keep, isCloseAffordance: true });
+    if (answer?.title !== q.stop) return undefined;
   }
   // Stop following first: the follower would otherwise record the killed process as a failure.
   jobs.followers.stop(ref.folder, ref.id);

@@ -2,6 +2,9 @@ import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { parseTrainerEvent, type MetricPoint } from '../../core/train/jobs/trainerEvents';
 
+/** A metrics point and when this process read it (the log's lines carry no time). */
+export type TimedPoint = MetricPoint & { at: number };
+
 /**
  * The metrics of a job read from its job.log, incrementally: each read only
  * parses what the log gained since the last one. A follower that reattaches
@@ -14,16 +17,18 @@ export class JobLogTail {
   private partial = '';
   // A character split between two reads is decoded whole on the second.
   private decoder = new StringDecoder('utf8');
-  private readonly pointList: MetricPoint[] = [];
+  private readonly pointList: TimedPoint[] = [];
+  /** The steps the trainer plans (its start event), once the log said so. */
+  totalSteps: number | null = null;
 
   constructor(readonly file: string) {}
 
-  get points(): readonly MetricPoint[] {
+  get points(): readonly TimedPoint[] {
     return this.pointList;
   }
 
   /** Reads what is new; `added` are the points found now, `reset` says the earlier ones are void. */
-  read(): { reset: boolean; added: MetricPoint[] } {
+  read(): { reset: boolean; added: TimedPoint[] } {
     if (!existsSync(this.file)) return this.offset > 0 ? this.restart([]) : { reset: false, added: [] };
     const fd = openSync(this.file, 'r');
     try {
@@ -33,7 +38,8 @@ export class JobLogTail {
         this.restart([]);
         reset = true;
       }
-      const added: MetricPoint[] = [];
+      const added: TimedPoint[] = [];
+      const at = Date.now();
       const buf = Buffer.alloc(Math.min(1 << 20, Math.max(1, size - this.offset)));
       while (this.offset < size) {
         const n = readSync(fd, buf, 0, Math.min(buf.length, size - this.offset), this.offset);
@@ -43,7 +49,8 @@ export class JobLogTail {
         this.partial = lines.pop() ?? '';
         for (const line of lines) {
           const ev = parseTrainerEvent(line.replace(/\r$/, ''));
-          if (ev?.event === 'metrics') added.push({ step: ev.step, values: ev.values });
+          if (ev?.event === 'metrics') added.push({ step: ev.step, values: ev.values, at });
+          else if (ev?.event === 'start' && ev.steps !== undefined && ev.steps > 0) this.totalSteps = ev.steps;
         }
       }
       this.pointList.push(...added);
@@ -53,8 +60,9 @@ export class JobLogTail {
     }
   }
 
-  private restart(added: MetricPoint[]): { reset: boolean; added: MetricPoint[] } {
+  private restart(added: TimedPoint[]): { reset: boolean; added: TimedPoint[] } {
     this.offset = 0;
+    this.totalSteps = null;
     this.partial = '';
     this.decoder = new StringDecoder('utf8');
     this.pointList.length = 0;

@@ -83,3 +83,16 @@ export function durationText(ms: number): string {
   if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
   return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
 }
+
+/**
+ * The question Stop Job asks: its buttons are "Stop Job" and "Keep Running",
+ * never a "Cancel" that could mean either (stop the job, or leave it alone).
+ */
+export function stopJobQuestion(job: { id: string; targetName: string; kind: string }): { message: string; detail: string; stop: string; keep: string } {
+  return {
+    message: `Stop training job ${job.id} on ${job.targetName}?`,
+    detail: job.kind === 'serve' ? 'The served policy stops answering.' : 'The job is stopped on its target; nothing is registered.',
+    stop: 'Stop Job',
+    keep: 'Keep Running',
+  };
+}

@@ -101,6 +101,8 @@ async function runTrainingPhase(ctx: FeatureContext, tree: TrainingTree, arg: un
   tree.refresh();
   if (record.state === 'done') {
     void vscode.window.showInformationMessage(`Phase ${record.name} done${record.produced ? `: ${record.produced.kind} ${record.produced.id}` : ''}.${record.note ? ` ${record.note}` : ''}`);
+  } else if (record.state === 'cancelled') {
+    void vscode.window.showInformationMessage(`Phase ${record.name} cancelled.`);
   } else {
     void vscode.window.showWarningMessage(`Phase ${record.name} failed: ${record.error ?? 'unknown error'}`);
   }

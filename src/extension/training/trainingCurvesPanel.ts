@@ -75,7 +75,7 @@ export class CurvesPanel implements vscode.Disposable {
         this.watch(file);
       }
       this.tail.read();
-      this.post('curves/reset', { job: this.job, points: [...this.tail.points], folder: this.folder });
+      this.post('curves/reset', { job: this.job, points: [...this.tail.points], folder: this.folder, totalSteps: this.tail.totalSteps });
     } catch (err) {
       this.post('curves/error', { message: `job ${this.jobId}: ${errorMessage(err)}` });
     }
@@ -85,8 +85,8 @@ export class CurvesPanel implements vscode.Disposable {
   update(): void {
     if (!this.tail || !this.job) return;
     const { reset, added } = this.tail.read();
-    if (reset) this.post('curves/reset', { job: this.job, points: [...this.tail.points], folder: this.folder });
-    else if (added.length) this.post('curves/append', { points: added });
+    if (reset) this.post('curves/reset', { job: this.job, points: [...this.tail.points], folder: this.folder, totalSteps: this.tail.totalSteps });
+    else if (added.length) this.post('curves/append', { points: added, totalSteps: this.tail.totalSteps });
   }
 
   /** Reads the job's record again (it changed on disk). */

@@ -43,6 +43,7 @@ const STATE_ICON: Record<PhaseRecord['state'], string> = {
   running: 'sync~spin',
   done: 'check',
   failed: 'error',
+  cancelled: 'circle-slash',
 };
 
 /**
@@ -311,7 +312,8 @@ function phaseItem(node: Extract<TrainingNode, { kind: 'phase' }>): vscode.TreeI
 /** "gather · done · rollouts 6, succeeded 6 · data run-…", or the error of a failed phase. */
 export function phaseDescription({ phase, record: r }: PhaseStatus): string {
   const parts: string[] = [phase.kind, r.state];
-  if (r.state === 'failed' && r.error) {
+  // A cancelled phase says cancelled once: its error is only the word again, or which job was cancelled.
+  if ((r.state === 'failed' || r.state === 'cancelled') && r.error && r.error !== 'cancelled') {
     parts.push(r.error);
     return parts.join(' · ');
   }

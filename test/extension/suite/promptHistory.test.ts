@@ -15,7 +15,7 @@ interface MarkerLike {
   endLine: number;
 }
 interface ApiWithPrompts extends RolloutLabApiLike {
-  prompts: { markers(uri: vscode.Uri): readonly MarkerLike[] };
+  prompts: { markers(uri: vscode.Uri): readonly MarkerLike[]; markedEditors(uri: vscode.Uri): ReadonlyArray<{ viewColumn: vscode.ViewColumn | undefined; inDiff: boolean }> };
 }
 
 async function promptApi(): Promise<ApiWithPrompts> {
@@ -135,6 +135,28 @@ describe('prompt history', () => {
       assert.ok(await doc.save());
       await run(1);
       await waitFor('the lens of the new version', async () => countOf(await lensTitles(uri)) === 1);
+
+      // Without a version, the picker's default (Enter) is the previous version — never the current text against itself.
+      const a = await promptApi();
+      const picking = Promise.resolve(vscode.commands.executeCommand<string | undefined>('rolloutLab.comparePromptWithVersion', { agent: 'Supervisor' }));
+      let picked: string | undefined;
+      for (let i = 0; i < 40 && picked === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+        picked = await Promise.race([picking, new Promise<undefined>((r) => setTimeout(() => r(undefined), 50))]);
+      }
+      assert.ok(picked, 'the picker was answered');
+      assert.match(picked, new RegExp(`^Supervisor ${originalVersion.slice(0, 7)} \\(`), `the default is the previous version, got "${picked}"`);
+      // The current text differs from the best version (the original): its editor is marked, the diff editor's sides are not.
+      const diff = await waitFor('the default diff', () => diffTabs()[0]);
+      await waitFor('markers for the current text', () => a.prompts.markers(uri).length > 0);
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.ok(diff.tab.isActive);
+      assert.deepEqual(a.prompts.markedEditors(uri), [], 'no "differs from best" marker inside the diff editor (the only editor on the file)');
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      // The file's own editor is marked (so the check above is not empty by accident).
+      await vscode.window.showTextDocument(doc);
+      await waitFor('the marker in the plain editor', () => a.prompts.markedEditors(uri).length === 1);
 
       const title = await vscode.commands.executeCommand<string>('rolloutLab.comparePromptWithVersion', { agent: 'Supervisor', version: originalVersion });
       const { tab, input } = await waitFor('a diff editor against the stored version', () => diffTabs()[0]);

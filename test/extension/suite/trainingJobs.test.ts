@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
@@ -29,6 +29,7 @@ interface JobRecordLike {
 
 interface TrainingJobsApiLike {
   isFollowing(folder: string, id: string): boolean;
+  launchSummary(): string[] | undefined;
   curves(folder: string, id: string): { notified: Array<{ type: string; params: { points?: unknown[] } }>; isReady: boolean } | undefined;
 }
 
@@ -153,6 +154,48 @@ describe('training jobs', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
+  it('Launch Training Phase… asks for the backend, shows what will run to confirm (rows after pre-flight, target, backend…); Dry Run starts nothing', async function () {
+    this.timeout(180_000);
+    const jobs = (await api()) as unknown as { trainingJobs: TrainingJobsApiLike };
+    const jobsDir = join(dir, '.rollout-lab', 'training', 'jobs');
+    const before = existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [];
+    let done = false;
+    const launching = Promise.resolve(vscode.commands.executeCommand<DryRunLike | undefined>('rolloutLab.launchTrainingPhase')).finally(() => (done = true));
+    // Each picker's default (Enter) until the summary shows: phase, target, backend, hyper-parameters, serve.
+    let summary: string[] | undefined;
+    for (let i = 0; !done && i < 400; i++) {
+      summary = jobs.trainingJobs.launchSummary();
+      if (summary) break;
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(summary, 'the summary to confirm was shown');
+    const line = (label: string): string => summary!.find((l) => l.startsWith(`${label}: `)) ?? '';
+    assert.equal(line('Phase'), 'Phase: sft-juniors (sft)');
+    assert.equal(line('Agents'), `Agents: ${JUNIORS.join(', ')}`);
+    assert.match(line('Model'), /^Model: junior · base tiny/);
+    assert.match(line('Rows'), /^Rows: [1-9]\d* examples from [1-9]\d* rollouts? after pre-flight/);
+    assert.match(line('Target'), /^Target: local/);
+    assert.match(line('Backend'), /^Backend: tiny — needs torch only/);
+    assert.match(line('Hyper-parameters'), /^Hyper-parameters: lr /);
+    // Launch, then Dry Run: the second choice.
+    await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    const dry = await launching;
+    assert.ok(dry && dry.spec, 'Dry Run returns what would run');
+    assert.equal(dry.spec.model.backend, 'tiny');
+    assert.ok(dry.plan.steps.length > 0);
+    assert.equal(jobs.trainingJobs.launchSummary(), undefined);
+    assert.deepEqual(existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [], before, 'no job was launched');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('Launch Training Phase takes a backend: the spec of the dry run has it', async function () {
+    this.timeout(120_000);
+    const dry = await vscode.commands.executeCommand<DryRunLike>('rolloutLab.launchTrainingPhase', { phase: 'sft-juniors', backend: 'transformers', dryRun: true, serve: false });
+    assert.equal(dry.spec.model.backend, 'transformers');
+  });
+
   it('Launch Training Phase… from the palette takes each picker\'s default and launches; Cancel Job stops it and the job stays cancelled', async function () {
     if (!trainerRuns) {
       console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed to launch a training job`);
@@ -185,6 +228,13 @@ describe('training jobs', () => {
       (await snapshot()).find((i) => i.label === 'Jobs')?.children?.find((c) => c.label === rec.id && c.icon === 'circle-slash'),
     );
     assert.equal(item.contextValue, 'rolloutLab.training.job.sft.cancelled');
+    // Its phase says cancelled too, not failed.
+    const phase = await waitFor('the phase marked cancelled', async () =>
+      (await snapshot()).find((i) => i.label === 'Pipeline')?.children?.find((c) => c.label === 'sft-juniors' && /cancelled/.test(c.description ?? '')),
+    );
+    assert.match(phase.description ?? '', /^sft · cancelled/);
+    assert.doesNotMatch(phase.description ?? '', /failed/);
+    assert.equal(phase.icon, 'circle-slash');
   });
 
   it('a job the CLI launched detached shows in the Jobs section, and Reattach follows it to its end', async function () {

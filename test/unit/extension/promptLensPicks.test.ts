@@ -104,6 +104,22 @@ describe('prompt history pickers', () => {
     assert.equal(rows[1]!.detail, 'first seen 3 days ago · last run 5 min ago · You are the Supervisor.');
   });
 
+  it('for Compare and Restore, the current version goes last (it would be an empty diff), so the default is the previous one', () => {
+    const rows = versionPickRows(
+      [
+        stats({ version: '111111111111', firstSeen: NOW - 3 * 86_400_000 }),
+        stats({ version: '222222222222', firstSeen: NOW - 2 * 86_400_000 }),
+        stats({ version: '333333333333', firstSeen: NOW - 86_400_000 }),
+      ],
+      '333333333333',
+      '333333333333',
+      NOW,
+      { currentLast: true },
+    );
+    assert.deepEqual(rows.map((r) => r.version), ['222222222222', '111111111111', '333333333333']);
+    assert.equal(rows[2]!.label, '3333333  $(star-full) best (current — the same text)');
+  });
+
   it('writes a version\'s statistics page with its comparison to the previous version', () => {
     const md = versionReportMarkdown(stats({}), { version: '111111111111', previous: '000000000000', delta: 0.05, pValue: 0.03, significant: true }, true, NOW);
     assert.match(md, /\*\*Supervisor\*\* prompt version `1111111` — 12 rollouts/);

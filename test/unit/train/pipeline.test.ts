@@ -9,7 +9,7 @@ import { loadConfig } from '../../../src/core/config/loader';
 import { rollbackModelVersion } from '../../../src/core/config/modelRegistry';
 import { Lab } from '../../../src/core/rollout/lab';
 import { Attr } from '../../../src/core/trace/span';
-import { emptyPhaseRecord, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/pipelineState';
+import { emptyPhaseRecord, readPipelineState, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/pipelineState';
 import { HOST } from '../../../src/core/store/processLiveness';
 import { startSimServer } from '../../../src/core/sim/simServer';
 import { PhaseSchema } from '../../../src/core/config/trainingSchema';
@@ -177,7 +177,7 @@ test('a phase that throws fails with the message and runs again once fixed; inte
     assert.equal(pipelineStatus(lab).phases[0]!.record.state, 'running');
     await assert.rejects(runPhase(lab, 'collect'), /already running \(pid \d+/);
 
-    // Cancelled after the first rollout: failed "cancelled", the run kept.
+    // Cancelled after the first rollout: the phase says cancelled (not failed), the run kept.
     writePhaseRecord(file, emptyPhaseRecord('collect', 'gather'));
     const controller = new AbortController();
     const cancelled = await runPhase(lab, 'collect', {
@@ -186,8 +186,9 @@ test('a phase that throws fails with the message and runs again once fixed; inte
         if ((r.counts.rollouts ?? 0) >= 1) controller.abort();
       },
     });
-    assert.equal(cancelled.state, 'failed');
+    assert.equal(cancelled.state, 'cancelled');
     assert.equal(cancelled.error, 'cancelled');
+    assert.equal(readPipelineState(pipelineStateFile(lab.loaded)).phases.collect!.state, 'cancelled');
     assert.ok(cancelled.runId);
     assert.equal(lab.store.getRun(cancelled.runId!)!.status, 'cancelled');
     assert.ok(lab.store.listRollouts({ runId: cancelled.runId! }).rollouts.length < 4);

@@ -34,6 +34,8 @@ export interface TrainOptions {
   /** A key of training.targets, or a kind (local, ssh, skypilot, k8s). */
   target?: string;
   baseModel?: string;
+  /** The trainer's backend for this job (default training.trainer.backend): tiny (torch only, a CPU) or transformers (+ peft, a GPU). */
+  backend?: 'tiny' | 'transformers';
   /** Over the phase's own hyper-parameters (which are over the reference defaults). */
   hyperparameters?: Record<string, HyperValue>;
   /** After training, serve the result on the target and register it as the model's active version (default true). */
@@ -153,6 +155,7 @@ interface JobDraft {
   phase: PhaseConfig;
   model: string | null;
   baseModel: string;
+  backend: 'tiny' | 'transformers';
   target: { name: string; target: TargetConfig };
   hyperparameters: Record<string, HyperValue>;
   /** bundle-relative → source. */
@@ -174,7 +177,7 @@ function specOf(lab: Lab, d: JobDraft): JobSpec {
     phase: { name: d.phase.name, kind: d.kind },
     model: {
       base: d.baseModel,
-      backend: trainer.backend,
+      backend: d.backend,
       config: trainer.modelConfig ?? null,
       adapter: d.adapter,
       dtype: 'auto',
@@ -213,6 +216,7 @@ async function draftTraining(lab: Lab, opts: TrainOptions, log: (l: string) => v
     phase,
     model: phase.model ?? null,
     baseModel: opts.baseModel ?? phase.baseModel ?? lab.loaded.config.training.trainer.baseModel,
+    backend: opts.backend ?? lab.loaded.config.training.trainer.backend,
     target,
     hyperparameters,
     files,
@@ -330,7 +334,8 @@ export async function launchTraining(lab: Lab, opts: TrainOptions, hooks: JobHoo
   try {
     d = await draftTraining(lab, opts, hooks.log ?? ((): void => undefined));
   } catch (err) {
-    notifyPhase(hooks, setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: 'failed', endedAt: Date.now(), error: errorMessage(err), pid: null, host: null })));
+    const cancelled = opts.signal?.aborted === true;
+    notifyPhase(hooks, setPhaseJob(lab, phase.name, kind, (r) => ({ ...r, state: cancelled ? 'cancelled' : 'failed', endedAt: Date.now(), error: cancelled ? 'cancelled' : errorMessage(err), pid: null, host: null })));
     throw err;
   }
   notifyPhase(
@@ -505,7 +510,8 @@ export async function serveJobResult(lab: Lab, trainJobId: string, so: ServeOpti
   const adapterRel = typeof trained.result?.adapter === 'string' ? trained.result.adapter : 'out/adapter';
   const adapter = path.join(jobDir(trainingDir(lab), trainJobId), adapterRel);
   if (!existsSync(adapter)) throw new UsageError(`job ${trainJobId} has no adapter at ${adapter} — was its output fetched?`);
-  return startServe(lab, { phase: resolvePhase(lab, trained.phase), baseModel: trained.baseModel, target: so.target ?? trained.targetName, adapter, version: trainJobId, secrets: so.secrets }, hooks);
+  const backend = backendOfJob(lab, trainJobId);
+  return startServe(lab, { phase: resolvePhase(lab, trained.phase), baseModel: trained.baseModel, target: so.target ?? trained.targetName, adapter, version: trainJobId, secrets: so.secrets, ...(backend ? { backend } : {}) }, hooks);
 }
 
 export interface ServeRequest {
@@ -517,6 +523,18 @@ export interface ServeRequest {
   /** The registry version the served policy becomes (a training job's id, or the serve job's own). */
   version: string | null;
   secrets?: Record<string, string>;
+  /** The backend the adapter was trained with (default training.trainer.backend). */
+  backend?: 'tiny' | 'transformers';
+}
+
+/** The backend a training job ran (its bundle's job.yaml), so its result is served by the same one. */
+function backendOfJob(lab: Lab, id: string): 'tiny' | 'transformers' | undefined {
+  try {
+    const spec = JobSpecSchema.parse(parseYaml(readFileSync(path.join(jobDir(trainingDir(lab), id), 'bundle', 'job.yaml'), 'utf8')));
+    return spec.model.backend;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function startServe(lab: Lab, req: ServeRequest, hooks: JobHooks): Promise<JobRecord> {
@@ -533,6 +551,7 @@ export async function startServe(lab: Lab, req: ServeRequest, hooks: JobHooks): 
     phase: req.phase,
     model: req.phase.model ?? null,
     baseModel: req.baseModel,
+    backend: req.backend ?? lab.loaded.config.training.trainer.backend,
     target: await withLocalPython(resolveTarget(lab, req.target, req.phase), log),
     hyperparameters: hyperparametersFor('serve', { ...req.phase, hyperparameters: pickKnown('serve', req.phase.hyperparameters) }, undefined),
     files: req.adapter ? { adapter: req.adapter } : {},
@@ -683,6 +702,6 @@ export async function cancelJob(lab: Lab, id: string, opts: { rollback?: boolean
   }
   const rolledBack = opts.rollback === false ? null : rollBackServed(lab, rec);
   const next = updateJobRecord(dir, (r) => ({ ...r, state: 'cancelled', endedAt: Date.now(), error: rolledBack ? `cancelled; ${rolledBack}` : 'cancelled' }));
-  if (next.kind !== 'serve') setPhaseJob(lab, next.phase, next.kind, (r) => (r.job === id ? { ...r, state: 'failed', endedAt: Date.now(), error: `job ${id} cancelled` } : r));
+  if (next.kind !== 'serve') setPhaseJob(lab, next.phase, next.kind, (r) => (r.job === id ? { ...r, state: 'cancelled', endedAt: Date.now(), error: `job ${id} cancelled` } : r));
   return next;
 }

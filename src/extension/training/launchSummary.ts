@@ -1,0 +1,54 @@
+import type { PhaseConfig } from '../../core/config/trainingSchema';
+import type { DryRun } from '../../core/train/jobs/trainingJobs';
+import { hyperparameterSummary, type Hyperparameters } from './hyperparameterText';
+
+/** The trainer's backends: what each is, and what it needs on the target. */
+export const BACKENDS = {
+  tiny: {
+    label: 'tiny',
+    what: "the trainer's own small torch model, built from training.trainer.modelConfig — for trying the pipeline; it learns the format, not the task",
+    needs: 'torch only; trains on a CPU in minutes',
+  },
+  transformers: {
+    label: 'transformers',
+    what: 'a Hugging Face model (an id, or a weights directory on the target) with a LoRA adapter',
+    needs: 'transformers and peft on the target, and a GPU for any real model',
+  },
+} as const;
+export type Backend = keyof typeof BACKENDS;
+
+export interface SummaryRow {
+  label: string;
+  value: string;
+}
+
+/** "42 examples from 14 rollouts after pre-flight (3 left out)" / "6 groups, 48 records from 48 rollouts…". */
+export function rowsText(kind: string, data: Record<string, number>): string {
+  const records = data.records ?? 0;
+  const from = data.rollouts !== undefined ? ` from ${data.rollouts} rollout${data.rollouts === 1 ? '' : 's'}` : '';
+  const groups = kind === 'grpo' && data.groups !== undefined ? `${data.groups} groups, ` : '';
+  const skipped = data.skipped ? ` (${data.skipped} left out)` : '';
+  return `${groups}${records} ${kind === 'sft' ? 'examples' : 'records'}${from} after pre-flight${skipped}`;
+}
+
+/**
+ * What Launch Training Phase… shows to confirm before it launches: the
+ * phase, its agents and model, the rows the job trains on (counted by the
+ * pre-flight and export of a dry run), where it runs, the backend and the
+ * hyper-parameters that matter, and what happens when it succeeds.
+ */
+export function launchSummary(phase: PhaseConfig, dry: DryRun, reference: Hyperparameters, serve: boolean): SummaryRow[] {
+  const kind = dry.spec.phase.kind;
+  const backend = dry.spec.model.backend as Backend;
+  const hp = { ...reference, ...dry.spec.hyperparameters };
+  return [
+    { label: 'Phase', value: `${phase.name} (${kind})` },
+    { label: 'Agents', value: phase.agents?.length ? phase.agents.join(', ') : "the phase's default agents" },
+    { label: 'Model', value: `${phase.model ?? 'none (no version is registered)'} · base ${dry.spec.model.base}${dry.spec.model.adapter ? ' · continues from its active adapter' : ''}` },
+    { label: 'Rows', value: rowsText(kind, dry.data) },
+    { label: 'Target', value: `${dry.plan.target}${dry.spec.resources.gpus ? ` · ${dry.spec.resources.gpus}× ${dry.spec.resources.gpuType ?? 'GPU'}` : ' · CPU'}` },
+    { label: 'Backend', value: `${backend} — needs ${BACKENDS[backend]?.needs ?? 'the trainer'}` },
+    { label: 'Hyper-parameters', value: hyperparameterSummary(kind, hp) },
+    { label: 'When it succeeds', value: serve ? (phase.model ? `serve it and make it the active version of "${phase.model}"` : 'serve it (no model version is registered)') : 'keep the adapter; serve it later' },
+  ];
+}
