@@ -116,7 +116,7 @@ describe('commands', () => {
       const a = await api();
       const { run: runNode, rollouts } = await waitFor('the run in the view', () => runInTree(a.rolloutsTree, run.runId));
       // The row VS Code focused is one of the run's rollouts: the command gets the view's own element.
-      const again = await answerEveryPicker(vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', rollouts[0]));
+      const again = await answerEveryPicker(() => vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', rollouts[0]));
       assert.ok(again, 'Run Rollouts with a rollout selected asked and ran (it failed on the row as its argument before)');
       assert.equal(again.rollouts, run.rollouts, 'the same options as the selected run: limit 3, its samples');
       assert.notEqual(again.runId, run.runId);
@@ -129,9 +129,7 @@ describe('commands', () => {
       const first = await vscode.commands.executeCommand<{ runId: string; rollouts: number }>('rolloutLab.evaluate', { limit: 2 });
       const a = await api();
       const { run: evalRun } = await waitFor('the evaluation run in the view', () => runInTree(a.rolloutsTree, first.runId));
-      // Evaluate opened its report: closed, so the panel cannot take the focus (and close a picker) while it loads.
-      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-      const again = await answerEveryPicker(vscode.commands.executeCommand<{ runId: string; rollouts: number }>('rolloutLab.evaluate', evalRun));
+      const again = await answerEveryPicker(() => vscode.commands.executeCommand<{ runId: string; rollouts: number }>('rolloutLab.evaluate', evalRun));
       assert.ok(again, 'Evaluate with a run selected asked and ran');
       assert.equal(again.rollouts, 2, 'its limit of 2 validation tasks was proposed');
     });
@@ -141,7 +139,7 @@ describe('commands', () => {
       const a = await api();
       const { rollouts } = await waitFor('the run in the view', () => runInTree(a.rolloutsTree, run.runId));
       try {
-        const f = await answerEveryPicker(vscode.commands.executeCommand<Record<string, unknown>>('rolloutLab.filterRollouts', rollouts[0]));
+        const f = await answerEveryPicker(() => vscode.commands.executeCommand<Record<string, unknown>>('rolloutLab.filterRollouts', rollouts[0]));
         assert.ok(f, 'the three pickers were shown and answered');
         assert.equal(f.status, undefined, 'every status kept');
         assert.equal(f.split, undefined);
@@ -169,9 +167,11 @@ describe('commands', () => {
  * multi-select picker accepted before its items arrive from the extension
  * host would return nothing picked.
  */
-async function answerEveryPicker<T>(command: Thenable<T>): Promise<T> {
+async function answerEveryPicker<T>(run: () => Thenable<T>): Promise<T> {
+  // A panel an earlier command opened (the evaluation report) may take the focus while it loads, which closes a picker: none is open.
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   let done = false;
-  const settled = Promise.resolve(command).finally(() => (done = true));
+  const settled = Promise.resolve(run()).finally(() => (done = true));
   for (let i = 0; !done && i < 400; i++) {
     await new Promise((r) => setTimeout(r, 300));
     if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
