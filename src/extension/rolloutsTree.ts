@@ -23,7 +23,7 @@ import {
 /** An element of the rollouts view. */
 export type RolloutsTreeNode =
   | { kind: 'lab'; folder: string }
-  | { kind: 'run'; folder: string; run: RunRecord; newest?: boolean }
+  | { kind: 'run'; folder: string; run: RunRecord; newest?: boolean; twin?: boolean }
   | { kind: 'rollout'; folder: string; rollout: RolloutRecord; samplesPerTask?: number }
   | { kind: 'more'; folder: string; runId: string; shown: number; total: number }
   | { kind: 'message'; folder: string | null; text: string; error?: boolean };
@@ -105,7 +105,7 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
         return item;
       }
       case 'run':
-        return this.runItem(node.folder, node.run, node.newest === true);
+        return this.runItem(node.folder, node.run, node.newest === true, node.twin === true);
       case 'rollout':
         return rolloutItem(node.folder, node.rollout, node.samplesPerTask ?? 1);
       case 'more': {
@@ -161,7 +161,10 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
     }
     const runs = store.listRuns().sort((a, b) => b.startTime - a.startTime);
     const newest = runs[0]?.id;
-    const node = (run: RunRecord): RolloutsTreeNode => ({ kind: 'run', folder, run, newest: run.id === newest });
+    // Runs whose labels would read the same (same kind, same minute) add the tail of their id.
+    const labels = new Map<string, number>();
+    for (const run of runs) labels.set(runLabel(run), (labels.get(runLabel(run)) ?? 0) + 1);
+    const node = (run: RunRecord): RolloutsTreeNode => ({ kind: 'run', folder, run, newest: run.id === newest, twin: (labels.get(runLabel(run)) ?? 0) > 1 });
     if (isEmptyFilter(this.filter)) return runs.map(node);
     const matching = runs.filter((run) => store.listRollouts(filterToQuery(this.filter, { runId: run.id, limit: 0 })).total > 0);
     if (runs.length > 0 && matching.length === 0) return [{ kind: 'message', folder, text: 'No rollouts match the filter' }];
@@ -184,9 +187,9 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
     return nodes;
   }
 
-  private runItem(folder: string, run: RunRecord, newest: boolean): vscode.TreeItem {
+  private runItem(folder: string, run: RunRecord, newest: boolean, twin: boolean): vscode.TreeItem {
     const summary = this.summary(folder, run);
-    const item = new vscode.TreeItem(runLabel(run), newest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+    const item = new vscode.TreeItem(twin ? `${runLabel(run)} · ${run.id.slice(-6)}` : runLabel(run), newest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `run:${folder}:${run.id}`;
     item.description = summary ? runDescription(run, summary) : run.status;
     // A finished run shows what kind it is (Run Rollouts, an evaluation, a comparison side…); others their status.

@@ -123,9 +123,8 @@ export function summariseRollouts(rollouts: readonly RolloutRecord[]): RunSummar
 }
 
 /**
- * The run item's description: "12 rollouts · mean 0.64 · SIMULATED · 265cc9"
- * (a comparison side leads with its variant, "A: base · …"); the tail of the
- * id tells apart runs started in the same minute.
+ * The run item's description: "12 rollouts · mean 0.64 · SIMULATED" (a
+ * comparison side leads with its variant, "A: base · …").
  */
 export function runDescription(run: RunRecord, s: RunSummary): string {
   const parts: string[] = [];
@@ -135,7 +134,6 @@ export function runDescription(run: RunRecord, s: RunSummary): string {
   if (s.meanReward !== null) parts.push(`mean ${s.meanReward.toFixed(2)}`);
   if (run.status !== 'done') parts.push(run.status);
   if (run.simulated) parts.push('SIMULATED');
-  parts.push(run.id.slice(-6));
   return parts.join(' · ');
 }
 
@@ -184,7 +182,8 @@ export function progressMessage(p: { done: number; total: number; meanReward: nu
  * A run's label in the tree: its kind when it is not a plain run ("eval",
  * "compare A", "training") and when it started — "14:05" today, "Nov 21
  * 14:05" before — short enough that the description (count, mean reward,
- * SIMULATED) stays visible in a normal sidebar; the full id is in the tooltip.
+ * SIMULATED) stays visible in a normal sidebar; the full id is in the tooltip,
+ * and the view adds its tail when two runs would read the same.
  */
 export function runLabel(run: Pick<RunRecord, 'startTime' | 'params'>, now = Date.now()): string {
   const when = shortStartTime(run.startTime, now);

@@ -111,9 +111,14 @@ describe('rollouts view', () => {
     const plain = await vscode.commands.executeCommand<{ runId: string }>('rolloutLab.runRollouts', { limit: 1, samples: 2 });
     const p = await itemOf(plain.runId);
     assert.deepEqual(p.rollouts.map((r) => String(r.description).split(' · ')[0]).sort(), ['#1', '#2']);
-    // A plain run: the time it started, nothing else in the label; the id's tail ends the description.
-    assert.match(String(p.run.label), /^(\w{3} \d{1,2} )?\d\d:\d\d$/);
-    assert.ok(String(p.run.description).endsWith(plain.runId.slice(-6)), String(p.run.description));
+    // A plain run: the time it started (and the tail of its id when another run started in the same minute).
+    assert.match(String(p.run.label), /^(\w{3} \d{1,2} )?\d\d:\d\d( · [0-9a-f]{6})?$/);
+    assert.match(String(p.run.description), /^2 rollouts · mean \d\.\d\d · SIMULATED$/);
+    // Two runs at the same minute would read the same: both labels end with their ids' tails.
+    const top = (await treeChildren(a.rolloutsTree)).filter((n) => n.kind === 'run');
+    const items = await Promise.all(top.map(async (n) => ({ id: n.run!.id, label: String((await a.rolloutsTree.getTreeItem(n)).label) })));
+    const labels = items.map((i) => i.label);
+    assert.equal(new Set(labels).size, labels.length, `every run row reads differently: ${labels.join(' | ')}`);
     assert.equal(iconOf(p.run), 'play');
 
     const evaluated = await vscode.commands.executeCommand<{ runId: string }>('rolloutLab.evaluate', { limit: 1 });
@@ -128,7 +133,7 @@ describe('rollouts view', () => {
     assert.match(String(b.run.description), /^B: strong refiner · 1 rollout/);
     assert.equal(iconOf(b.run), 'git-compare');
     assert.match(String((await itemOf(compared.runA)).run.label), /^compare A · /);
-    for (const item of [p.run, e.run, b.run]) assert.ok(String(item.label).length <= 24, `a short label: ${String(item.label)}`);
+    for (const item of [p.run, e.run, b.run]) assert.ok(String(item.label).length <= 33, `a short label: ${String(item.label)}`);
   });
 
   it('Refresh Rollouts runs', async () => {

@@ -62,10 +62,10 @@ describe('rollout presentation', () => {
   it('describes a run with its count, mean reward and SIMULATED', () => {
     const s = summariseRollouts([rollout({ finalReward: 0.5 }), rollout({ finalReward: 1 }), rollout({ finalReward: null })]);
     assert.deepEqual(s, { rollouts: 3, meanReward: 0.75 });
-    assert.equal(runDescription(run, s), '3 rollouts · mean 0.75 · SIMULATED · run-1');
-    assert.equal(runDescription({ ...run, simulated: false, status: 'interrupted' }, { rollouts: 1, meanReward: null }), '1 rollout · interrupted · run-1');
+    assert.equal(runDescription(run, s), '3 rollouts · mean 0.75 · SIMULATED');
+    assert.equal(runDescription({ ...run, simulated: false, status: 'interrupted' }, { rollouts: 1, meanReward: null }), '1 rollout · interrupted');
     const side = { ...run, id: 'run-20261121T120015-265cc9', params: { command: 'compare', comparison: { side: 'b', label: 'senior=trained' } } };
-    assert.equal(runDescription(side, s), 'B: senior=trained · 3 rollouts · mean 0.75 · SIMULATED · 265cc9');
+    assert.equal(runDescription(side, s), 'B: senior=trained · 3 rollouts · mean 0.75 · SIMULATED');
   });
 
   it('leads a failed rollout with why it failed, and shows its reward when it has one', () => {
