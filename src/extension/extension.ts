@@ -11,7 +11,7 @@ import { LabService } from './labService';
 import { Panels } from './panels';
 import { DEFAULT_PAGE_SIZE, RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
 import { webviewCommandHandlers } from './webviewCommands';
-import type { FeatureContext } from './featureContext';
+import { commandArgument, isMenuArgument, type FeatureContext } from './featureContext';
 import { registerRewardWeightsCommands } from './rewardWeights/commands';
 import { rewardWeightsCommandHandlers, rewardWeightsRequestHandlers } from './rewardWeights/requests';
 import { registerEvalReportCommands } from './evalReport/commands';
@@ -118,7 +118,11 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   register('rolloutLab.startSimulatedEndpoint', (arg) => sim.start(arg));
   register('rolloutLab.stopSimulatedEndpoint', () => sim.stop());
   register('rolloutLab.simulatedEndpointActions', () => sim.actions());
-  register('rolloutLab.setApiKey', (arg) => apiKeys.command(safeActiveFolder(lab), arg));
+  register('rolloutLab.setApiKey', (arg) => {
+    // From the Rollouts view's title bar: the selected row's lab names the keys to offer.
+    const folder = (arg as { folder?: unknown } | undefined)?.folder;
+    return apiKeys.command(isMenuArgument(arg) && typeof folder === 'string' ? folder : safeActiveFolder(lab), commandArgument(arg));
+  });
   register('rolloutLab.refreshRollouts', async () => {
     await lab.refresh();
     tree.refresh();
@@ -170,7 +174,7 @@ function guarded(fn: (...args: unknown[]) => unknown): (...args: unknown[]) => P
     } catch (err) {
       void vscode.window.showErrorMessage(`Rollout Lab: ${errorMessage(err)}`);
       const arg = args[0];
-      const fromView = typeof arg === 'object' && arg !== null && 'kind' in arg;
+      const fromView = isMenuArgument(arg);
       if (arg !== undefined && !fromView) throw err;
       return undefined;
     }

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { errorMessage } from '../core/errors';
 import type { AgentStats, PromptIndex, PromptTarget } from './promptHistory/promptIndex';
 import { differsFromBestMarkdown, isChangedLine, versionLinksMarkdown, type PromptVersionRef } from './view/promptDiff';
-import { promptAnnotation, type PromptAnnotation } from './view/promptLens';
+import { promptAnnotation, type PromptAnnotation, type SparklineTheme } from './view/promptLens';
 
 /** Prompt files under .rollout-lab/prompts/, any Markdown file that some agent names as its prompt, and lab.json for inline prompts. */
 export const PROMPT_SELECTOR: vscode.DocumentSelector = [
@@ -108,7 +108,7 @@ export class PromptCodeLensProvider implements vscode.CodeLensProvider, vscode.H
       return await Promise.all(
         targets.map(async (target) => {
           const stats = await this.index.agentStats(target.folder, target.agent);
-          return { target, stats, annotation: promptAnnotation(target.agent, stats.stats, stats.comparisons, stats.best, target.version, now) };
+          return { target, stats, annotation: promptAnnotation(target.agent, stats.stats, stats.comparisons, stats.best, target.version, now, sparklineTheme()) };
         }),
       );
     } catch (err) {
@@ -132,4 +132,18 @@ function showRollouts(title: string, agent: { folder: string; agent: string }, v
     arguments: [{ ...agent, version }],
     tooltip: 'Show the rollouts of this prompt version; pick one to open it in the Trace Explorer',
   };
+}
+
+/** The sparkline's colours follow the active colour theme's kind (read at each hover, so a theme switch shows at once). */
+function sparklineTheme(): SparklineTheme {
+  switch (vscode.window.activeColorTheme.kind) {
+    case vscode.ColorThemeKind.Light:
+      return 'light';
+    case vscode.ColorThemeKind.HighContrast:
+      return 'highContrast';
+    case vscode.ColorThemeKind.HighContrastLight:
+      return 'highContrastLight';
+    default:
+      return 'dark';
+  }
 }

@@ -13,7 +13,9 @@ import {
   rolloutIcon,
   rolloutTooltipMarkdown,
   runDescription,
+  runKindBadge,
   runLabel,
+  samplesPerTask,
   summariseRollouts,
   type RunSummary,
 } from './view/rolloutPresentation';
@@ -21,8 +23,8 @@ import {
 /** An element of the rollouts view. */
 export type RolloutsTreeNode =
   | { kind: 'lab'; folder: string }
-  | { kind: 'run'; folder: string; run: RunRecord; newest?: boolean }
-  | { kind: 'rollout'; folder: string; rollout: RolloutRecord }
+  | { kind: 'run'; folder: string; run: RunRecord; newest?: boolean; twin?: boolean }
+  | { kind: 'rollout'; folder: string; rollout: RolloutRecord; samplesPerTask?: number }
   | { kind: 'more'; folder: string; runId: string; shown: number; total: number }
   | { kind: 'message'; folder: string | null; text: string; error?: boolean };
 
@@ -103,9 +105,9 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
         return item;
       }
       case 'run':
-        return this.runItem(node.folder, node.run, node.newest === true);
+        return this.runItem(node.folder, node.run, node.newest === true, node.twin === true);
       case 'rollout':
-        return rolloutItem(node.folder, node.rollout);
+        return rolloutItem(node.folder, node.rollout, node.samplesPerTask ?? 1);
       case 'more': {
         const item = new vscode.TreeItem('Load more…', vscode.TreeItemCollapsibleState.None);
         item.id = `more:${node.folder}:${node.runId}:${node.shown}`;
@@ -159,7 +161,10 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
     }
     const runs = store.listRuns().sort((a, b) => b.startTime - a.startTime);
     const newest = runs[0]?.id;
-    const node = (run: RunRecord): RolloutsTreeNode => ({ kind: 'run', folder, run, newest: run.id === newest });
+    // Runs whose labels would read the same (same kind, same minute) add the tail of their id.
+    const labels = new Map<string, number>();
+    for (const run of runs) labels.set(runLabel(run), (labels.get(runLabel(run)) ?? 0) + 1);
+    const node = (run: RunRecord): RolloutsTreeNode => ({ kind: 'run', folder, run, newest: run.id === newest, twin: (labels.get(runLabel(run)) ?? 0) > 1 });
     if (isEmptyFilter(this.filter)) return runs.map(node);
     const matching = runs.filter((run) => store.listRollouts(filterToQuery(this.filter, { runId: run.id, limit: 0 })).total > 0);
     if (runs.length > 0 && matching.length === 0) return [{ kind: 'message', folder, text: 'No rollouts match the filter' }];
@@ -175,22 +180,25 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
     }
     const limit = this.shown.get(`${folder}\0${run.id}`) ?? this.pageSize();
     const page = store.listRollouts(filterToQuery(this.filter, { runId: run.id, limit }));
-    const nodes: RolloutsTreeNode[] = page.rollouts.map((rollout) => ({ kind: 'rollout', folder, rollout }));
+    const samples = samplesPerTask(run);
+    const nodes: RolloutsTreeNode[] = page.rollouts.map((rollout) => ({ kind: 'rollout', folder, rollout, samplesPerTask: samples }));
     if (page.total > page.rollouts.length) nodes.push({ kind: 'more', folder, runId: run.id, shown: page.rollouts.length, total: page.total });
     if (nodes.length === 0) nodes.push({ kind: 'message', folder, text: isEmptyFilter(this.filter) ? 'No rollouts yet' : 'No rollouts of this run match the filter' });
     return nodes;
   }
 
-  private runItem(folder: string, run: RunRecord, newest: boolean): vscode.TreeItem {
+  private runItem(folder: string, run: RunRecord, newest: boolean, twin: boolean): vscode.TreeItem {
     const summary = this.summary(folder, run);
-    const item = new vscode.TreeItem(runLabel(run), newest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+    const item = new vscode.TreeItem(twin ? `${runLabel(run)} · ${run.id.slice(-6)}` : runLabel(run), newest ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `run:${folder}:${run.id}`;
     item.description = summary ? runDescription(run, summary) : run.status;
+    // A finished run shows what kind it is (Run Rollouts, an evaluation, a comparison side…); others their status.
     const icon =
-      run.status === 'running' ? 'loading~spin' : run.status === 'failed' ? 'error' : run.status === 'done' ? 'history' : 'circle-slash';
+      run.status === 'running' ? 'loading~spin' : run.status === 'failed' ? 'error' : run.status === 'done' ? runKindBadge(run).icon : 'circle-slash';
     item.iconPath = new vscode.ThemeIcon(icon, run.status === 'failed' ? new vscode.ThemeColor('testing.iconFailed') : undefined);
     const md = new vscode.MarkdownString(undefined, false);
-    md.appendMarkdown(`**Run ${escapeMarkdown(run.id)}**${run.simulated ? ' · SIMULATED' : ''}  \n`);
+    const kindText = runKindBadge(run).word;
+    md.appendMarkdown(`**Run ${escapeMarkdown(run.id)}**${kindText ? ` · ${escapeMarkdown(kindText)}` : ''}${run.simulated ? ' · SIMULATED' : ''}  \n`);
     md.appendMarkdown(`Status: ${escapeMarkdown(run.status)} · started ${escapeMarkdown(new Date(run.startTime).toLocaleString())}  \n`);
     md.appendMarkdown(`Planned: ${run.planned} rollouts${summary ? ` · stored: ${summary.rollouts}` : ''}  \n`);
     const params = Object.entries(run.params)
@@ -230,16 +238,17 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
   }
 }
 
-function rolloutItem(folder: string, r: RolloutRecord): vscode.TreeItem {
+function rolloutItem(folder: string, r: RolloutRecord, samples: number): vscode.TreeItem {
   const item = new vscode.TreeItem(r.taskId, vscode.TreeItemCollapsibleState.None);
   item.id = `rollout:${folder}:${r.id}`;
-  item.description = rolloutDescription(r);
+  const description = rolloutDescription(r, Date.now(), samples);
+  item.description = description;
   const icon = rolloutIcon(r);
   item.iconPath = new vscode.ThemeIcon(icon.icon, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
   // Not trusted, no HTML: task ids and errors come from datasets and models.
-  item.tooltip = new vscode.MarkdownString(rolloutTooltipMarkdown(r), false);
+  item.tooltip = new vscode.MarkdownString(rolloutTooltipMarkdown(r, Date.now(), samples), false);
   item.command = { command: 'rolloutLab.openTraceExplorer', title: 'Open in Trace Explorer', arguments: [r.id] };
   item.contextValue = `rolloutLab.rollout.${r.status}`;
-  item.accessibilityInformation = { label: `${r.taskId}, ${statusText(r)}, ${rolloutDescription(r)}` };
+  item.accessibilityInformation = { label: `${r.taskId}, ${statusText(r)}, ${description}` };
   return item;
 }

@@ -114,6 +114,18 @@ export interface RankMover {
   moved: number;
 }
 
+/**
+ * The histogram of final rewards before and after, over bins chosen from the
+ * data (the same bins for both sides): `edges` has one more entry than each
+ * side's counts; bin i holds edges[i] ≤ reward < edges[i + 1] (the last bin
+ * includes its upper edge).
+ */
+export interface RewardBins {
+  edges: number[];
+  before: number[];
+  after: number[];
+}
+
 export interface WhatIfAnswer {
   /** Rollouts in scope with a reward. */
   rollouts: number;
@@ -124,6 +136,7 @@ export interface WhatIfAnswer {
   changed: number;
   before: Distribution;
   after: Distribution;
+  bins: RewardBins;
   rankCorrelation: number | null;
   top: { k: number; before: RankedRollout[]; after: RankedRollout[]; entered: string[]; left: string[]; changed: boolean };
   /** Largest rank changes first. */

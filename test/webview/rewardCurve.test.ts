@@ -154,7 +154,7 @@ describe('reward curve panel', () => {
     const s = series();
     assert.equal(await h.page.locator('.rc-criterion').count(), 0);
     assert.deepEqual(
-      await h.page.evaluate(() => Array.from(document.querySelectorAll<HTMLElement>('vscode-checkbox')).map((c) => c.dataset.criterion)),
+      await h.page.evaluate(() => Array.from(document.querySelectorAll<HTMLElement>('vscode-checkbox.rc-criterion-toggle')).map((c) => c.dataset.criterion)),
       s.criteria,
     );
     await h.page.click('vscode-checkbox[data-criterion="impact"]');
@@ -335,6 +335,58 @@ describe('reward curve panel', () => {
     assert.deepEqual(injected, { xss: undefined, imgs: 0, bold: 0 });
     assert.deepEqual(h.errors, []);
     void firstRun;
+  });
+
+  it('fits the reward axis to the rewards (0–1 on a toggle) and marks which run each point came from', async () => {
+    // Rewards between 0.6 and 0.75, as a real lab's are: on a fixed 0–1 axis they filled a sixth of the chart.
+    const narrow = (p: { runId?: string }): ReturnType<typeof rewardSeries> => {
+      const s = series(p);
+      return { ...s, points: s.points.map((x, i) => ({ ...x, finalReward: 0.6 + ((i * 7) % 16) / 100 })) };
+    };
+    const h = await openPanel('rewardCurve', { 'rewards/series': narrow, 'runs/list': () => ({ runs: lab.store.listRuns() }) }, { viewport: { width: 1200, height: 720 } });
+    open.push(h);
+    await waitReady(h);
+    await h.page.waitForSelector('body[data-ready="true"]', { timeout: 20_000 });
+    await h.page.waitForSelector('.rc-runband-label');
+    const view = (): Promise<{ domain: [number, number]; spread: number; plot: number }> =>
+      h.page.evaluate(() => {
+        const svg = document.querySelector('svg.rc-chart')!;
+        const ys = Array.from(document.querySelectorAll<SVGCircleElement>('circle.rc-point')).map((c) => Number(c.getAttribute('cy')));
+        const axis = svg.querySelector('.rc-axis-y .domain')!.getBoundingClientRect();
+        return { domain: JSON.parse(svg.getAttribute('data-y-domain')!) as [number, number], spread: Math.max(...ys) - Math.min(...ys), plot: axis.height };
+      });
+    const fitted = await view();
+    assert.ok(fitted.domain[0] <= 0.6 && fitted.domain[1] >= 0.75, `the domain holds every reward: ${fitted.domain}`);
+    assert.ok(fitted.domain[0] >= 0.5 && fitted.domain[1] <= 0.85, `fitted with padding, not 0–1: ${fitted.domain}`);
+    assert.ok(fitted.spread > fitted.plot * 0.6, `the points use the chart's height: ${fitted.spread} of ${fitted.plot} px`);
+    await h.page.click('.rc-full-scale');
+    await h.page.waitForFunction(() => document.querySelector('svg.rc-chart')!.getAttribute('data-y-domain') === '[0,1]');
+    assert.ok((await view()).spread < fitted.spread / 3, 'on 0–1 the same points are squashed');
+    await h.page.click('.rc-full-scale');
+    await h.page.waitForFunction(() => document.querySelector('svg.rc-chart')!.getAttribute('data-y-domain') !== '[0,1]');
+
+    // Two runs: a band each over its own points, named after the run, with a boundary between them.
+    const runs = await h.page.evaluate(() =>
+      Array.from(document.querySelectorAll<SVGGElement>('g.rc-runband')).map((g) => ({
+        run: g.dataset.run,
+        first: Number(g.dataset.first),
+        last: Number(g.dataset.last),
+        text: g.querySelector('.rc-runband-label')?.textContent ?? null,
+        boundary: g.querySelector('.rc-runband-boundary') !== null,
+      })),
+    );
+    // (An earlier test may have added a run after these two.)
+    assert.deepEqual(
+      runs.slice(0, 2).map((r) => [r.run, r.first, r.last, r.boundary]),
+      [
+        [firstRun, 0, 9, false],
+        [secondRun, 10, 21, true],
+      ],
+    );
+    runs.forEach((r, i) => i && assert.equal(r.first, runs[i - 1]!.last + 1, 'the bands tile the points'));
+    for (const r of runs) assert.ok(r.text?.endsWith(r.run!.slice(-6)), `the band names its run: ${r.text}`);
+    await h.page.screenshot({ path: join(SHOTS, 'reward-curve-fitted-runs.png') });
+    assert.deepEqual(h.errors, []);
   });
 
   it('saves screenshots in dark and light themes', async () => {

@@ -29,12 +29,38 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
   throw new Error(`gave up waiting for ${what}`);
 }
 
-/** Bar heights the page drew, by series, bin by bin. */
-function bars(page: Page, series: 'before' | 'after'): Promise<number[]> {
+/** The bars the page drew for a series, bin by bin: the bin's edges and its count. */
+function bars(page: Page, series: 'before' | 'after'): Promise<Array<{ x0: number; x1: number; count: number }>> {
   return page.evaluate(
-    (s) => Array.from(document.querySelectorAll<SVGRectElement>(`rect.rw-bar-${s}`)).map((r) => Number(r.dataset.count)),
+    (s) =>
+      Array.from(document.querySelectorAll<SVGRectElement>(`rect.rw-bar-${s}`)).map((r) => ({
+        x0: Number(r.dataset.x0),
+        x1: Number(r.dataset.x1),
+        count: Number(r.dataset.count),
+      })),
     series,
   );
+}
+
+/** A side's rewards counted into the drawn bins here (x0 ≤ v < x1, the last bin closed), independently of the panel. */
+function countedIn(result: ReturnType<typeof rescore>, side: 'before' | 'after', drawn: Array<{ x0: number; x1: number }>): number[] {
+  const values = result.rows.map((r) => r[side]).filter((v): v is number => v !== null);
+  return drawn.map((b, i) => values.filter((v) => v >= b.x0 && (i === drawn.length - 1 ? v <= b.x1 : v < b.x1)).length);
+}
+
+/** The drawn bins hold every reward of both sides, are contiguous, and are 8 to 40 bins chosen from the data. */
+async function assertBins(page: Page, result: ReturnType<typeof rescore>): Promise<void> {
+  for (const side of ['before', 'after'] as const) {
+    const drawn = await bars(page, side);
+    assert.ok(drawn.length >= 8 && drawn.length <= 40, `${drawn.length} bins`);
+    drawn.forEach((b, i) => i && assert.equal(b.x0, drawn[i - 1]!.x1, 'contiguous bins'));
+    assert.deepEqual(
+      drawn.map((b) => b.count),
+      countedIn(result, side, drawn),
+      `${side}: each bar counts the rewards in its bin`,
+    );
+    assert.equal(drawn.reduce((a, b) => a + b.count, 0), result[side].count, `${side}: every reward in a bin`);
+  }
 }
 
 describe('reward weights panel', () => {
@@ -109,8 +135,13 @@ describe('reward weights panel', () => {
     const expected = rescore(stored(), config.reward.criteria);
     assert.ok(expected.before.count >= 10, `enough rollouts with a reward (${expected.before.count})`);
     await h.page.waitForSelector('rect.rw-bar-before', { state: 'attached' });
-    assert.deepEqual(await bars(h.page, 'before'), expected.before.histogram);
-    assert.deepEqual(await bars(h.page, 'after'), expected.after.histogram);
+    await assertBins(h.page, expected);
+    // Bins from the data, not ten fixed tenths of 0–1 (which put a lab's rewards in two or three bars).
+    const drawn = await bars(h.page, 'before');
+    const lo = Math.min(expected.before.min!, expected.after.min!);
+    const hi = Math.max(expected.before.max!, expected.after.max!);
+    assert.ok(drawn[0]!.x0 <= lo && drawn.at(-1)!.x1 >= hi, 'the bins cover the rewards');
+    assert.ok(drawn[0]!.x1 - drawn[0]!.x0 < 0.1, `bins finer than tenths for rewards in ${lo.toFixed(3)}–${hi.toFixed(3)}: ${JSON.stringify(drawn.map((b) => b.x0))}`);
     // The shares are the weights over their sum.
     const sum = Object.values(config.reward.criteria).reduce((a, c) => a + c.weight, 0);
     const impactShare = await h.page.textContent('.rw-criterion[data-name="impact"] .rw-share');
@@ -130,8 +161,11 @@ describe('reward weights panel', () => {
     assert.deepEqual(req.criteria, weights);
     const expected = rescore(stored(), weights);
     assert.notDeepEqual(expected.after.histogram, expected.before.histogram, 'the new weights move some rewards across bins');
-    await until('the after bars redrawn', async () => JSON.stringify(await bars(h.page, 'after')) === JSON.stringify(expected.after.histogram));
-    assert.deepEqual(await bars(h.page, 'before'), expected.before.histogram);
+    await until('the after bars redrawn', async () => {
+      const drawn = await bars(h.page, 'after');
+      return JSON.stringify(drawn.map((b) => b.count)) === JSON.stringify(countedIn(expected, 'after', drawn));
+    });
+    await assertBins(h.page, expected);
     assert.equal(await h.page.textContent('.rw-stat-mean'), `${expected.before.mean!.toFixed(3)} → ${expected.after.mean!.toFixed(3)}`);
     assert.equal(await h.page.textContent('.rw-stat-median'), `${expected.before.median!.toFixed(3)} → ${expected.after.median!.toFixed(3)}`);
     assert.equal(await h.page.textContent('.rw-stat-rho'), expected.rankCorrelation === null ? '– (needs two or more differing rewards)' : expected.rankCorrelation.toFixed(3));

@@ -1,6 +1,6 @@
 import { axisBottom, axisLeft, line, scaleLinear, select, type Selection } from 'd3';
 import type { RewardPoint } from '../../src/shared/protocol';
-import { rollingMean, versionChanges, versionGroups, versionOf, type SplitBy } from './series';
+import { rewardDomain, rollingMean, runMarkLabel, runSpans, versionChanges, versionGroups, versionOf, type SplitBy } from './series';
 import { gridLines } from '../shared/chartGrid';
 
 /*
@@ -21,6 +21,10 @@ export interface ChartData {
   shownCriteria: string[];
   window: number;
   split: SplitBy;
+  /** The y axis from 0 to 1 instead of fitted to the data. */
+  fullScale?: boolean;
+  /** What each run is called on its band ("eval 265cc9"); runs not listed are named by their id. */
+  runLabels?: Readonly<Record<string, string>>;
 }
 
 export interface ChartHandlers {
@@ -103,15 +107,15 @@ export class RewardChart {
     const pts = d.points;
     const n = pts.length;
     const criterionValues = d.shownCriteria.map((c) => ({ c, values: pts.map((p) => p.criteria?.[c] ?? null) }));
-    const all = [...pts.map((p) => p.finalReward), ...criterionValues.flatMap((cv) => cv.values.filter((v): v is number => v !== null))];
-    const lo = Math.min(0, ...all);
-    const hi = Math.max(1, ...all);
+    // The axis fits what is drawn: the rewards and the criteria's rolling means (a single 0 score must not stretch it).
+    const all = [...pts.map((p) => p.finalReward), ...criterionValues.flatMap((cv) => rollingMean(cv.values, d.window).filter((v): v is number => v !== null))];
     this.x = scaleLinear()
       .domain([0.5, n + 0.5])
       .range([MARGIN.left, width - MARGIN.right]);
-    this.y = scaleLinear().domain([lo, hi]).nice().range([height - MARGIN.bottom, MARGIN.top]);
+    this.y = scaleLinear().domain(rewardDomain(all, d.fullScale === true)).nice().range([height - MARGIN.bottom, MARGIN.top]);
     const x = this.x;
     const y = this.y;
+    this.svg.attr('data-y-domain', JSON.stringify(y.domain()));
 
     gridLines(this.svg, y, 5, 'rc-grid', MARGIN.left, width - MARGIN.right);
 
@@ -135,7 +139,9 @@ export class RewardChart {
       .attr('text-anchor', 'middle')
       .text('final reward');
 
-    // Version changes under everything else.
+    this.drawRuns(d, height);
+
+    // Version changes under everything else but the runs.
     const groups = versionGroups(pts, d.split);
     const colourOf = new Map(groups.map((g, i) => [g.version, i % PALETTE_SIZE]));
     const markers = this.svg.append('g').attr('class', 'rc-version-changes');
@@ -200,6 +206,43 @@ export class RewardChart {
 
     this.svg.append('g').attr('class', 'rc-cursor-layer');
     this.drawCursor();
+  }
+
+  /**
+   * Which points came from which run: a band per stretch of a run's points
+   * (every other one shaded), a line where one run gives way to the next and
+   * the run's name at the top of its band when it fits. Only with points from
+   * more than one run.
+   */
+  private drawRuns(d: ChartData, height: number): void {
+    const spans = runSpans(d.points);
+    if (new Set(spans.map((s) => s.runId)).size < 2) return;
+    const x = this.x;
+    const layer = this.svg.append('g').attr('class', 'rc-runbands');
+    spans.forEach((s, k) => {
+      const x0 = x(s.first + 0.5);
+      const x1 = x(s.last + 1.5);
+      const label = d.runLabels?.[s.runId] ?? runMarkLabel(s.runId, undefined);
+      const g = layer
+        .append('g')
+        .attr('class', `rc-runband ${k % 2 ? 'rc-runband-odd' : 'rc-runband-even'}`)
+        .attr('data-run', s.runId)
+        .attr('data-first', s.first)
+        .attr('data-last', s.last)
+        .attr('data-label', label);
+      g.append('rect').attr('x', x0).attr('y', MARGIN.top).attr('width', Math.max(0, x1 - x0)).attr('height', Math.max(0, height - MARGIN.bottom - MARGIN.top));
+      if (k > 0) g.append('line').attr('class', 'rc-runband-boundary').attr('x1', x0).attr('x2', x0).attr('y1', MARGIN.top).attr('y2', height - MARGIN.bottom);
+      // About 6 px a character at 10 px: the name, cut to the band, or nothing in a sliver.
+      const room = Math.floor((x1 - x0 - 8) / 6);
+      if (room >= 4) {
+        g.append('text')
+          .attr('class', 'rc-runband-label')
+          .attr('x', x0 + 4)
+          .attr('y', MARGIN.top + 12)
+          .text(label.length > room ? `${label.slice(0, room - 1)}…` : label);
+      }
+      g.append('title').text(`${label} (run ${s.runId}): rollouts ${s.first + 1}–${s.last + 1}`);
+    });
   }
 
   private drawCursor(): void {

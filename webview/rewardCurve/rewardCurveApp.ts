@@ -7,7 +7,7 @@ import { coalescingLoad } from '../shared/coalescingLoad';
 import { el, tableHead } from '../shared/dom';
 import { PALETTE_SIZE, RewardChart, shortVersion } from './chart';
 import { svgToPngBase64, type LegendEntry } from './pngExport';
-import { DEFAULT_WINDOW, agentsOf, parseSplit, rollingMean, seriesCsv, splitKey, versionGroups, versionOf, type SplitBy } from './series';
+import { DEFAULT_WINDOW, agentsOf, parseSplit, rollingMean, runMarkLabel, seriesCsv, splitKey, versionGroups, versionOf, type SplitBy } from './series';
 import { fillRunPicker } from '../shared/runPicker';
 import { LearningCurveView } from './learningCurve';
 
@@ -26,6 +26,10 @@ export class RewardCurveApp {
   private shown = new Set<string>();
   private runId: string | null = null;
   private table = false;
+  /** The y axis from 0 to 1 (otherwise fitted to the rewards shown). */
+  private fullScale = false;
+  /** What the chart calls each run on its band. */
+  private runLabels: Record<string, string> = {};
   /** 'rollouts': reward per rollout; 'versions': validation reward per model version (the learning curve). */
   private view: 'rollouts' | 'versions' = 'rollouts';
   private readonly chart: RewardChart;
@@ -55,6 +59,7 @@ export class RewardCurveApp {
     if (Array.isArray(st.criteria)) this.shown = new Set(st.criteria.filter((c): c is string => typeof c === 'string'));
     this.runId = typeof st.runId === 'string' ? st.runId : null;
     this.table = st.table === true;
+    this.fullScale = st.fullScale === true;
     this.view = st.view === 'versions' ? 'versions' : 'rollouts';
 
     const toolbar = el('div', 'toolbar rc-toolbar');
@@ -124,9 +129,19 @@ export class RewardCurveApp {
     csv.setAttribute('secondary', '');
     csv.textContent = 'Export CSV';
     csv.addEventListener('click', () => void this.exportCsv());
+    const fullScale = document.createElement('vscode-checkbox');
+    fullScale.className = 'rc-full-scale';
+    fullScale.label = 'Scale 0–1';
+    fullScale.checked = this.fullScale;
+    fullScale.title = 'Draw the reward axis from 0 to 1 instead of fitting it to the rewards shown';
+    fullScale.addEventListener('change', () => {
+      this.fullScale = fullScale.checked;
+      this.client.setState({ fullScale: this.fullScale });
+      this.redraw();
+    });
     this.status = el('span', 'rc-status muted');
     this.status.setAttribute('role', 'status');
-    toolbar.append(viewLabel, this.runPicker, windowLabel, splitLabel, el('span', 'rc-spacer'), this.tableButton, png, csv);
+    toolbar.append(viewLabel, this.runPicker, windowLabel, splitLabel, fullScale, el('span', 'rc-spacer'), this.tableButton, png, csv);
 
     const criteriaRow = el('div', 'rc-criteria-row');
     this.criteriaBox = el('div', 'rc-criteria');
@@ -155,7 +170,7 @@ export class RewardCurveApp {
     this.legend = el('div', 'rc-legend');
     this.learning = new LearningCurveView();
     root.append(toolbar, criteriaRow, this.chartHost, this.tableHost, this.legend, this.learning.root, this.live);
-    this.perRollout = [this.runPicker, windowLabel, splitLabel, this.tableButton, png, csv, criteriaRow, this.legend];
+    this.perRollout = [this.runPicker, windowLabel, splitLabel, fullScale, this.tableButton, png, csv, criteriaRow, this.legend];
     this.setTable(this.table);
     this.showView();
   }
@@ -215,7 +230,9 @@ export class RewardCurveApp {
   });
 
   private async loadRuns(): Promise<void> {
-    await fillRunPicker(this.client, this.runPicker, this.runId);
+    const runs = await fillRunPicker(this.client, this.runPicker, this.runId);
+    this.runLabels = Object.fromEntries(runs.map((r) => [r.id, runMarkLabel(r.id, r.params)]));
+    this.redraw();
   }
 
   private fillControls(): void {
@@ -285,7 +302,7 @@ export class RewardCurveApp {
     const s = this.series;
     const points = s?.points ?? [];
     const shown = (s?.criteria ?? []).filter((c) => this.shown.has(c));
-    if (s) this.chart.setData({ points, criteria: s.criteria, shownCriteria: shown, window: this.window, split: this.split });
+    if (s) this.chart.setData({ points, criteria: s.criteria, shownCriteria: shown, window: this.window, split: this.split, fullScale: this.fullScale, runLabels: this.runLabels });
     this.renderLegend(points, s?.criteria ?? [], shown);
     if (this.table) this.renderTable(points, s?.criteria ?? []);
     if (s) {

@@ -127,3 +127,48 @@ export function seriesCsv(points: readonly RewardPoint[], criteria: readonly str
   ]);
   return [header, ...rows].map((r) => r.map(csvCell).join(',')).join('\r\n') + '\r\n';
 }
+
+/**
+ * The y domain of the curve. `full`: 0–1 (widened to take in rewards outside
+ * it). Otherwise fitted to the data with a tenth of its range as padding (at
+ * least 0.02), so rewards between 0.6 and 0.75 fill the chart instead of a
+ * sixth of it; the padding does not cross 0 or 1 when the data stays inside.
+ */
+export function rewardDomain(values: readonly number[], full: boolean): [number, number] {
+  const finite = values.filter((v) => Number.isFinite(v));
+  if (finite.length === 0) return [0, 1];
+  let lo = Math.min(...finite);
+  let hi = Math.max(...finite);
+  if (full) return [Math.min(0, lo), Math.max(1, hi)];
+  const pad = Math.max((hi - lo) * 0.1, 0.02);
+  lo = lo >= 0 ? Math.max(0, lo - pad) : lo - pad;
+  hi = hi <= 1 ? Math.min(1, hi + pad) : hi + pad;
+  return [lo, hi];
+}
+
+/** A stretch of consecutive points (in start order) from one run. */
+export interface RunSpan {
+  runId: string;
+  /** Indexes of its first and last point. */
+  first: number;
+  last: number;
+}
+
+/** The runs the points come from, as consecutive stretches (runs that overlapped in time give several). */
+export function runSpans(points: readonly RewardPoint[]): RunSpan[] {
+  const out: RunSpan[] = [];
+  points.forEach((p, i) => {
+    const cur = out.at(-1);
+    if (cur && cur.runId === p.runId) cur.last = i;
+    else out.push({ runId: p.runId, first: i, last: i });
+  });
+  return out;
+}
+
+/** What a run is called on the chart: its kind ("run", "eval", "compare A"…) and the tail of its id. */
+export function runMarkLabel(runId: string, params: Record<string, unknown> | undefined): string {
+  const command = typeof params?.command === 'string' && params.command ? params.command : 'run';
+  const side = (params?.comparison as { side?: unknown } | undefined)?.side;
+  const kind = command === 'compare' && typeof side === 'string' ? `compare ${side.toUpperCase()}` : command === 'pipeline' ? 'training' : command;
+  return `${kind} ${runId.slice(-6)}`;
+}

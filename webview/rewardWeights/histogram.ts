@@ -1,21 +1,22 @@
-import { axisBottom, axisLeft, scaleBand, scaleLinear, select, type Selection } from 'd3';
+import { axisBottom, axisLeft, scaleLinear, select, type Selection } from 'd3';
 import type { Distribution } from '../../src/core/reward/rescore';
+import type { RewardBins } from '../../src/shared/weightsProtocol';
 
 /*
- * Before/after histograms of final rewards, drawn with d3 as grouped bars
- * over the ten reward bins, with each side's mean marked. Colours come from
- * CSS classes over --vscode-* variables; text goes in through .text().
+ * Before/after histograms of final rewards, drawn with d3 as paired bars over
+ * bins the host chose from the data (Freedman–Diaconis), with each side's
+ * mean marked. Colours come from CSS classes over --vscode-* variables; text
+ * goes in through .text().
  */
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const MARGIN = { top: 16, right: 16, bottom: 42, left: 48 };
-const BINS = 10;
 
 type Series = 'before' | 'after';
 
 export class RewardHistogram {
   readonly svg: Selection<SVGSVGElement, unknown, null, undefined>;
-  private data: { before: Distribution; after: Distribution } | null = null;
+  private data: { before: Distribution; after: Distribution; bins: RewardBins } | null = null;
 
   constructor(host: HTMLElement) {
     const svg = document.createElementNS(SVG_NS, 'svg');
@@ -24,8 +25,8 @@ export class RewardHistogram {
     new ResizeObserver(() => this.draw()).observe(svg);
   }
 
-  setData(before: Distribution, after: Distribution): void {
-    this.data = { before, after };
+  setData(before: Distribution, after: Distribution, bins: RewardBins): void {
+    this.data = { before, after, bins };
     this.draw();
   }
 
@@ -37,21 +38,21 @@ export class RewardHistogram {
     this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
     const d = this.data;
     if (!d) return;
-    const bins = Array.from({ length: BINS }, (_v, i) => i);
-    const max = Math.max(1, ...d.before.histogram, ...d.after.histogram);
-    const x = scaleBand<number>()
-      .domain(bins)
-      .range([MARGIN.left, width - MARGIN.right])
-      .paddingInner(0.2)
-      .paddingOuter(0.1);
-    const inner = scaleBand<Series>().domain(['before', 'after']).range([0, x.bandwidth()]).padding(0.08);
+    const { edges } = d.bins;
+    const bins = edges.slice(0, -1).map((_e, i) => i);
+    const max = Math.max(1, ...d.bins.before, ...d.bins.after);
+    const x = scaleLinear()
+      .domain([edges[0]!, edges.at(-1)!])
+      .range([MARGIN.left, width - MARGIN.right]);
     const y = scaleLinear().domain([0, max]).nice().range([height - MARGIN.bottom, MARGIN.top]);
-    // Reward (0..1) to a horizontal position, for the mean markers: bins are equal-width steps of 0.1.
-    const at = (v: number): number => {
-      const i = Math.min(BINS - 1, Math.max(0, Math.floor(v * BINS)));
-      const frac = Math.min(1, Math.max(0, v * BINS - i));
-      return x(i)! + frac * x.bandwidth();
-    };
+    // Each bin holds a before and an after bar side by side, with a gap between bins.
+    const binWidth = (i: number): number => x(edges[i + 1]!) - x(edges[i]!);
+    const gap = (i: number): number => Math.min(10, binWidth(i) * 0.25);
+    const barWidth = (i: number): number => Math.max(0.5, (binWidth(i) - gap(i)) / 2);
+    const barX = (i: number, series: Series): number => x(edges[i]!) + gap(i) / 2 + (series === 'after' ? barWidth(i) : 0);
+    const decimals = Math.max(1, Math.min(4, Math.ceil(-Math.log10(edges[1]! - edges[0]!) + 1e-9)));
+    const range = (i: number): string => `${edges[i]!.toFixed(decimals)}–${edges[i + 1]!.toFixed(decimals)}`;
+    const at = (v: number): number => x(v);
 
     this.svg
       .attr(
@@ -72,7 +73,7 @@ export class RewardHistogram {
       .append('g')
       .attr('class', 'rw-axis rw-axis-x')
       .attr('transform', `translate(0,${height - MARGIN.bottom})`)
-      .call(axisBottom(x).tickFormat((i) => `${(i / BINS).toFixed(1)}–${((i + 1) / BINS).toFixed(1)}`));
+      .call(axisBottom(x).tickValues(edgeTicks(edges, Math.max(2, Math.floor((width - MARGIN.left - MARGIN.right) / 50)))));
     this.svg
       .append('g')
       .attr('class', 'rw-axis rw-axis-y')
@@ -91,27 +92,25 @@ export class RewardHistogram {
       .attr('text-anchor', 'middle')
       .text('rollouts');
 
-    const groups = this.svg
-      .append('g')
-      .attr('class', 'rw-bars')
-      .selectAll('g')
-      .data(bins)
-      .join('g')
-      .attr('transform', (i) => `translate(${x(i)},0)`);
+    const bars = this.svg.append('g').attr('class', 'rw-bars');
     for (const series of ['before', 'after'] as const) {
-      const hist = d[series].histogram;
-      groups
-        .append('rect')
+      const hist = d.bins[series];
+      bars
+        .selectAll(`rect.rw-bar-${series}`)
+        .data(bins)
+        .join('rect')
         .attr('class', `rw-bar rw-bar-${series}`)
         .attr('data-series', series)
         .attr('data-bin', (i) => i)
+        .attr('data-x0', (i) => edges[i]!)
+        .attr('data-x1', (i) => edges[i + 1]!)
         .attr('data-count', (i) => hist[i] ?? 0)
-        .attr('x', inner(series)!)
-        .attr('width', inner.bandwidth())
+        .attr('x', (i) => barX(i, series))
+        .attr('width', (i) => barWidth(i))
         .attr('y', (i) => y(hist[i] ?? 0))
         .attr('height', (i) => y(0) - y(hist[i] ?? 0))
         .append('title')
-        .text((i) => `${series === 'before' ? 'Before' : 'After'}: ${hist[i] ?? 0} rollouts with reward ${(i / BINS).toFixed(1)}–${((i + 1) / BINS).toFixed(1)}`);
+        .text((i) => `${series === 'before' ? 'Before' : 'After'}: ${hist[i] ?? 0} rollouts with reward ${range(i)}`);
     }
 
     const means = this.svg.append('g').attr('class', 'rw-means');
@@ -127,4 +126,10 @@ export class RewardHistogram {
 
 function fmt(v: number | null): string {
   return v === null ? 'none' : v.toFixed(3);
+}
+
+/** Ticks on the bin edges, every k-th so that at most `most` are labelled. */
+function edgeTicks(edges: readonly number[], most: number): number[] {
+  const k = Math.max(1, Math.ceil(edges.length / most));
+  return edges.filter((_e, i) => i % k === 0);
 }

@@ -80,7 +80,7 @@ export class WhatIfView {
     fact('Median', `${num(a.before.median)} → ${num(a.after.median)}`, 'rw-stat-median');
     fact('Range', `${num(a.before.min)}–${num(a.before.max)} → ${num(a.after.min)}–${num(a.after.max)}`, 'rw-stat-range');
     fact('Spearman rank correlation', a.rankCorrelation === null ? '– (needs two or more differing rewards)' : a.rankCorrelation.toFixed(3), 'rw-stat-rho');
-    this.histogram.setData(a.before, a.after);
+    this.histogram.setData(a.before, a.after, a.bins);
     this.renderTop(a);
     this.renderMovers(a);
   }

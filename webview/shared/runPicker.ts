@@ -3,7 +3,7 @@ import type { RunRecord } from '../../src/core/store/types';
 import type { HostClient } from './hostClient';
 
 /** Fills a run picker: "All runs" first, then the store's runs. */
-export async function fillRunPicker(client: HostClient, picker: VscodeSingleSelect, runId: string | null): Promise<void> {
+export async function fillRunPicker(client: HostClient, picker: VscodeSingleSelect, runId: string | null): Promise<RunRecord[]> {
   let runs: RunRecord[];
   try {
     runs = (await client.request('runs/list', {})).runs;
@@ -21,4 +21,5 @@ export async function fillRunPicker(client: HostClient, picker: VscodeSingleSele
     })),
   ];
   picker.value = runId ?? '';
+  return runs;
 }

@@ -1,15 +1,18 @@
 import * as vscode from 'vscode';
 import type { RolloutStatus, Split } from '../../core/store/types';
+import { commandArgument } from '../featureContext';
 import type { RolloutsTree } from '../rolloutsTree';
 import { ROLLOUT_STATUSES, formatRewardRange, parseRewardRange, type RolloutFilter } from '../view/rolloutFilter';
 
 /**
  * Filter Rollouts: statuses (multi-pick), a reward range, a split. With an
  * argument ({ status?, minReward?, maxReward?, split? }) it sets that filter
- * without asking.
+ * without asking. From the view's title bar the argument is the selected
+ * row, which says nothing about the filter: the pickers ask.
  */
-export async function filterRolloutsCommand(tree: RolloutsTree, arg?: unknown): Promise<RolloutFilter | undefined> {
-  if (arg !== undefined && arg !== null) {
+export async function filterRolloutsCommand(tree: RolloutsTree, raw?: unknown): Promise<RolloutFilter | undefined> {
+  const arg = commandArgument(raw);
+  if (arg !== undefined) {
     const f = checkFilterArg(arg);
     tree.setFilter(f);
     return f;

@@ -2,7 +2,9 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { Lab } from '../../core/rollout/lab';
 import type { EvalMetrics } from '../../core/reward/metrics';
+import { commandArgument } from '../featureContext';
 import type { LabService } from '../labService';
+import type { RolloutsTreeNode } from '../rolloutsTree';
 import { parseRunArgs, validateCount, type RunArgs, type RunSummaryResult } from '../runArgs';
 import { progressMessage } from '../view/rolloutPresentation';
 
@@ -34,14 +36,49 @@ const BROWSE = '$(folder-opened) Browse…';
 export async function runBatchCommand(ctx: RunCommandContext, mode: 'run', raw: unknown): Promise<RunSummaryResult | undefined>;
 export async function runBatchCommand(ctx: RunCommandContext, mode: 'eval', raw: unknown): Promise<EvaluateResult | undefined>;
 export async function runBatchCommand(ctx: RunCommandContext, mode: 'run' | 'eval', raw: unknown): Promise<RunSummaryResult | EvaluateResult | undefined> {
-  const args = parseRunArgs(raw);
-  const folder = args?.workspace ?? (args ? undefined : await pickLabFolder(ctx.service));
+  // From the Rollouts view's title bar or a row's menu, the argument is the selected row: its lab and run propose the answers.
+  const selected = selectedRun(ctx.service, raw);
+  const args = parseRunArgs(commandArgument(raw));
+  const folder = args?.workspace ?? (args ? undefined : (selected?.folder ?? (await pickLabFolder(ctx.service))));
   if (folder === null) return undefined;
   return ctx.service.withLab(folder, async (lab, dir) => {
-    const plan = args ? planFromArgs(lab, mode, args) : await askPlan(lab, mode);
+    const plan = args ? planFromArgs(lab, mode, args) : await askPlan(lab, mode, proposal(mode, selected?.params));
     if (!plan) return undefined;
     return execute(ctx, lab, dir, mode, plan);
   });
+}
+
+/** What the pickers propose first: the options of the run selected in the view. */
+interface Proposal {
+  dataset?: string;
+  split?: RunPlan['split'];
+  /** null: all tasks. */
+  limit?: number | null;
+  samples?: number;
+}
+
+/** The lab and the run's options of a Rollouts-view row (a run, one of its rollouts, its "Load more…", a lab). */
+function selectedRun(service: LabService, raw: unknown): { folder: string; params?: Record<string, unknown> } | undefined {
+  const node = raw as RolloutsTreeNode | undefined;
+  if (typeof node !== 'object' || node === null || typeof node.folder !== 'string') return undefined;
+  const runId = node.kind === 'run' ? node.run.id : node.kind === 'rollout' ? node.rollout.runId : node.kind === 'more' ? node.runId : undefined;
+  const run = node.kind === 'run' ? node.run : runId ? service.openedStore(node.folder)?.getRun(runId) : undefined;
+  return { folder: node.folder, ...(run ? { params: run.params } : {}) };
+}
+
+/**
+ * A selected run of the same command proposes all its options again; another
+ * kind of run (an evaluation seen from Run Rollouts, a comparison…) only its dataset.
+ */
+function proposal(mode: 'run' | 'eval', params: Record<string, unknown> | undefined): Proposal {
+  if (!params) return {};
+  const p: Proposal = {};
+  if (typeof params.dataset === 'string') p.dataset = params.dataset;
+  if ((params.command ?? 'run') !== mode) return p;
+  if (params.split === 'train' || params.split === 'val' || params.split === 'all') p.split = params.split;
+  if (params.limit === null || (typeof params.limit === 'number' && params.limit > 0)) p.limit = params.limit;
+  if (typeof params.samples === 'number' && params.samples > 0) p.samples = params.samples;
+  return p;
 }
 
 /** null: the user dismissed the picker; undefined: the only (or active) lab. */
@@ -66,7 +103,7 @@ function planFromArgs(lab: Lab, mode: 'run' | 'eval', a: RunArgs): RunPlan {
   };
 }
 
-async function askPlan(lab: Lab, mode: 'run' | 'eval'): Promise<RunPlan | undefined> {
+async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}): Promise<RunPlan | undefined> {
   const { config, workspaceDir } = lab.loaded;
   const title = mode === 'eval' ? 'Rollout Lab: Evaluate on Validation Set' : 'Rollout Lab: Run Rollouts';
   const steps = mode === 'eval' ? 3 : 4;
@@ -79,6 +116,10 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval'): Promise<RunPlan | undefi
     detail: `${Math.round(d.trainFraction * 100)} % train / ${Math.round((1 - d.trainFraction) * 100)} % val${key === (config.runner.dataset ?? Object.keys(config.datasets)[0]) ? ' · default' : ''}`,
     key,
   }));
+  // The proposed dataset goes first, so Enter takes it: a key of lab.json's datasets, or a file another run used.
+  const proposedAt = items.findIndex((i) => i.key === proposed.dataset);
+  if (proposedAt > 0) items.unshift(...items.splice(proposedAt, 1));
+  else if (proposedAt < 0 && proposed.dataset) items.unshift({ label: path.basename(proposed.dataset), description: proposed.dataset, detail: 'the selected run\'s dataset', key: proposed.dataset });
   items.push({ label: BROWSE, description: 'a JSONL file, PubMedQA ori_pqal.json or a pubmed_qa export', alwaysShow: true });
   const picked = await vscode.window.showQuickPick(items, { title: `${title} (${step++}/${steps})`, placeHolder: 'Dataset' });
   if (!picked) return undefined;
@@ -96,12 +137,13 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval'): Promise<RunPlan | undefi
 
   let split: RunPlan['split'] = 'val';
   if (mode === 'run') {
+    const splits = [
+      { label: 'train', description: 'the first part of the dataset (trainFraction)' },
+      { label: 'val', description: 'the held-out rest' },
+      { label: 'all', description: 'every task' },
+    ];
     const s = await vscode.window.showQuickPick(
-      [
-        { label: 'train', description: 'the first part of the dataset (trainFraction)' },
-        { label: 'val', description: 'the held-out rest' },
-        { label: 'all', description: 'every task' },
-      ],
+      [...splits.filter((i) => i.label === proposed.split), ...splits.filter((i) => i.label !== proposed.split)],
       { title: `${title} (${step++}/${steps})`, placeHolder: 'Split' },
     );
     if (!s) return undefined;
@@ -111,7 +153,7 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval'): Promise<RunPlan | undefi
   const limitText = await vscode.window.showInputBox({
     title: `${title} (${step++}/${steps})`,
     prompt: `How many ${split === 'all' ? '' : `${split} `}tasks? Leave empty for all of them.`,
-    value: mode === 'eval' ? '' : '10',
+    value: proposed.limit !== undefined ? String(proposed.limit ?? '') : mode === 'eval' ? '' : '10',
     placeHolder: 'all',
     validateInput: (v) => validateCount(v, true),
   });
@@ -120,7 +162,7 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval'): Promise<RunPlan | undefi
   const samplesText = await vscode.window.showInputBox({
     title: `${title} (${step++}/${steps})`,
     prompt: 'Samples per task (a GRPO group size; 1 for a plain run)',
-    value: String(mode === 'eval' ? 1 : config.runner.samples),
+    value: String(proposed.samples ?? (mode === 'eval' ? 1 : config.runner.samples)),
     validateInput: (v) => validateCount(v, false),
   });
   if (samplesText === undefined) return undefined;

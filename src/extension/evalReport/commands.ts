@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
-import type { FeatureContext } from '../featureContext';
+import { isMenuArgument, type FeatureContext } from '../featureContext';
 import { askExportPath, defaultReportFileName, resolveReportRun, showExportNotice, writeReport, type ReportFormat } from './requests';
 
 /**
@@ -21,10 +21,17 @@ type ReportArgs = z.infer<typeof ReportArgs>;
 export function parseReportArgs(raw: unknown, command: string): ReportArgs {
   if (raw === undefined || raw === null) return {};
   if (typeof raw === 'string') return { runId: raw };
-  // A run node of the Rollouts view: { kind: 'run', folder, run: RunRecord }.
-  const node = raw as { kind?: unknown; folder?: unknown; run?: { id?: unknown }; runId?: unknown };
-  if (node.kind === 'run') {
-    const runId = typeof node.run?.id === 'string' ? node.run.id : typeof node.runId === 'string' ? node.runId : undefined;
+  // A row of the Rollouts view (the focused one, from the title bar): its run, or its lab; other rows say nothing.
+  const node = raw as { kind?: unknown; folder?: unknown; run?: { id?: unknown }; rollout?: { runId?: unknown }; runId?: unknown };
+  if (isMenuArgument(raw)) {
+    const runId =
+      node.kind === 'run' && typeof node.run?.id === 'string'
+        ? node.run.id
+        : node.kind === 'rollout' && typeof node.rollout?.runId === 'string'
+          ? node.rollout.runId
+          : (node.kind === 'run' || node.kind === 'more') && typeof node.runId === 'string'
+            ? node.runId
+            : undefined;
     return { ...(runId ? { runId } : {}), ...(typeof node.folder === 'string' ? { folder: node.folder } : {}) };
   }
   const r = ReportArgs.safeParse(raw);

@@ -1,5 +1,6 @@
 import type { KeptReason, RescoreResult, RescoreRow } from '../../core/reward/rescore';
-import type { RankMover, RankedRollout, WhatIfAnswer } from '../../shared/weightsProtocol';
+import { bin, extent, thresholdFreedmanDiaconis, thresholdSturges, ticks } from 'd3';
+import type { RankMover, RankedRollout, RewardBins, WhatIfAnswer } from '../../shared/weightsProtocol';
 
 /** Rank movers the panel shows unless it asks for another number. */
 export const DEFAULT_MOVERS = 15;
@@ -30,6 +31,7 @@ export function whatIfAnswer(result: RescoreResult, opts: { movers?: number } = 
     changed: result.rows.filter((r) => rewardChanged(r)).length,
     before: result.before,
     after: result.after,
+    bins: rewardBins(present(result.rows, 'before'), present(result.rows, 'after')),
     rankCorrelation: result.rankCorrelation,
     top: {
       k: result.changedTop.k,
@@ -42,6 +44,58 @@ export function whatIfAnswer(result: RescoreResult, opts: { movers?: number } = 
     movers: rankMovers(result.rows, opts.movers ?? DEFAULT_MOVERS),
     missingCriteria: result.missingCriteria,
   };
+}
+
+function present(rows: readonly RescoreRow[], key: 'before' | 'after'): number[] {
+  return rows.map((r) => r[key]).filter((v): v is number => v !== null && Number.isFinite(v));
+}
+
+/** Bins the histogram never goes below or above, however the data falls. */
+export const MIN_BINS = 8;
+export const MAX_BINS = 40;
+
+/**
+ * Histogram bins chosen from the rewards, both sides together: the
+ * Freedman–Diaconis rule (Sturges' when the quartiles coincide), clamped to
+ * 8–40 bins, on round edges over the rewards' range rather than ten fixed
+ * tenths of 0–1 (which put every reward of a real lab in two or three bars).
+ */
+export function rewardBins(before: readonly number[], after: readonly number[]): RewardBins {
+  const all = [...before, ...after];
+  if (all.length === 0) return { edges: [0, 1], before: [0], after: [0] };
+  let [lo, hi] = extent(all) as [number, number];
+  if (hi - lo < 1e-9) {
+    // One value: a bin of 0.1 around it.
+    lo -= 0.05;
+    hi += 0.05;
+  }
+  const fd = thresholdFreedmanDiaconis(all, lo, hi);
+  const wanted = Math.min(MAX_BINS, Math.max(MIN_BINS, fd > 1 ? fd : thresholdSturges(all)));
+  let edges = roundEdges(lo, hi, wanted);
+  // d3's round steps (1, 2, 5 × 10^k) give about the count asked for: bring it back inside the bounds.
+  if (edges.length - 1 > MAX_BINS) edges = roundEdges(lo, hi, Math.floor(wanted / 2));
+  if (edges.length - 1 < MIN_BINS) edges = roundEdges(lo, hi, wanted * 2);
+  const count = (values: readonly number[]): number[] => {
+    const bins = bin()
+      .domain([edges[0]!, edges.at(-1)!])
+      .thresholds(edges.slice(1, -1))(values as number[]);
+    return bins.map((b) => b.length);
+  };
+  return { edges, before: count(before), after: count(after) };
+}
+
+/** Round edges (d3's ticks) from at or below `lo` to above `hi`, about `n` bins. */
+function roundEdges(lo: number, hi: number, n: number): number[] {
+  let edges = ticks(lo, hi, n);
+  const step = edges.length > 1 ? edges[1]! - edges[0]! : (hi - lo) / n;
+  if (edges.length === 0 || edges[0]! > lo) edges = [round(edges.length ? edges[0]! - step : lo), ...edges];
+  while (edges.at(-1)! <= hi) edges.push(round(edges.at(-1)! + step));
+  return edges;
+}
+
+/** Edges as d3 writes its ticks: no 0.30000000000000004. */
+function round(v: number): number {
+  return Number(v.toPrecision(12));
 }
 
 /** Whether a re-scored rollout's reward differs from its stored one. */

@@ -1,4 +1,5 @@
 import type { TrainerEvent } from '../../core/train/jobs/trainerEvents';
+import { shortStartTime } from '../view/rolloutPresentation';
 
 /**
  * How training jobs read in the editor: compact numbers, one-line metrics,
@@ -95,4 +96,26 @@ export function stopJobQuestion(job: { id: string; targetName: string; kind: str
     stop: 'Stop Job',
     keep: 'Keep Running',
   };
+}
+
+/**
+ * The jobs' labels, in the same order: the phase and when the job started
+ * ("sft-juniors · 14:05", "sft-juniors · Nov 21 14:05"), which is what tells
+ * jobs apart — their ids share the phase and date, so a sidebar cut them to
+ * identical prefixes. Jobs of one phase started in the same minute add the
+ * id's last four characters (random hex), kept as long as it takes to be unique.
+ */
+export function jobLabels(jobs: ReadonlyArray<{ id: string; phase: string; createdAt: number }>, now = Date.now()): string[] {
+  const base = jobs.map((j) => `${j.phase} · ${shortStartTime(j.createdAt, now)}`);
+  const count = new Map<string, number>();
+  for (const b of base) count.set(b, (count.get(b) ?? 0) + 1);
+  return jobs.map((j, i) => {
+    const b = base[i]!;
+    if (count.get(b) === 1) return b;
+    const twins = jobs.filter((_x, k) => base[k] === b).map((x) => x.id);
+    // The shortest tail (at least 4) that no other job with this label shares.
+    let n = 4;
+    while (n < j.id.length && twins.some((t) => t !== j.id && t.slice(-n) === j.id.slice(-n))) n++;
+    return `${b} · ${j.id.slice(-n)}`;
+  });
 }

@@ -5,12 +5,12 @@ import { escapeMarkdown as esc } from '../view/rolloutPresentation';
 import { jobLogPath, listJobsOf } from './jobFiles';
 import type { JobFollowers } from './jobFollowers';
 import { JobLogTails } from './jobLogTail';
-import { durationText, formatNumber, sparkline } from './jobText';
+import { durationText, formatNumber, jobLabels, sparkline } from './jobText';
 import { hyperparameterText } from './hyperparameterText';
 
 /** An element of the Training view's "Jobs" section. */
 export type JobNode =
-  | { kind: 'job'; folder: string; trainingDir: string; job: JobRecord }
+  | { kind: 'job'; folder: string; trainingDir: string; job: JobRecord; label?: string }
   | { kind: 'jobMetric'; folder: string; jobId: string; name: string; values: number[]; step: number }
   | { kind: 'jobInfo'; folder: string; jobId: string; info: 'error' | 'registered' | 'served' | 'log'; text: string; detail?: string };
 
@@ -67,7 +67,8 @@ export class JobsSection implements vscode.Disposable {
     // The first look at the jobs is when this window picks up the ones a reload left running.
     void this.followers.reattachAll(folder).catch(() => undefined);
     this.tick(jobs.some((j) => ACTIVE.has(j.state)));
-    return jobs.map((job) => ({ kind: 'job', folder, trainingDir, job }));
+    const labels = jobLabels(jobs);
+    return jobs.map((job, i) => ({ kind: 'job', folder, trainingDir, job, label: labels[i] }));
   }
 
   children(node: JobNode): JobNode[] {
@@ -136,7 +137,7 @@ export class JobsSection implements vscode.Disposable {
 
 function jobItem(node: Extract<JobNode, { kind: 'job' }>): vscode.TreeItem {
   const { job } = node;
-  const item = new vscode.TreeItem(job.id, ACTIVE.has(job.state) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+  const item = new vscode.TreeItem(node.label ?? job.id, ACTIVE.has(job.state) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
   item.id = `${node.folder}:job:${job.id}`;
   item.description = jobDescription(job);
   item.iconPath = stateIcon(job);

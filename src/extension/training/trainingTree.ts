@@ -29,6 +29,8 @@ export type TrainingNode =
 /** A plain copy of what the view shows (labels, descriptions, icons, children), for tests and the refresh command. */
 export interface TrainingSnapshotItem {
   label: string;
+  /** The job's id, for a job's item (its label is the phase and start time). */
+  jobId?: string;
   description?: string;
   icon?: string;
   contextValue?: string;
@@ -233,7 +235,8 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
         const v = node.version;
         const item = new vscode.TreeItem(v.version, vscode.TreeItemCollapsibleState.None);
         item.id = `${node.folder}:model:${node.model}:${v.version}`;
-        item.description = [node.active ? 'active' : '', v.agents ? `for ${v.agents.join(', ')}` : '', v.model ?? '', v.producedBy ? `from ${v.producedBy.phase}` : '']
+        // Plain words: whether the agents run it now, which agents, the model it serves, and what made it.
+        item.description = [node.active ? 'in use' : '', v.agents ? `for ${v.agents.join(', ')}` : '', v.model ?? '', v.producedBy ? `trained by ${v.producedBy.phase}` : 'registered by hand']
           .filter(Boolean)
           .join(' · ');
         item.iconPath = new vscode.ThemeIcon(node.active ? 'pass-filled' : 'circle-outline');
@@ -243,11 +246,16 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       }
       case 'base': {
         const b = node.model.base!;
-        const item = new vscode.TreeItem('lab.json', vscode.TreeItemCollapsibleState.None);
+        const inUse = node.model.active === null;
+        const item = new vscode.TreeItem('lab.json settings', vscode.TreeItemCollapsibleState.None);
         item.id = `${node.folder}:model:${node.model.name}:(lab.json)`;
-        item.description = [node.model.active === null ? 'active' : '', b.model, b.baseUrl ?? 'simulated endpoint'].filter(Boolean).join(' · ');
-        item.iconPath = new vscode.ThemeIcon(node.model.active === null ? 'pass-filled' : 'circle-outline');
-        item.tooltip = `lab.json's own settings for "${node.model.name}": the base a rollback ends on`;
+        const where = b.baseUrl ? `at ${b.baseUrl}` : 'on the simulated endpoint';
+        item.description = `${inUse ? 'in use · ' : ''}${b.model} ${where}`;
+        item.iconPath = new vscode.ThemeIcon(inUse ? 'pass-filled' : 'circle-outline');
+        item.tooltip = [
+          `"${node.model.name}" as .rollout-lab/lab.json declares it: ${b.model} ${where}.`,
+          inUse ? 'In use: no trained version of it is active.' : `Not in use: version ${node.model.active} is. Rolling back past every version ends here.`,
+        ].join('\n');
         item.contextValue = 'rolloutLab.training.base';
         return item;
       }
@@ -281,6 +289,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       const item = this.getTreeItem(child);
       const label = typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
       const entry: TrainingSnapshotItem = { label };
+      if (child.kind === 'job') entry.jobId = child.job.id;
       if (item.description !== undefined && item.description !== false) entry.description = String(item.description);
       if (item.iconPath instanceof vscode.ThemeIcon) entry.icon = item.iconPath.id;
       if (item.contextValue) entry.contextValue = item.contextValue;
@@ -379,7 +388,7 @@ function modelItem(node: Extract<TrainingNode, { kind: 'model' }>): vscode.TreeI
   const item = new vscode.TreeItem(m.name, vscode.TreeItemCollapsibleState.Expanded);
   item.id = `${node.folder}:model:${m.name}`;
   item.iconPath = new vscode.ThemeIcon('server-environment');
-  item.description = m.active ? `version ${m.active}` : m.base ? "lab.json's settings" : 'not in lab.json';
+  item.description = m.active ? `runs version ${m.active}` : m.base ? "runs lab.json's settings" : 'not in lab.json';
   const routes = m.routes.map((r) => `${r.agent} → ${r.version ?? 'lab.json'}`);
   item.tooltip = [m.history.length ? `Activations: ${m.history.join(' → ')}` : `"${m.name}" runs lab.json's own settings`, ...(routes.length ? ['Agents:', ...routes] : [])].join('\n');
   // Only a model on a registered version can be rolled back.

@@ -84,8 +84,53 @@ export function bestVersionLensTitle(best: PromptVersionStats): string {
   return `best version ${shortHash(best.version)}: ${best.meanReward === null ? 'n/a' : fixed2(best.meanReward)} (${plural(best.rollouts, 'rollout')})`;
 }
 
-/** The hover: per-criterion breakdown (a Markdown table, every value escaped) and the sparkline. */
-export function versionHoverMarkdown(current: PromptVersionStats | null, currentVersion: string, agent: string): string {
+/**
+ * The colour theme the hover's sparkline is drawn for (VS Code's
+ * ColorThemeKind): an image in a hover cannot use the theme's CSS variables,
+ * so its colours are picked per kind, each readable on that kind's hover background.
+ */
+export type SparklineTheme = 'light' | 'dark' | 'highContrast' | 'highContrastLight';
+
+export const SPARKLINE_COLOURS: Record<SparklineTheme, { line: string; dot: string; guide: string }> = {
+  dark: { line: '#4daafc', dot: '#e8e8e8', guide: '#8b8b8b' },
+  light: { line: '#005fb8', dot: '#1f1f1f', guide: '#767676' },
+  highContrast: { line: '#ffffff', dot: '#ffffff', guide: '#c0c0c0' },
+  highContrastLight: { line: '#000000', dot: '#000000', guide: '#404040' },
+};
+
+/** How many of the latest rewards the sparkline draws. */
+const SPARK_POINTS = 20;
+
+/**
+ * The latest final rewards as a small SVG line on a 0–1 scale (a faint line
+ * at 0.5), in the theme's colours, as a Markdown image with a data: URI and
+ * the values in its alt text.
+ */
+export function sparklineImage(rewards: readonly number[], theme: SparklineTheme): string {
+  const shown = rewards.filter((v) => Number.isFinite(v)).slice(-SPARK_POINTS);
+  if (shown.length === 0) return '';
+  const c = SPARKLINE_COLOURS[theme];
+  const w = 160;
+  const h = 32;
+  const pad = 3;
+  const x = (i: number): number => (shown.length === 1 ? w / 2 : pad + (i * (w - 2 * pad)) / (shown.length - 1));
+  const y = (v: number): number => pad + (1 - Math.min(1, Math.max(0, v))) * (h - 2 * pad);
+  const pts = shown.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
+  const dots = shown.map((v, i) => `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="1.8" fill="${c.dot}"/>`).join('');
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">` +
+    `<line x1="0" x2="${w}" y1="${y(0.5)}" y2="${y(0.5)}" stroke="${c.guide}" stroke-width="1" stroke-dasharray="2 3"/>` +
+    `<polyline points="${pts}" fill="none" stroke="${c.line}" stroke-width="2" stroke-linejoin="round"/>${dots}</svg>`;
+  const alt = `final rewards ${shown.map((v) => v.toFixed(2)).join(' ')}`;
+  return `![${alt}](data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')})`;
+}
+
+/**
+ * The hover: per-criterion breakdown (a Markdown table, every value escaped)
+ * and the sparkline — an image in the theme's colours when `theme` is given
+ * (the editor's hover), else Unicode blocks (a Markdown page).
+ */
+export function versionHoverMarkdown(current: PromptVersionStats | null, currentVersion: string, agent: string, theme?: SparklineTheme): string {
   const head = `**${escapeMarkdown(agent)}** prompt version \`${shortHash(currentVersion)}\``;
   if (!current || current.rollouts === 0) return `${head}\n\nNo rollouts have run this text yet.`;
   const lines = [`${head} — ${plural(current.rollouts, 'rollout')}, mean reward ${escapeMarkdown(formatRewardWithCi(current))}`, ''];
@@ -99,7 +144,11 @@ export function versionHoverMarkdown(current: PromptVersionStats | null, current
   } else {
     lines.push('No judge scores for this version.');
   }
-  if (current.sparkline) lines.push('', `Final rewards, oldest to newest: \`${current.sparkline.replace(/`/g, '')}\``);
+  const image = theme ? sparklineImage(current.rewards, theme) : '';
+  if (image) {
+    const shown = current.rewards.filter((v) => Number.isFinite(v)).slice(-SPARK_POINTS);
+    lines.push('', `Final rewards of the last ${shown.length}, oldest to newest (scale 0–1): ${image} ${fixed2(Math.min(...shown))}–${fixed2(Math.max(...shown))}`);
+  } else if (current.sparkline) lines.push('', `Final rewards, oldest to newest: \`${current.sparkline.replace(/`/g, '')}\``);
   return lines.join('\n');
 }
 
@@ -121,9 +170,10 @@ export function promptAnnotation(
   best: PromptVersionStats | null,
   currentVersion: string,
   now: number,
+  theme?: SparklineTheme,
 ): PromptAnnotation {
   const current = stats.find((s) => s.version === currentVersion && s.rollouts > 0) ?? null;
-  const hover = versionHoverMarkdown(current, currentVersion, agent);
+  const hover = versionHoverMarkdown(current, currentVersion, agent, theme);
   if (!current) {
     return { title: newVersionLensTitle(best), openVersion: best?.version ?? null, best: null, hover };
   }

@@ -47,15 +47,63 @@ function rolloutDurationMs(r: RolloutRecord, now: number): number {
 /**
  * The tree item's description: "reward 0.71 · 2.3 s"; a failed rollout leads
  * with why ("no output · reward 0.00 · 2.3 s", "timeout · 2.3 s": one that
- * threw has no reward to show); a running one shows its time so far.
+ * threw has no reward to show); a running one shows its time so far. When its
+ * run draws several samples per task (`samplesPerTask`, from the run's
+ * options) every sample is numbered from #1, the first one too.
  */
-export function rolloutDescription(r: RolloutRecord, now = Date.now()): string {
+export function rolloutDescription(r: RolloutRecord, now = Date.now(), samplesPerTask = 1): string {
   const time = formatDuration(Math.max(0, rolloutDurationMs(r, now)));
-  if (r.status === 'running') return `running · ${time}`;
-  const sample = r.sample > 0 ? `#${r.sample} · ` : '';
+  const sample = samplesPerTask > 1 || r.sample > 0 ? `${sampleLabel(r.sample)} · ` : '';
+  if (r.status === 'running') return `${sample}running · ${time}`;
   if (r.status === 'succeeded') return `${sample}reward ${formatReward(r.finalReward)} · ${time}`;
   const why = r.failure ? FAILURE_SHORT_LABELS[r.failure] : r.status;
   return `${sample}${why}${r.finalReward === null ? '' : ` · reward ${formatReward(r.finalReward)}`} · ${time}`;
+}
+
+/** A sample's number as people count: the stored index 0 is "#1". */
+export function sampleLabel(sample: number): string {
+  return `#${sample + 1}`;
+}
+
+/** The samples per task a run drew (its `samples` option), 1 when it does not say. */
+export function samplesPerTask(run: Pick<RunRecord, 'params'>): number {
+  const n = run.params.samples;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : 1;
+}
+
+/** What started a run: its `command` option ("run" for Run Rollouts and older runs). */
+export function runKind(run: Pick<RunRecord, 'params'>): string {
+  const c = run.params.command;
+  return typeof c === 'string' && c ? c : 'run';
+}
+
+/** Which side of a comparison a run is, with the variant's label. */
+function comparisonSide(run: Pick<RunRecord, 'params'>): { side: string; label: string } | undefined {
+  const c = run.params.comparison as { side?: unknown; label?: unknown } | undefined;
+  if (typeof c !== 'object' || c === null || typeof c.side !== 'string') return undefined;
+  return { side: c.side.toUpperCase(), label: typeof c.label === 'string' ? c.label : '' };
+}
+
+const RUN_KIND_ICONS: Record<string, string> = {
+  run: 'play',
+  eval: 'checklist',
+  compare: 'git-compare',
+  pipeline: 'mortar-board',
+  online: 'sync',
+  optimize: 'sparkle',
+};
+
+/** The kind's word at the front of a run's label ("" for a plain run), and its codicon. */
+export function runKindBadge(run: Pick<RunRecord, 'params'>): { word: string; icon: string } {
+  const kind = runKind(run);
+  const icon = RUN_KIND_ICONS[kind] ?? 'history';
+  if (kind === 'run') return { word: '', icon };
+  if (kind === 'compare') {
+    const side = comparisonSide(run);
+    return { word: side ? `compare ${side.side}` : 'compare', icon };
+  }
+  if (kind === 'pipeline') return { word: 'training', icon };
+  return { word: kind, icon };
 }
 
 export interface RunSummary {
@@ -74,9 +122,15 @@ export function summariseRollouts(rollouts: readonly RolloutRecord[]): RunSummar
   return { rollouts: rollouts.length, meanReward: n ? sum / n : null };
 }
 
-/** The run item's description: "12 rollouts · mean 0.64 · SIMULATED". */
+/**
+ * The run item's description: "12 rollouts · mean 0.64 · SIMULATED" (a
+ * comparison side leads with its variant, "A: base · …").
+ */
 export function runDescription(run: RunRecord, s: RunSummary): string {
-  const parts = [`${s.rollouts} rollout${s.rollouts === 1 ? '' : 's'}`];
+  const parts: string[] = [];
+  const side = runKind(run) === 'compare' ? comparisonSide(run) : undefined;
+  if (side?.label) parts.push(`${side.side}: ${side.label}`);
+  parts.push(`${s.rollouts} rollout${s.rollouts === 1 ? '' : 's'}`);
   if (s.meanReward !== null) parts.push(`mean ${s.meanReward.toFixed(2)}`);
   if (run.status !== 'done') parts.push(run.status);
   if (run.simulated) parts.push('SIMULATED');
@@ -96,10 +150,10 @@ function cut(text: string, max: number): string {
 }
 
 /** Markdown for a rollout's tooltip; every value from the store is escaped. */
-export function rolloutTooltipMarkdown(r: RolloutRecord, now = Date.now()): string {
+export function rolloutTooltipMarkdown(r: RolloutRecord, now = Date.now(), samples = 1): string {
   const e = escapeMarkdown;
   const lines = [
-    `**Task ${e(r.taskId)}**${r.sample > 0 ? ` · sample ${r.sample}` : ''}${r.simulated ? ' · SIMULATED' : ''}`,
+    `**Task ${e(r.taskId)}**${samples > 1 || r.sample > 0 ? ` · sample ${r.sample + 1}${samples > 1 ? ` of ${samples}` : ''}` : ''}${r.simulated ? ' · SIMULATED' : ''}`,
     '',
     `Status: ${e(statusText(r))}${r.split ? ` · split ${e(r.split)}` : ''}`,
     `Reward: ${formatReward(r.finalReward)}${r.judgeFailed ? ' (judge failed)' : ''}`,
@@ -125,11 +179,21 @@ export function progressMessage(p: { done: number; total: number; meanReward: nu
 }
 
 /**
- * A run's label in the tree: when it started and the tail of its id, short
- * enough that the description (count, mean reward, SIMULATED) stays visible
- * in a normal sidebar; the full id is in the tooltip.
+ * A run's label in the tree: its kind when it is not a plain run ("eval",
+ * "compare A", "training") and when it started — "14:05" today, "Nov 21
+ * 14:05" before — short enough that the description (count, mean reward,
+ * SIMULATED) stays visible in a normal sidebar; the full id is in the tooltip,
+ * and the view adds its tail when two runs would read the same.
  */
-export function runLabel(run: RunRecord): string {
-  const when = new Date(run.startTime).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
-  return `${when} · ${run.id.slice(-6)}`;
+export function runLabel(run: Pick<RunRecord, 'startTime' | 'params'>, now = Date.now()): string {
+  const when = shortStartTime(run.startTime, now);
+  const { word } = runKindBadge(run);
+  return word ? `${word} · ${when}` : when;
+}
+
+/** When something started, short: "14:05" today, "Nov 21 14:05" before. */
+export function shortStartTime(at: number, now = Date.now()): string {
+  const d = new Date(at);
+  const hm = `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+  return d.toDateString() === new Date(now).toDateString() ? hm : `${d.toLocaleDateString('en-US', { month: 'short', day: 'numeric' })} ${hm}`;
 }

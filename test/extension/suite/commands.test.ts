@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { api, ensureRun, workspaceDir, type RunSummaryLike } from './helpers';
+import { api, ensureRun, runInTree, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
 
 interface EndpointLike {
   url: string;
@@ -108,4 +108,73 @@ describe('commands', () => {
   it('Run Rollouts rejects a malformed argument with a message', async () => {
     await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.runRollouts', { limit: -1 })), /limit/);
   });
+
+  describe('from the Rollouts view, with a row selected (VS Code passes the focused row to title-bar and row commands)', () => {
+    it('Run Rollouts proposes the selected run\'s options: Enter on every picker runs it again', async function () {
+      this.timeout(120_000);
+      const run = await ensureRun();
+      const a = await api();
+      const { run: runNode, rollouts } = await waitFor('the run in the view', () => runInTree(a.rolloutsTree, run.runId));
+      // The row VS Code focused is one of the run's rollouts: the command gets the view's own element.
+      const again = await answerEveryPicker(() => vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', rollouts[0]));
+      assert.ok(again, 'Run Rollouts with a rollout selected asked and ran (it failed on the row as its argument before)');
+      assert.equal(again.rollouts, run.rollouts, 'the same options as the selected run: limit 3, its samples');
+      assert.notEqual(again.runId, run.runId);
+      // The run row itself works the same way.
+      assert.equal((runNode as { kind: string }).kind, 'run');
+    });
+
+    it('Evaluate proposes the selected evaluation run\'s options', async function () {
+      this.timeout(120_000);
+      const first = await vscode.commands.executeCommand<{ runId: string; rollouts: number }>('rolloutLab.evaluate', { limit: 2 });
+      const a = await api();
+      const { run: evalRun } = await waitFor('the evaluation run in the view', () => runInTree(a.rolloutsTree, first.runId));
+      const again = await answerEveryPicker(() => vscode.commands.executeCommand<{ runId: string; rollouts: number }>('rolloutLab.evaluate', evalRun));
+      assert.ok(again, 'Evaluate with a run selected asked and ran');
+      assert.equal(again.rollouts, 2, 'its limit of 2 validation tasks was proposed');
+    });
+
+    it('Filter Rollouts asks (the selected row is not a filter); an options object is still checked', async () => {
+      const run = await ensureRun();
+      const a = await api();
+      const { rollouts } = await waitFor('the run in the view', () => runInTree(a.rolloutsTree, run.runId));
+      try {
+        const f = await answerEveryPicker(() => vscode.commands.executeCommand<Record<string, unknown>>('rolloutLab.filterRollouts', rollouts[0]));
+        assert.ok(f, 'the three pickers were shown and answered');
+        assert.equal(f.status, undefined, 'every status kept');
+        assert.equal(f.split, undefined);
+        assert.equal((await runInTree(a.rolloutsTree, run.runId))?.rollouts.length, run.rollouts);
+      } finally {
+        await vscode.commands.executeCommand('rolloutLab.clearRolloutFilters');
+      }
+      await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.filterRollouts', { kinds: ['failed'] })), /unknown key "kinds"/);
+      await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.runRollouts', { folder: 'x' })), /Unrecognized key/);
+    });
+
+    it("Open Evaluation Report shows the selected rollout's run", async () => {
+      const run = await ensureRun();
+      const a = await api();
+      const { rollouts } = await waitFor('the run in the view', () => runInTree(a.rolloutsTree, run.runId));
+      const shown = await vscode.commands.executeCommand<{ runId: string | null } | undefined>('rolloutLab.openEvaluationReport', rollouts[0]);
+      assert.equal(shown?.runId, run.runId);
+    });
+  });
 });
+
+/**
+ * Presses Enter on each picker and input box the command shows until it
+ * settles, as a user taking every proposed answer. It paces the presses: a
+ * multi-select picker accepted before its items arrive from the extension
+ * host would return nothing picked.
+ */
+async function answerEveryPicker<T>(run: () => Thenable<T>): Promise<T> {
+  // A panel an earlier command opened (the evaluation report) may take the focus while it loads, which closes a picker: none is open.
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  let done = false;
+  const settled = Promise.resolve(run()).finally(() => (done = true));
+  for (let i = 0; !done && i < 400; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+  }
+  return settled;
+}

@@ -128,6 +128,8 @@ export function cli(args: string[]): Promise<{ code: number | null; stdout: stri
 /** What `rolloutLab.refreshTraining` returns: the Training view as plain data. */
 export interface SnapshotItem {
   label: string;
+  /** A job's id (its label is the phase and when it started). */
+  jobId?: string;
   description?: string;
   icon?: string;
   contextValue?: string;

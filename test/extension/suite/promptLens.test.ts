@@ -134,4 +134,44 @@ describe('prompt reward annotations', () => {
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     }
   });
+
+  it("draws the hover's reward sparkline in the colours of the active theme, dark and light", async function () {
+    this.timeout(120_000);
+    await api();
+    const uri = vscode.Uri.file(join(workspaceDir(), '.rollout-lab', 'prompts', 'Supervisor.md'));
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const r = await vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts', { limit: 1 });
+    assert.equal(r.succeeded, 1);
+    const workbench = vscode.workspace.getConfiguration('workbench');
+    const original = workbench.inspect<string>('colorTheme')?.globalValue;
+    /** The sparkline image's stroke and dot colours, read from the SVG in the hover. */
+    const sparkColours = async (): Promise<{ line: string; dot: string }> =>
+      waitFor('a sparkline image in the hover', async () => {
+        const m = /\(data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)\)/.exec(await hoverText(uri, new vscode.Position(0, 0)));
+        if (!m) return undefined;
+        const svg = Buffer.from(m[1]!, 'base64').toString('utf8');
+        return { line: /<polyline[^>]*stroke="(#[0-9a-f]{6})"/.exec(svg)![1]!, dot: /<circle[^>]*fill="(#[0-9a-f]{6})"/.exec(svg)![1]! };
+      });
+    try {
+      const seen: Record<string, { line: string; dot: string }> = {};
+      for (const [theme, kind] of [
+        ['Default Dark Modern', vscode.ColorThemeKind.Dark],
+        ['Default Light Modern', vscode.ColorThemeKind.Light],
+      ] as const) {
+        await workbench.update('colorTheme', theme, vscode.ConfigurationTarget.Global);
+        await waitFor(`the ${theme} theme`, () => vscode.window.activeColorTheme.kind === kind);
+        seen[theme] = await sparkColours();
+      }
+      const dark = seen['Default Dark Modern']!;
+      const light = seen['Default Light Modern']!;
+      assert.notDeepEqual(dark, light, 'the colours follow the theme');
+      // Light ink on the dark hover (#202020), dark ink on the light one (#f8f8f8).
+      const luminance = (hex: string): number => [1, 3, 5].reduce((sum, i, k) => sum + [0.2126, 0.7152, 0.0722][k]! * (parseInt(hex.slice(i, i + 2), 16) / 255), 0);
+      assert.ok(luminance(dark.dot) > 0.6 && luminance(dark.line) > 0.45, `dark theme: ${JSON.stringify(dark)}`);
+      assert.ok(luminance(light.dot) < 0.3 && luminance(light.line) < 0.45, `light theme: ${JSON.stringify(light)}`);
+    } finally {
+      await workbench.update('colorTheme', original, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    }
+  });
 });

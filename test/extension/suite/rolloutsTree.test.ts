@@ -98,6 +98,44 @@ describe('rollouts view', () => {
     assert.ok(a.panels.get('graphView'), 'the graph view is open');
   });
 
+  it('labels run rows short, marks evaluation and comparison runs, and numbers every sample from #1', async function () {
+    this.timeout(180_000);
+    const a = await api();
+    const itemOf = async (runId: string): Promise<{ run: vscode.TreeItem; rollouts: vscode.TreeItem[] }> => {
+      const found = await waitFor(`run ${runId} in the view`, () => runInTree(a.rolloutsTree, runId));
+      return { run: await a.rolloutsTree.getTreeItem(found.run), rollouts: await Promise.all(found.rollouts.map((n) => a.rolloutsTree.getTreeItem(n))) };
+    };
+    const iconOf = (item: vscode.TreeItem): string => (item.iconPath as vscode.ThemeIcon).id;
+
+    // Two samples of one task: "#1" and "#2" (the first sample was unnumbered).
+    const plain = await vscode.commands.executeCommand<{ runId: string }>('rolloutLab.runRollouts', { limit: 1, samples: 2 });
+    const p = await itemOf(plain.runId);
+    assert.deepEqual(p.rollouts.map((r) => String(r.description).split(' · ')[0]).sort(), ['#1', '#2']);
+    // A plain run: the time it started (and the tail of its id when another run started in the same minute).
+    assert.match(String(p.run.label), /^(\w{3} \d{1,2} )?\d\d:\d\d( · [0-9a-f]{6})?$/);
+    assert.match(String(p.run.description), /^2 rollouts · mean \d\.\d\d · SIMULATED$/);
+    // Two runs at the same minute would read the same: both labels end with their ids' tails.
+    const top = (await treeChildren(a.rolloutsTree)).filter((n) => n.kind === 'run');
+    const items = await Promise.all(top.map(async (n) => ({ id: n.run!.id, label: String((await a.rolloutsTree.getTreeItem(n)).label) })));
+    const labels = items.map((i) => i.label);
+    assert.equal(new Set(labels).size, labels.length, `every run row reads differently: ${labels.join(' | ')}`);
+    assert.equal(iconOf(p.run), 'play');
+
+    const evaluated = await vscode.commands.executeCommand<{ runId: string }>('rolloutLab.evaluate', { limit: 1 });
+    const e = await itemOf(evaluated.runId);
+    assert.match(String(e.run.label), /^eval · /);
+    assert.equal(iconOf(e.run), 'checklist');
+    assert.ok(!/#\d/.test(String(e.rollouts[0]!.description)), 'one sample per task: no number');
+
+    const compared = await vscode.commands.executeCommand<{ runA: string; runB: string }>('rolloutLab.compareConfigurations', { a: 'base', b: 'model:HypothesisRefiner=strong,label:strong refiner', limit: 1 });
+    const b = await itemOf(compared.runB);
+    assert.match(String(b.run.label), /^compare B · /);
+    assert.match(String(b.run.description), /^B: strong refiner · 1 rollout/);
+    assert.equal(iconOf(b.run), 'git-compare');
+    assert.match(String((await itemOf(compared.runA)).run.label), /^compare A · /);
+    for (const item of [p.run, e.run, b.run]) assert.ok(String(item.label).length <= 33, `a short label: ${String(item.label)}`);
+  });
+
   it('Refresh Rollouts runs', async () => {
     await vscode.commands.executeCommand('rolloutLab.refreshRollouts');
   });

@@ -70,11 +70,11 @@ describe('training view', () => {
     assert.equal(reg.code, 0, reg.stderr);
     const junior = await waitFor('junior on version sft-test in the view', async () => {
       const m = child(child(await snapshot(), 'Models')!.children, 'junior');
-      return m?.description === 'version sft-test' ? m : undefined;
+      return m?.description === 'runs version sft-test' ? m : undefined;
     });
     assert.equal(junior.contextValue, 'rolloutLab.training.model.versioned');
-    assert.deepEqual(junior.children!.map((c) => [c.label, c.icon]), [['sft-test', 'pass-filled'], ['lab.json', 'circle-outline']]);
-    assert.match(child(junior.children, 'sft-test')!.description!, /^active · from sft-juniors/);
+    assert.deepEqual(junior.children!.map((c) => [c.label, c.icon]), [['sft-test', 'pass-filled'], ['lab.json settings', 'circle-outline']]);
+    assert.match(child(junior.children, 'sft-test')!.description!, /^in use · trained by sft-juniors/);
     const sft = child(child(await snapshot(), 'Pipeline')!.children, 'sft-juniors')!;
     assert.match(sft.description!, /model sft-test/);
     await waitFor('the lab reopened with the registered version', async () => (await lab()).loaded.config.models.junior?.version === 'sft-test');
@@ -84,8 +84,10 @@ describe('training view', () => {
     const entry = await vscode.commands.executeCommand<{ active: string | null; history: string[] }>('rolloutLab.rollbackModelVersion', { model: 'junior', confirm: true });
     assert.equal(entry.active, null);
     const back = child(child(await snapshot(), 'Models')!.children, 'junior')!;
-    assert.equal(back.description, "lab.json's settings");
-    assert.deepEqual(back.children!.map((c) => [c.label, c.icon]), [['sft-test', 'circle-outline'], ['lab.json', 'pass-filled']]);
+    assert.equal(back.description, "runs lab.json's settings");
+    // Says plainly what lab.json routes the model to (it read "lab.json  active · qwen…").
+    assert.match(child(back.children, 'lab.json settings')!.description!, /^in use · \S+ (on the simulated endpoint|at \S+)$/);
+    assert.deepEqual(back.children!.map((c) => [c.label, c.icon]), [['sft-test', 'circle-outline'], ['lab.json settings', 'pass-filled']]);
     assert.equal(await juniorVersionOfNextRun(), null);
   });
 

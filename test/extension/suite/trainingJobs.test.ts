@@ -129,9 +129,10 @@ describe('training jobs', () => {
 
     const section = await waitFor('the Jobs section with the job', async () => {
       const s = (await snapshot()).find((i) => i.label === 'Jobs');
-      return s?.children?.some((c) => c.label === rec.id) ? s : undefined;
+      return s?.children?.some((c) => c.jobId === rec.id) ? s : undefined;
     });
-    const item = section.children!.find((c) => c.label === rec.id)!;
+    const item = section.children!.find((c) => c.jobId === rec.id)!;
+    assert.match(item.label, /^sft-juniors · (\w{3} \d{1,2} )?\d\d:\d\d/, 'the phase and start time tell jobs apart (ids share their start)');
     assert.equal(item.icon, 'pass');
     assert.equal(item.contextValue, 'rolloutLab.training.job.sft.succeeded');
     assert.match(item.description!, /^sft · succeeded · local · \d+ (s|min)/);
@@ -225,7 +226,7 @@ describe('training jobs', () => {
     const record = JSON.parse(readFileSync(join(dir, '.rollout-lab', 'training', 'jobs', rec.id, 'job.json'), 'utf8')) as JobRecordLike;
     assert.equal(record.state, 'cancelled');
     const item = await waitFor('the cancelled job in the view', async () =>
-      (await snapshot()).find((i) => i.label === 'Jobs')?.children?.find((c) => c.label === rec.id && c.icon === 'circle-slash'),
+      (await snapshot()).find((i) => i.label === 'Jobs')?.children?.find((c) => c.jobId === rec.id && c.icon === 'circle-slash'),
     );
     assert.equal(item.contextValue, 'rolloutLab.training.job.sft.cancelled');
     // Its phase says cancelled too, not failed.
@@ -247,7 +248,7 @@ describe('training jobs', () => {
     assert.equal(r.code, 0, r.stderr.slice(-2000));
     const launched = JSON.parse(r.stdout) as JobRecordLike;
     assert.equal(launched.state, 'running');
-    await waitFor('the CLI job in the view', async () => (await snapshot()).find((i) => i.label === 'Jobs')?.children?.some((c) => c.label === launched.id));
+    await waitFor('the CLI job in the view', async () => (await snapshot()).find((i) => i.label === 'Jobs')?.children?.some((c) => c.jobId === launched.id));
     const jobs = (await api()) as unknown as { trainingJobs: TrainingJobsApiLike };
     assert.equal(jobs.trainingJobs.isFollowing(dir, launched.id), false, 'nobody follows a detached job');
 

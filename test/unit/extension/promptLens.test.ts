@@ -10,6 +10,8 @@ import {
   newVersionLensTitle,
   promptAnnotation,
   versionHoverMarkdown,
+  SPARKLINE_COLOURS,
+  type SparklineTheme,
   versionLensTitle,
 } from '../../../src/extension/view/promptLens';
 
@@ -102,4 +104,36 @@ describe('promptLens', () => {
     assert.match(md, /`▁▃▅▇`/);
     assert.match(versionHoverMarkdown(stats({ criteria: {} }), 'abcdef123456', 'S'), /No judge scores/);
   });
+
+  it("draws the hover's sparkline in colours readable on the theme's hover background", () => {
+    // VS Code's default hover backgrounds: Dark Modern #202020, Light Modern #f8f8f8; high contrast black and white.
+    const backgrounds: Record<SparklineTheme, string> = { dark: '#202020', light: '#f8f8f8', highContrast: '#000000', highContrastLight: '#ffffff' };
+    const s = stats();
+    for (const theme of Object.keys(backgrounds) as SparklineTheme[]) {
+      const md = versionHoverMarkdown(s, 'abcdef123456', 'S', theme);
+      const m = /!\[final rewards ([\d. ]+)\]\(data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)\)/.exec(md);
+      assert.ok(m, md);
+      assert.equal(m[1], s.rewards.map((v) => v.toFixed(2)).join(' '), 'the values in the alt text');
+      const svg = Buffer.from(m[2]!, 'base64').toString('utf8');
+      const { line, dot } = SPARKLINE_COLOURS[theme];
+      assert.ok(svg.includes(`stroke="${line}"`) && svg.includes(`fill="${dot}"`), svg);
+      for (const colour of [line, dot]) assert.ok(contrast(colour, backgrounds[theme]) >= 3, `${theme}: ${colour} on ${backgrounds[theme]} (${contrast(colour, backgrounds[theme]).toFixed(2)}:1)`);
+    }
+    assert.notEqual(SPARKLINE_COLOURS.dark.line, SPARKLINE_COLOURS.light.line);
+    // A dark line on a dark hover was the defect: the light theme's colours fail on the dark background.
+    assert.ok(contrast(SPARKLINE_COLOURS.light.dot, backgrounds.dark) < 3);
+  });
 });
+
+/** WCAG contrast ratio of two #rrggbb colours. */
+function contrast(a: string, b: string): number {
+  const lum = (hex: string): number => {
+    const [r, g, bl] = [1, 3, 5].map((i) => {
+      const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi! + 0.05) / (lo! + 0.05);
+}

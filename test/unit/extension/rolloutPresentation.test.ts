@@ -49,7 +49,11 @@ describe('rollout presentation', () => {
 
   it('describes a rollout as reward and duration', () => {
     assert.equal(rolloutDescription(rollout()), 'reward 0.71 · 2.3 s');
-    assert.equal(rolloutDescription(rollout({ sample: 2 })), '#2 · reward 0.71 · 2.3 s');
+    assert.equal(rolloutDescription(rollout({ sample: 2 })), '#3 · reward 0.71 · 2.3 s');
+    // Several samples per task: every one numbered from #1, the first too.
+    assert.equal(rolloutDescription(rollout({ sample: 0 }), 1_002_300, 2), '#1 · reward 0.71 · 2.3 s');
+    assert.equal(rolloutDescription(rollout({ sample: 1 }), 1_002_300, 2), '#2 · reward 0.71 · 2.3 s');
+    assert.equal(rolloutDescription(rollout({ sample: 0 }), 1_002_300, 1), 'reward 0.71 · 2.3 s');
     assert.equal(rolloutDescription(rollout({ finalReward: null, status: 'failed' })), 'failed · 2.3 s', 'a record from before categories');
     assert.equal(rolloutDescription(rollout({ status: 'cancelled', failure: 'cancelled', finalReward: null })), 'cancelled · 2.3 s');
     assert.equal(rolloutDescription(rollout({ status: 'running', endTime: null }), 1_001_500), 'running · 1.5 s');
@@ -60,11 +64,13 @@ describe('rollout presentation', () => {
     assert.deepEqual(s, { rollouts: 3, meanReward: 0.75 });
     assert.equal(runDescription(run, s), '3 rollouts · mean 0.75 · SIMULATED');
     assert.equal(runDescription({ ...run, simulated: false, status: 'interrupted' }, { rollouts: 1, meanReward: null }), '1 rollout · interrupted');
+    const side = { ...run, id: 'run-20261121T120015-265cc9', params: { command: 'compare', comparison: { side: 'b', label: 'senior=trained' } } };
+    assert.equal(runDescription(side, s), 'B: senior=trained · 3 rollouts · mean 0.75 · SIMULATED');
   });
 
   it('leads a failed rollout with why it failed, and shows its reward when it has one', () => {
     assert.equal(rolloutDescription(rollout({ status: 'failed', failure: 'no_output', finalReward: 0 })), 'no output · reward 0.00 · 2.3 s');
-    assert.equal(rolloutDescription(rollout({ status: 'failed', failure: 'truncated', finalReward: 0.1, sample: 1 })), '#1 · truncated · reward 0.10 · 2.3 s');
+    assert.equal(rolloutDescription(rollout({ status: 'failed', failure: 'truncated', finalReward: 0.1, sample: 1 })), '#2 · truncated · reward 0.10 · 2.3 s');
     assert.equal(rolloutDescription(rollout({ status: 'failed', failure: 'timeout', finalReward: null })), 'timeout · 2.3 s');
     const md = rolloutTooltipMarkdown(rollout({ status: 'failed', failure: 'no_output', finalReward: 0, error: 'the graph finished without a final output' }));
     assert.ok(md.includes('Status: failed \\(no output\\)'), md);
@@ -98,8 +104,13 @@ describe('rollout presentation', () => {
   });
 });
 
-it('a run label is short: start time and the tail of the id', () => {
-  const label = runLabel({ id: 'run-20261121T120015-265cc9', startTime: Date.UTC(2026, 10, 21, 12, 0), endTime: null, status: 'done', params: {}, simulated: true, planned: 3 });
-  assert.ok(label.endsWith(' · 265cc9'), label);
-  assert.ok(label.length <= 26, label);
+it('a run label is short: its kind when not a plain run, and when it started', () => {
+  const start = new Date(2026, 10, 21, 14, 5).getTime();
+  const at = (params: Record<string, unknown>, now: number): string => runLabel({ startTime: start, params }, now);
+  assert.equal(at({}, start + 60_000), '14:05', 'today: the time');
+  assert.equal(at({ command: 'run' }, start + 3 * 86_400_000), 'Nov 21 14:05');
+  assert.equal(at({ command: 'eval' }, start), 'eval · 14:05');
+  assert.equal(at({ command: 'compare', comparison: { side: 'a', label: 'base' } }, start), 'compare A · 14:05');
+  assert.equal(at({ command: 'pipeline', phase: 'gather' }, start), 'training · 14:05');
+  assert.ok(at({ command: 'compare', comparison: { side: 'a' } }, start + 3 * 86_400_000).length <= 24);
 });
