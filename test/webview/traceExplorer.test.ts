@@ -496,12 +496,16 @@ describe('trace explorer in Chromium', () => {
     const firstMatch = await page.$eval('.te-row.te-match', (r) => (r as HTMLElement).dataset.spanId!);
     await selectSpan(page, firstMatch);
     await page.waitForFunction(() => document.querySelectorAll('.te-details mark.te-hit').length > 0, undefined, { timeout: 10_000 });
-    const marks = await page.$$eval('.te-details mark.te-hit', (ms) => ms.map((m) => ({ text: m.textContent, kids: m.childNodes.length, visible: (m as HTMLElement).checkVisibility() })));
+    const marks = await page.$$eval('.te-details mark.te-hit', (ms) =>
+      ms.map((m) => ({ text: m.textContent, kids: m.childNodes.length, visible: (m as HTMLElement).checkVisibility(), background: getComputedStyle(m).backgroundColor })),
+    );
     for (const m of marks) {
       assert.equal(m.text!.toLowerCase(), 'clinical_trials_search');
       assert.equal(m.kids, 1, 'a mark holds one text node');
+      assert.notEqual(m.background, 'rgba(0, 0, 0, 0)', 'a mark is coloured by the theme');
     }
     assert.ok(marks.some((m) => m.visible), 'a match is visible in the details');
+    await page.screenshot({ path: join(SHOTS, 'trace-explorer-search-dark.png') });
     // Another matching span: its details are marked too.
     const matching = (await page.$$eval('.te-row.te-match', (rows) => rows.map((r) => (r as HTMLElement).dataset.spanId!))).filter((id) => id !== null);
     await selectSpan(page, matching[matching.length - 1]!);
