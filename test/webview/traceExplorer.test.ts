@@ -486,6 +486,7 @@ describe('trace explorer in Chromium', () => {
     await show(h, real);
     const page = h.page;
     const all = (await rowLabels(page)).length;
+    assert.equal(await page.locator('.te-search-clear').count(), 1, 'the search has a clear button');
     assert.ok(await page.locator('.te-search-clear').isHidden(), 'no clear button without a query');
     await page.focus('.te-viewport');
     await page.keyboard.press('/');
@@ -536,8 +537,9 @@ describe('trace explorer in Chromium', () => {
     await h.page.focus('.te-viewport');
     await h.page.keyboard.press('/');
     await h.page.keyboard.type('<img src=x');
-    await h.page.waitForFunction(() => /match/.test(document.querySelector('.te-search-info')?.textContent ?? ''));
-    await selectSpan(h.page, node.spanId);
+    await h.page.waitForTimeout(300);
+    await h.page.waitForFunction(() => /match/.test(document.querySelector('.te-search-info')?.textContent ?? ''), undefined, { timeout: 10_000 });
+    await h.page.click(`.te-row[data-span-id="${node.spanId}"] .te-label`, { timeout: 10_000 });
     await h.page.waitForFunction(() => document.querySelectorAll('.te-details mark.te-hit').length > 0, undefined, { timeout: 10_000 });
     assert.deepEqual([...new Set(await h.page.$$eval('.te-details mark.te-hit', (ms) => ms.map((m) => m.textContent)))].sort(), ['<img', 'src=x']);
     assert.equal(await h.page.locator('img').count(), 0);
