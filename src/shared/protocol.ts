@@ -78,6 +78,30 @@ export interface NodeStats {
   errorRate: number | null;
   /** Set when the stats come from the spans of only this many most recent rollouts (tool nodes; see nodeAggregates). */
   sample?: number;
+  /** visits / rollouts: how often the node runs in a rollout that reaches it. */
+  visitsPerRollout: number | null;
+  /** Median and 95th percentile of one visit's duration, over the span sample (null when no visit was read). */
+  p50LatencyMs: number | null;
+  p95LatencyMs: number | null;
+  /** Share of the node's model calls (in the span sample) that needed a retry; null when it made none. */
+  retryRate: number | null;
+  /** Scored rollouts that ran the node more than once, and their mean final reward. */
+  revisited: RewardGroup;
+  /** Scored rollouts that ran the node exactly once, and their mean final reward. */
+  once: RewardGroup;
+}
+export interface RewardGroup {
+  rollouts: number;
+  meanReward: number | null;
+}
+/** How often the graph went from one node to the next (LangGraph step k to step k + 1) over the span sample. */
+export interface EdgeTraffic {
+  source: string;
+  target: string;
+  /** Times the step was taken, over all sampled rollouts. */
+  traversals: number;
+  /** Sampled rollouts that took it at least once. */
+  rollouts: number;
 }
 export interface RewardPoint {
   rolloutId: string;
@@ -98,7 +122,7 @@ export interface RequestResults extends WeightsRequestResults, ReportRequestResu
   'runs/list': { runs: RunRecord[] };
   'graph/describe': { nodes: GraphNodeInfo[]; edges: GraphEdgeInfo[]; source: 'research-lab' | 'module' };
   'graph/rolloutOverlay': { rolloutId: string; visits: Record<string, number>; path: string[]; errors: Record<string, number> };
-  'graph/aggregate': { rollouts: number; nodes: NodeStats[]; agents: AgentAggregate[] };
+  'graph/aggregate': { rollouts: number; nodes: NodeStats[]; agents: AgentAggregate[]; edges: EdgeTraffic[]; spanSample: number };
   'rewards/series': { points: RewardPoint[]; criteria: string[] };
   'rewards/learningCurve': LearningCurve;
   'export/save': { saved: boolean; path: string | null };

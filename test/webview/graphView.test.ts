@@ -91,8 +91,8 @@ describe('graph view panel', () => {
   let loopRollout: string;
   let loopOverlay: ReturnType<typeof rolloutOverlay>;
   const open: WebviewHarness[] = [];
-  const panel = async (opts: { theme?: 'dark' | 'light'; state?: unknown; describe?: RequestResults['graph/describe'] } = {}): Promise<WebviewHarness> => {
-    const h = await openPanel('graphView', handlersFor(lab, opts.describe ?? graph), { theme: opts.theme, state: opts.state });
+  const panel = async (opts: { theme?: 'dark' | 'light'; state?: unknown; describe?: RequestResults['graph/describe']; viewport?: { width: number; height: number } } = {}): Promise<WebviewHarness> => {
+    const h = await openPanel('graphView', handlersFor(lab, opts.describe ?? graph), { theme: opts.theme, state: opts.state, viewport: opts.viewport });
     open.push(h);
     await ready(h, opts.theme);
     return h;
@@ -196,9 +196,21 @@ describe('graph view panel', () => {
     await h.page.waitForFunction(() => !!document.querySelector('.gv-visited'));
     const options = await h.page.evaluate(() => (document.querySelector('.gv-rollout-picker') as unknown as { options: unknown[] }).options.length);
     assert.equal(options, rollouts.length);
+    // Each rollout reads as task, sample, reward and status, never as its raw id; the id is in the tooltip.
+    const picker = await h.page.evaluate(() => {
+      const p = document.querySelector('.gv-rollout-picker') as unknown as { options: Array<{ label: string; description: string; value: string }>; title: string; value: string };
+      return { options: p.options.map((o) => ({ label: o.label, description: o.description, value: o.value })), title: p.title, value: p.value };
+    });
+    for (const o of picker.options) {
+      const r = rollouts.find((x) => x.id === o.value)!;
+      assert.equal(o.label, `task ${r.taskId} #${r.sample + 1} · reward ${r.finalReward!.toFixed(3)} · ${r.status}`);
+      assert.doesNotMatch(`${o.label} ${o.description}`, /[0-9a-f]{32}/, 'no raw rollout id in the option');
+      assert.match(o.description, new RegExp(`^${r.runId} · started `));
+    }
+    assert.equal(picker.title, `Rollout ${picker.value} · ${rollouts.find((x) => x.id === picker.value)!.runId}`);
     // Open the picker and choose the rollout by its label, as a user does.
     await h.page.click('.gv-rollout-picker');
-    await h.page.getByText(`${other.taskId} · ${other.finalReward!.toFixed(3)}`, { exact: false }).first().click();
+    await h.page.getByText(`task ${other.taskId} #${other.sample + 1} · reward ${other.finalReward!.toFixed(3)}`, { exact: false }).first().click();
     await h.page.waitForFunction(
       (id) => ((window as unknown as { __lastState?: { rolloutId?: string } }).__lastState?.rolloutId ?? '') === id,
       other.id,
@@ -208,21 +220,98 @@ describe('graph view panel', () => {
     const expected = rolloutOverlay(lab.store.getSpans(other.id));
     await h.page.waitForFunction((n) => document.querySelector('.gv-path')?.textContent?.split(' → ').length === n, expected.path.length);
     assert.equal((await drawnNode(h.page, 'Supervisor'))!.visits, String(expected.visits.Supervisor));
+    assert.equal(await h.page.getAttribute('.gv-rollout-picker', 'title'), `Rollout ${other.id} · ${other.runId}`);
   });
 
-  it('shows aggregate figures per node and the mean final reward per agent, restored from state', async () => {
+  it('keeps the toolbar on one row in every mode, down to a narrow panel; screenshots in both themes', async () => {
+    for (const width of [1280, 900, 700]) {
+      for (const theme of ['dark', 'light'] as const) {
+        if (width === 700 && theme === 'light') continue;
+        const h = await panel({ theme, viewport: { width, height: 760 }, state: { mode: 'rollout', rolloutId: loopRollout } });
+        await h.page.waitForFunction(() => !!document.querySelector('.gv-visited'));
+        for (const mode of ['rollout', 'aggregate', 'structure'] as const) {
+          if (mode !== 'rollout') {
+            await h.page.click(`vscode-radio[data-mode="${mode}"]`);
+            await h.page.waitForFunction((m) => document.querySelector('.gv-canvas')?.getAttribute('data-mode') === m, mode);
+          }
+          const fit = await h.page.evaluate(() => {
+            const bar = document.querySelector('.gv-toolbar') as HTMLElement;
+            const kids = Array.from(bar.children).filter((c) => !(c as HTMLElement).hidden && (c as HTMLElement).getBoundingClientRect().width > 0);
+            const tops = kids.map((c) => Math.round(c.getBoundingClientRect().top + c.getBoundingClientRect().height / 2));
+            return { rows: new Set(tops.map((t) => Math.round(t / 12))).size, overflow: bar.scrollWidth - bar.clientWidth, height: bar.getBoundingClientRect().height };
+          });
+          assert.equal(fit.rows, 1, `${mode} at ${width}px: one row (${JSON.stringify(fit)})`);
+          assert.ok(fit.overflow <= 0, `${mode} at ${width}px: nothing overflows (${fit.overflow}px)`);
+          assert.ok(fit.height < 44, `${mode} at ${width}px: toolbar ${fit.height}px high`);
+          if (mode !== 'structure') await h.page.screenshot({ path: join(SHOTS, `graph-view-${mode}-${width}-${theme}.png`) });
+        }
+        assert.deepEqual(h.errors, []);
+        await h.close();
+        open.splice(open.indexOf(h), 1);
+      }
+    }
+  });
+
+  it('shows per-node figures that differ (revisits, latency, errors, rewards when revisited) and edge traffic, restored from state', async () => {
     const h = await panel({ state: { mode: 'aggregate' } });
-    await h.page.waitForFunction(() => document.querySelector('.gv-canvas')?.getAttribute('data-mode') === 'aggregate' && /visits/.test(document.querySelector('.gv-node-detail')?.textContent ?? '') );
+    await h.page.waitForFunction(() => document.querySelector('.gv-canvas')?.getAttribute('data-mode') === 'aggregate' && /rollout/.test(document.querySelector('.gv-node-detail')?.textContent ?? ''));
     const agg = nodeAggregates(lab.store);
-    await h.page.waitForFunction(() => document.querySelectorAll('.gv-badge-reward').length > 0);
     for (const s of agg.nodes) {
       const d = (await drawnNode(h.page, s.node))!;
-      assert.match(d.detail, new RegExp(`^${s.visits} visits · \\d+ (ms|s) · ${Math.round(s.errorRate! * 100)}% err$`), s.node);
+      const vpr = String(Number(s.visitsPerRollout!.toPrecision(2)));
+      assert.match(d.detail, new RegExp(`^${vpr.replace('.', '\\.')}×/rollout · \\d+(\\.\\d)? (ms|s) · ${Math.round(s.errorRate! * 100)}% err$`), `${s.node}: ${d.detail}`);
+      assert.match(d.label, new RegExp(`mean reward when revisited`), s.node);
+      assert.match(d.label, /latency p50 .*, p95 /, s.node);
+      // A node revisited in some rollouts and not in others shows the reward difference; no node shows the same mean final reward.
+      const delta = s.revisited.rollouts && s.once.rollouts ? s.revisited.meanReward! - s.once.meanReward! : null;
+      const badge = d.badges.find((b) => b.startsWith('↻'));
+      if (delta === null) assert.equal(badge, undefined, s.node);
+      else assert.equal(badge, `↻ ${delta >= 0 ? '+' : '−'}${Math.abs(delta).toFixed(3)}`, s.node);
+      assert.ok(!d.badges.some((b) => b.startsWith('R ')), `${s.node}: no plain mean final reward badge`);
     }
-    const supervisor = agg.agents.filter((a) => a.agent === 'Supervisor');
-    const mean = supervisor.reduce((x, a) => x + a.meanReward! * a.rollouts, 0) / supervisor.reduce((x, a) => x + a.rollouts, 0);
-    assert.ok((await drawnNode(h.page, 'Supervisor'))!.badges.includes(`R ${mean.toFixed(3)}`));
-    assert.match((await drawnNode(h.page, 'Supervisor'))!.label, new RegExp(`mean final reward ${mean.toFixed(3)}`));
+    const details = await Promise.all(agg.nodes.filter((n) => !n.node.endsWith('_tools')).map(async (n) => (await drawnNode(h.page, n.node))!.detail));
+    assert.ok(new Set(details).size > 1, `the agents read differently: ${details.join(' | ')}`);
+    assert.ok(agg.nodes.some((n) => n.revisited.rollouts && n.once.rollouts), 'the fixture has a node revisited in some rollouts only');
+
+    // Edges carry their traffic: a count label and a stroke as thick as their share.
+    const drawn = await h.page.evaluate(() =>
+      Array.from(document.querySelectorAll<SVGGElement>('.gv-edge')).map((e, i) => ({
+        source: e.dataset.source!,
+        target: e.dataset.target!,
+        traversals: Number(e.getAttribute('data-traversals')),
+        width: parseFloat(getComputedStyle(e.querySelector('.gv-edge-line')!).strokeWidth),
+        label: Array.from(document.querySelectorAll<SVGGElement>(`.gv-edge-label[data-edge="${i}"]`)).filter((l) => !l.hasAttribute('hidden')).map((l) => l.textContent ?? '')[0] ?? null,
+        title: e.querySelector('title')?.textContent ?? '',
+      })),
+    );
+    const traffic = new Map(agg.edges.map((e) => [`${e.source}>${e.target}`, e.traversals]));
+    for (const e of drawn) {
+      const want = traffic.get(`${e.source}>${e.target}`) ?? 0;
+      assert.equal(e.traversals, want, `${e.source} → ${e.target}`);
+      if (want > 0) {
+        assert.ok(e.label !== null && e.label.endsWith(String(want)), `${e.source} → ${e.target} labelled ${e.label}`);
+        assert.match(e.title, new RegExp(`taken ${want} times? in \\d+ rollouts?`));
+      }
+    }
+    const byCount = [...drawn].sort((a, b) => a.traversals - b.traversals);
+    for (let i = 1; i < byCount.length; i++) assert.ok(byCount[i]!.width >= byCount[i - 1]!.width - 1e-6, 'busier edges are drawn thicker');
+    assert.ok(byCount[byCount.length - 1]!.width > byCount[0]!.width + 2);
+    const loop = drawn.find((e) => e.source === 'SafetyOfficer' && e.target !== 'PrincipalInvestigator' && e.traversals > 0);
+    assert.ok(loop, 'the revision loop back from the safety officer shows its count');
+    const reviewerIn = drawn.filter((e) => e.target === 'PeerReviewer').reduce((n, e) => n + e.traversals, 0);
+    assert.equal(reviewerIn, agg.nodes.find((n) => n.node === 'PeerReviewer')!.visits, 'every visit of the reviewer came along a counted edge');
+
+    // The full figures of a node are one Tab away, in the info line.
+    let focused: string | null = null;
+    for (let i = 0; i < 25 && focused !== 'Geneticist' && focused !== 'Pharmacologist' && focused !== 'Neurologist'; i++) {
+      await h.page.keyboard.press(focused ? 'ArrowDown' : 'Tab');
+      focused = await h.page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset?.node ?? null);
+    }
+    assert.ok(focused, 'a node has keyboard focus');
+    await h.page.waitForFunction((n) => document.querySelector('.gv-info')?.textContent?.startsWith(n + ','), focused);
+    const info = (await h.page.textContent('.gv-info'))!;
+    assert.match(info, /visits per rollout/);
+    assert.match(info, /mean reward when revisited/);
     assert.match((await h.page.textContent('.gv-status'))!, new RegExp(`^${agg.rollouts} rollouts`));
     assert.equal(await h.page.evaluate(() => (document.querySelector('vscode-radio[data-mode="aggregate"]') as unknown as { checked: boolean }).checked), true);
     await h.page.screenshot({ path: join(SHOTS, 'graph-view-aggregate-dark.png') });
@@ -231,6 +320,8 @@ describe('graph view panel', () => {
     await h.page.click('vscode-radio[data-mode="structure"]');
     await h.page.waitForFunction(() => document.querySelector('.gv-canvas')?.getAttribute('data-mode') === 'structure');
     assert.equal((await drawnNode(h.page, 'Supervisor'))!.detail, 'agent · prompt');
+    assert.equal(await h.page.locator('.gv-edge[data-traversals]').count(), 0);
+    assert.ok(await h.page.locator('.gv-info').isHidden());
     assert.deepEqual(h.errors, []);
   });
 
@@ -308,7 +399,7 @@ describe('graph view panel', () => {
       await h.page.screenshot({ path: join(SHOTS, 'graph-view-errors-dark.png') });
 
       await h.page.click('vscode-radio[data-mode="aggregate"]');
-      await h.page.waitForFunction(() => document.querySelector('.gv-canvas')?.getAttribute('data-mode') === 'aggregate' && /visits/.test(document.querySelector('.gv-node-detail')?.textContent ?? ''));
+      await h.page.waitForFunction(() => document.querySelector('.gv-canvas')?.getAttribute('data-mode') === 'aggregate' && /rollout/.test(document.querySelector('.gv-node-detail')?.textContent ?? ''));
       assert.match((await drawnNode(h.page, 'PeerReviewer'))!.detail, / · 100% err$/);
       assert.match((await drawnNode(h.page, 'PeerReviewer'))!.classes, /gv-has-error/);
       assert.deepEqual(h.errors, []);
@@ -327,7 +418,7 @@ describe('graph view panel', () => {
       const h = await panel({ describe: d });
       const ids = await h.page.evaluate(() => Array.from(document.querySelectorAll<SVGGElement>('.gv-node')).map((n) => n.dataset.node));
       assert.deepEqual([...ids].sort(), ['Critic', 'Writer', 'Writer_tools', '__end__', '__start__']);
-      const labels = await h.page.evaluate(() => Array.from(document.querySelectorAll('.gv-edge-label text')).map((t) => t.textContent).sort());
+      const labels = await h.page.evaluate(() => Array.from(document.querySelectorAll('.gv-edge-label:not(.gv-edge-count) text')).map((t) => t.textContent).sort());
       assert.deepEqual(labels, ['done', 'draft', 'revise', 'tool call']);
       assert.match((await h.page.textContent('.gv-status'))!, /your graph module · 2 agents · 5 nodes/);
       await h.page.screenshot({ path: join(SHOTS, 'graph-view-module-dark.png') });

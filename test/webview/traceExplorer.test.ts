@@ -307,6 +307,247 @@ describe('trace explorer in Chromium', () => {
     assert.deepEqual(h.errors, []);
   });
 
+  test('span details: keys break only at dots and underscores, values keep their underscores, numbers without float noise, errors without a repeated type, penalties look like penalties', async () => {
+    const t: TraceFixture = structuredClone(real);
+    t.rollout.id = 'd'.repeat(32);
+    for (const s of t.spans) s.traceId = t.rollout.id;
+    const llm = t.spans.find((s) => s.kind === 'llm')!;
+    llm.attributes['rollout_lab.some_ratio'] = 0.7394999999999998;
+    llm.attributes['rollout_lab.ratios'] = [0.1 + 0.2, 1.5];
+    llm.attributes['rollout_lab.ratio_json'] = JSON.stringify({ score: 0.7394999999999998, n: 3 });
+    llm.attributes['rollout_lab.snake_case_value'] = 'clinical_trials_search';
+    llm.attributes[Attr.requestTemperature] = 0.7000000000000001;
+    llm.status = 'error';
+    llm.attributes[Attr.errorType] = 'Error';
+    llm.statusMessage = 'the endpoint closed the connection';
+    const tool = t.spans.find((s) => s.kind === 'tool')!;
+    tool.status = 'error';
+    tool.attributes[Attr.errorType] = 'TimeoutError';
+    tool.statusMessage = 'TimeoutError: no answer in 30 s';
+    const node = t.spans.find((s) => s.kind === 'node')!;
+    const reward = (name: string, value: number): SpanRecord => ({
+      traceId: t.rollout.id,
+      spanId: `${name}`.padEnd(16, '0').slice(0, 16),
+      parentSpanId: node.spanId,
+      name,
+      kind: 'reward',
+      startTime: node.endTime,
+      endTime: node.endTime,
+      status: 'ok',
+      attributes: { [Attr.rewardName]: name, [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: value, 'rollout_lab.reward.rule': 'a rule', [Attr.agentName]: node.name },
+    });
+    const penalty = reward('penaltyrule', -0.2);
+    const bonus = reward('bonusrule', 0.1);
+    t.spans.push(penalty, bonus);
+
+    for (const width of [1200, 720]) {
+      const h = await panel({ viewport: { width, height: 800 } }, () => t);
+      await show(h, t);
+      await selectSpan(h.page, llm.spanId);
+      await h.page.evaluate(() => document.querySelector('.te-raw')?.setAttribute('open', ''));
+      // Every line break inside a key follows a dot or an underscore.
+      const keys = await h.page.$$eval('.te-attr-key', (ths) =>
+        ths.map((th) => {
+          const range = document.createRange();
+          const bad: string[] = [];
+          let lines = 1;
+          let prevTop: number | null = null;
+          let prev = '';
+          const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+          for (let n = walker.nextNode() as Text | null; n; n = walker.nextNode() as Text | null) {
+            for (let i = 0; i < n.data.length; i++) {
+              range.setStart(n, i);
+              range.setEnd(n, i + 1);
+              const r = range.getClientRects()[0];
+              if (!r) continue;
+              if (prevTop !== null && r.top > prevTop + 2) {
+                lines++;
+                if (prev !== '.' && prev !== '_') bad.push(`${th.textContent} breaks after "${prev}"`);
+              }
+              prevTop = r.top;
+              prev = n.data[i]!;
+            }
+          }
+          return { key: th.textContent ?? '', bad, lines };
+        }),
+      );
+      assert.ok(keys.some((k) => k.key === 'gen_ai.operation.name'));
+      for (const k of keys) assert.deepEqual(k.bad, [], `${width}px: ${k.key}`);
+      if (width === 1200) for (const k of keys) assert.equal(k.lines, 1, `${k.key} fits on one line in a wide pane`);
+      // A one-line value keeps the bottom of its underscores inside its (scrolling) box.
+      const clip = await h.page.evaluate(() => {
+        const th = Array.from(document.querySelectorAll('.te-attr-key')).find((e) => e.textContent === 'rollout_lab.snake_case_value')!;
+        const pre = th.parentElement!.querySelector('.te-pre') as HTMLElement;
+        const text = pre.firstChild as Text;
+        const range = document.createRange();
+        range.selectNodeContents(text);
+        const rects = range.getClientRects();
+        const cs = getComputedStyle(pre);
+        const ctx = document.createElement('canvas').getContext('2d')!;
+        ctx.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+        const m = ctx.measureText(text.data);
+        const under = ctx.measureText('_');
+        const box = pre.getBoundingClientRect();
+        const baseline = rects[0]!.top + m.fontBoundingBoxAscent;
+        return {
+          lines: rects.length,
+          ink: baseline + Math.max(under.actualBoundingBoxDescent, m.fontBoundingBoxDescent),
+          descent: baseline + m.fontBoundingBoxDescent,
+          visible: box.top + pre.clientTop + pre.clientHeight,
+        };
+      });
+      assert.equal(clip.lines, 1);
+      assert.ok(clip.ink <= clip.visible + 0.01, `the underscore's bottom (${clip.ink}) is inside the box (${clip.visible})`);
+      // Editor fonts draw the underscore at or just below their descent line: the box keeps room below it.
+      assert.ok(clip.visible - clip.descent >= 1, `room below the descent: ${clip.visible - clip.descent}px`);
+
+      const details = (await h.page.textContent('.te-details'))!;
+      assert.ok(!/\d\.\d{7,}/.test(details), `no float noise in: ${details.match(/\d\.\d{7,}/)?.[0]}`);
+      assert.match(details, /0\.7395/);
+      assert.match(details, /Temperature0\.7(?!\d)/);
+      assert.match(details, /"score": 0\.7395/);
+      assert.match(details, /\[\s*0\.3,\s*1\.5\s*\]/);
+      // An error whose type says nothing more than "Error" shows once, with its message.
+      assert.equal((await h.page.textContent('.te-error-head'))!.trim(), 'Error');
+      assert.doesNotMatch(details, /Error: Error/);
+      assert.match((await h.page.textContent('.te-error-box'))!, /the endpoint closed the connection/);
+      await selectSpan(h.page, tool.spanId);
+      assert.equal((await h.page.textContent('.te-error-head'))!.trim(), 'Error·TimeoutError');
+      const box = (await h.page.textContent('.te-error-box'))!;
+      assert.equal(box.split('TimeoutError').length - 1, 1, `the type shows once: ${box}`);
+      assert.match(box, /no answer in 30 s/);
+
+      // A penalty has its own icon, colour and words; a bonus keeps the star.
+      await h.page.click(`.te-row[data-span-id="${penalty.spanId}"] .te-label`);
+      const look = await h.page.evaluate(([p, b]) => {
+        const pRow = document.querySelector(`.te-row[data-span-id="${p}"]`)!;
+        const pIcon = pRow.querySelector('.te-kind-icon')!;
+        const bIcon = document.querySelector(`.te-row[data-span-id="${b}"] .te-kind-icon`)!;
+        return {
+          penaltyIcon: pIcon.className,
+          bonusIcon: bIcon.className,
+          penaltyColour: getComputedStyle(pIcon).color,
+          bonusColour: getComputedStyle(bIcon).color,
+          penaltyRow: pRow.textContent,
+          badge: document.querySelector('.te-details-title vscode-badge')?.textContent,
+          titleIcon: document.querySelector('.te-details-title .te-kind-icon')?.className,
+        };
+      }, [penalty.spanId, bonus.spanId]);
+      assert.match(look.penaltyIcon, /codicon-thumbsdown/);
+      assert.match(look.bonusIcon, /codicon-star-full/);
+      assert.notEqual(look.penaltyColour, look.bonusColour);
+      assert.match(look.penaltyRow!, /penalty −?-?0\.200/);
+      assert.equal(look.badge, 'reward · penalty');
+      assert.match(look.titleIcon!, /codicon-thumbsdown/);
+      if (width === 1200) {
+        for (const theme of ['dark', 'light'] as const) {
+          const th = await panel({ theme, viewport: { width: 1200, height: 800 } }, () => t);
+          await show(th, t);
+          await selectSpan(th.page, llm.spanId);
+          await th.page.evaluate(() => {
+            document.querySelector('.te-raw')?.setAttribute('open', '');
+            const d = document.querySelector('.te-details')!;
+            d.scrollTop = (document.querySelector('.te-raw') as HTMLElement).offsetTop - 40;
+          });
+          await th.page.screenshot({ path: join(SHOTS, `trace-explorer-details-${theme}.png`) });
+          await th.page.click(`.te-row[data-span-id="${penalty.spanId}"] .te-label`);
+          await th.page.screenshot({ path: join(SHOTS, `trace-explorer-penalty-${theme}.png`) });
+          assert.deepEqual(th.errors, []);
+        }
+      } else {
+        await h.page.screenshot({ path: join(SHOTS, 'trace-explorer-details-narrow-dark.png') });
+      }
+      assert.deepEqual(h.errors, []);
+    }
+  });
+
+  test('a rollout without duration draws no time axis; a short one no repeated ticks', async () => {
+    const one = real.spans.find((s) => s.kind === 'rollout')!;
+    const flat: TraceFixture = { rollout: { ...real.rollout, id: 'a'.repeat(32) }, spans: [{ ...one, traceId: 'a'.repeat(32), endTime: one.startTime }] };
+    const short: TraceFixture = { rollout: { ...real.rollout, id: 'b'.repeat(32) }, spans: [{ ...one, traceId: 'b'.repeat(32), endTime: one.startTime + 1 }] };
+    const empty: TraceFixture = { rollout: { ...real.rollout, id: 'c'.repeat(32) }, spans: [] };
+    const byId = new Map([flat, short, empty].map((x) => [x.rollout.id, x]));
+    const h = await panel({}, (id) => byId.get(id)!);
+    const ticks = (): Promise<string[]> => h.page.$$eval('.te-axis .tick text', (ts) => ts.map((x) => x.textContent ?? ''));
+    await show(h, flat);
+    assert.deepEqual(await ticks(), []);
+    await show(h, short);
+    const labels = await ticks();
+    assert.ok(labels.length >= 2, labels.join(' '));
+    assert.equal(new Set(labels).size, labels.length, `no repeated tick: ${labels.join(' ')}`);
+    assert.equal(labels[labels.length - 1], '1ms');
+    await show(h, empty);
+    assert.deepEqual(await ticks(), []);
+    assert.deepEqual(h.errors, []);
+  });
+
+  test('search: a clear button and Escape clear it; matches are marked in the details as text', async () => {
+    const h = await panel();
+    await show(h, real);
+    const page = h.page;
+    const all = (await rowLabels(page)).length;
+    assert.equal(await page.locator('.te-search-clear').count(), 1, 'the search has a clear button');
+    assert.ok(await page.locator('.te-search-clear').isHidden(), 'no clear button without a query');
+    await page.focus('.te-viewport');
+    await page.keyboard.press('/');
+    await page.keyboard.type('clinical_trials_search');
+    await page.waitForFunction(() => document.querySelector('.te-search-info')?.textContent?.includes('match'));
+    assert.ok(await page.locator('.te-search-clear').isVisible());
+    assert.equal(await page.getAttribute('.te-search-clear', 'aria-label'), 'Clear search');
+    const firstMatch = await page.$eval('.te-row.te-match', (r) => (r as HTMLElement).dataset.spanId!);
+    await selectSpan(page, firstMatch);
+    await page.waitForFunction(() => document.querySelectorAll('.te-details mark.te-hit').length > 0, undefined, { timeout: 10_000 });
+    const marks = await page.$$eval('.te-details mark.te-hit', (ms) =>
+      ms.map((m) => ({ text: m.textContent, kids: m.childNodes.length, visible: (m as HTMLElement).checkVisibility(), background: getComputedStyle(m).backgroundColor })),
+    );
+    for (const m of marks) {
+      assert.equal(m.text!.toLowerCase(), 'clinical_trials_search');
+      assert.equal(m.kids, 1, 'a mark holds one text node');
+      assert.notEqual(m.background, 'rgba(0, 0, 0, 0)', 'a mark is coloured by the theme');
+    }
+    assert.ok(marks.some((m) => m.visible), 'a match is visible in the details');
+    await page.screenshot({ path: join(SHOTS, 'trace-explorer-search-dark.png') });
+    // Another matching span: its details are marked too.
+    const matching = (await page.$$eval('.te-row.te-match', (rows) => rows.map((r) => (r as HTMLElement).dataset.spanId!))).filter((id) => id !== null);
+    await selectSpan(page, matching[matching.length - 1]!);
+    assert.ok((await page.locator('.te-details mark.te-hit').count()) > 0);
+    await page.click('.te-search-clear', { timeout: 10_000 });
+    await page.waitForFunction((n) => document.querySelectorAll('.te-row:not([hidden])').length === n, all);
+    assert.equal(await page.locator('.te-details mark.te-hit').count(), 0);
+    assert.ok(await page.locator('.te-search-clear').isHidden());
+    assert.equal(await page.evaluate(() => (document.querySelector('.te-search') as HTMLInputElement).value), '');
+    // Escape in the field clears it as well.
+    await page.focus('.te-search');
+    await page.keyboard.type('Supervisor');
+    await page.waitForFunction(() => /match/.test(document.querySelector('.te-search-info')?.textContent ?? ''));
+    await page.keyboard.press('Escape');
+    await page.waitForFunction((n) => document.querySelectorAll('.te-row:not([hidden])').length === n, all);
+    assert.equal(await page.locator('.te-details mark.te-hit').count(), 0);
+    assert.deepEqual(h.errors, []);
+  });
+
+  test('a search for markup marks it as text and runs nothing', async () => {
+    const evil: TraceFixture = structuredClone(real);
+    evil.rollout.id = 'f'.repeat(31) + '0';
+    for (const s of evil.spans) s.traceId = evil.rollout.id;
+    const node = evil.spans.find((s) => s.kind === 'node')!;
+    node.attributes['custom.payload'] = XSS;
+    const h = await panel({}, () => evil);
+    await show(h, evil);
+    await h.page.focus('.te-viewport');
+    await h.page.keyboard.press('/');
+    await h.page.keyboard.type('<img src=x');
+    await h.page.waitForTimeout(300);
+    await h.page.waitForFunction(() => /match/.test(document.querySelector('.te-search-info')?.textContent ?? ''), undefined, { timeout: 10_000 });
+    await h.page.click(`.te-row[data-span-id="${node.spanId}"] .te-label`, { timeout: 10_000 });
+    await h.page.waitForFunction(() => document.querySelectorAll('.te-details mark.te-hit').length > 0, undefined, { timeout: 10_000 });
+    assert.deepEqual([...new Set(await h.page.$$eval('.te-details mark.te-hit', (ms) => ms.map((m) => m.textContent)))].sort(), ['<img', 'src=x']);
+    assert.equal(await h.page.locator('img').count(), 0);
+    assert.equal(await h.page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
+    assert.ok((await h.page.textContent('.te-details'))!.includes(XSS));
+    assert.deepEqual(h.errors, []);
+  });
+
   test('model and user text shows literally and runs nothing', async () => {
     const evil: TraceFixture = structuredClone(real);
     evil.rollout.id = 'e'.repeat(32);

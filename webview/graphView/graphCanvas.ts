@@ -1,7 +1,7 @@
 import { select, zoom, zoomIdentity, type Selection, type ZoomBehavior } from 'd3';
 import type { GraphEdgeInfo, GraphNodeInfo } from '../../src/shared/protocol';
 import { layoutGraph, type GraphLayout, type PlacedEdge, type PlacedNode, type Point } from './layout';
-import { agentReward, describeNode, detailLine, statsOf, takenEdges, visitedIn, type AggregateOverlay, type GraphMode, type RolloutOverlay } from './overlay';
+import { describeNode, detailLine, edgeTraffic, formatCount, revisitDelta, signedReward, statsOf, takenEdges, visitedIn, type AggregateOverlay, type GraphMode, type RolloutOverlay } from './overlay';
 import { directionOfKey, nearestInDirection, readingOrder } from './spatialNav';
 
 /*
@@ -18,6 +18,9 @@ const NODE_MAX_W = 300;
 const NAME_FONT_PX = 13;
 const DETAIL_FONT_PX = 11;
 const LABEL_FONT_PX = 11;
+/** Stroke width of an edge in the aggregate: from the thinnest (never taken) to the busiest edge. */
+const EDGE_MIN_W = 1.2;
+const EDGE_MAX_W = 7;
 
 export interface OverlayData {
   mode: GraphMode;
@@ -54,6 +57,12 @@ function edgePath(e: PlacedEdge): string {
   return d;
 }
 
+function edgeTitle(e: PlacedEdge, traffic: { traversals: number; rollouts: number } | null): string {
+  const name = `${e.info.source} → ${e.info.target}${e.info.label ? ` (${e.info.label})` : ''}${e.back ? ', back edge' : ''}`;
+  if (!traffic) return name;
+  return `${name}: taken ${formatCount(traffic.traversals)} time${traffic.traversals === 1 ? '' : 's'} in ${formatCount(traffic.rollouts)} rollout${traffic.rollouts === 1 ? '' : 's'}`;
+}
+
 export class GraphCanvas {
   readonly svg: SvgSel<SVGSVGElement>;
   private readonly viewport: SvgSel<SVGGElement>;
@@ -67,6 +76,8 @@ export class GraphCanvas {
   constructor(
     host: HTMLElement,
     private readonly onActivate: (node: GraphNodeInfo, anchor: SVGGElement) => void,
+    /** A node got keyboard focus or the pointer (null: left it); the app shows its figures. */
+    private readonly onInspect: (node: GraphNodeInfo | null) => void = () => {},
   ) {
     const svg = document.createElementNS(SVG_NS, 'svg');
     host.append(svg);
@@ -138,7 +149,7 @@ export class GraphCanvas {
       .attr('data-target', (e) => e.info.target)
       .attr('data-label', (e) => e.info.label ?? null);
     this.edgeSel.append('path').attr('class', 'gv-edge-line').attr('d', edgePath);
-    this.edgeSel.append('title').text((e) => `${e.info.source} → ${e.info.target}${e.info.label ? ` (${e.info.label})` : ''}`);
+    this.edgeSel.append('title').text((e) => edgeTitle(e, null));
 
     const labelled = labelLayer
       .selectAll<SVGGElement, PlacedEdge>('g')
@@ -155,6 +166,16 @@ export class GraphCanvas {
       .attr('text-anchor', 'middle')
       .attr('dominant-baseline', 'central')
       .text((e) => e.label!.text);
+    // Traversal counts (aggregate mode): on the edge's own label, or a small label of their own at the middle of the path.
+    const counted = labelLayer
+      .selectAll<SVGGElement, PlacedEdge>('g.gv-edge-count')
+      .data(layout.edges.filter((e) => !e.label && e.points.length > 1))
+      .join('g')
+      .attr('class', 'gv-edge-label gv-edge-count')
+      .attr('data-edge', (e) => String(e.index))
+      .attr('hidden', '');
+    counted.append('rect').attr('rx', 3).attr('height', LABEL_FONT_PX + 6);
+    counted.append('text').attr('y', (LABEL_FONT_PX + 6) / 2).attr('text-anchor', 'middle').attr('dominant-baseline', 'central');
 
     const ordered = readingOrder(layout.nodes);
     const nodes = nodeLayer
@@ -199,7 +220,11 @@ export class GraphCanvas {
         this.onActivate(n.info, ev.currentTarget as SVGGElement);
       })
       .on('keydown', (ev: KeyboardEvent, n) => this.onNodeKey(ev, n))
-      .on('focus', (_ev: FocusEvent, n) => this.reveal(n));
+      .on('focus', (_ev: FocusEvent, n) => {
+        this.reveal(n);
+        this.onInspect(n.info);
+      })
+      .on('mouseenter', (_ev: MouseEvent, n) => this.onInspect(n.info));
     this.nodeSel = nodes;
   }
 
@@ -283,6 +308,7 @@ export class GraphCanvas {
       .selectAll<SVGGElement, PlacedEdge>('.gv-edge-label')
       .classed('gv-taken', (e) => taken.has(e.index))
       .classed('gv-dim', (e) => rollout !== null && !taken.has(e.index));
+    this.applyTraffic(data.mode === 'aggregate' && data.aggregate ? edgeTraffic(edges, data.aggregate.edges) : null);
 
     const m = this.measure;
     this.nodeSel.each((n, i, els) => {
@@ -309,9 +335,16 @@ export class GraphCanvas {
         if (v > 1) badges.push({ cls: 'gv-badge-visits', text: `×${v}`, title: `visited ${v} times` });
         const err = rollout.errors[n.info.id] ?? 0;
         if (err) badges.push({ cls: 'gv-badge-error', text: `! ${err}`, title: `${err} failed visit${err > 1 ? 's' : ''}` });
-      } else if (data.mode === 'aggregate' && data.aggregate && n.info.kind === 'agent' && n.info.agent) {
-        const r = agentReward(data.aggregate.agents, n.info.agent);
-        if (r) badges.push({ cls: 'gv-badge-reward', text: `R ${r.meanReward.toFixed(3)}`, title: `mean final reward of ${r.rollouts} rollouts` });
+      } else if (data.mode === 'aggregate' && data.aggregate) {
+        const s = statsOf(data.aggregate, n.info.id);
+        const d = s ? revisitDelta(s) : null;
+        if (s && d !== null) {
+          badges.push({
+            cls: d < 0 ? 'gv-badge-worse' : 'gv-badge-better',
+            text: `↻ ${signedReward(d)}`,
+            title: `mean reward ${s.revisited.meanReward!.toFixed(3)} when revisited (${s.revisited.rollouts} rollouts) vs ${s.once.meanReward!.toFixed(3)} when run once (${s.once.rollouts})`,
+          });
+        }
       }
       const layer = g.select<SVGGElement>('.gv-badges');
       layer.selectAll('*').remove();
@@ -324,6 +357,48 @@ export class GraphCanvas {
         bg.append('text').attr('x', w / 2).attr('y', 9).attr('text-anchor', 'middle').attr('dominant-baseline', 'central').text(b.text);
         bg.append('title').text(b.title);
       }
+    });
+  }
+  /**
+   * Edge traffic in the aggregate: a count on each edge and a stroke as thick
+   * as its share of the busiest edge; an edge never taken fades. null clears it.
+   */
+  private applyTraffic(traffic: Array<{ traversals: number; rollouts: number } | null> | null): void {
+    const max = traffic ? Math.max(1, ...traffic.map((t) => t?.traversals ?? 0)) : 1;
+    const count = (e: PlacedEdge): number => traffic?.[e.index]?.traversals ?? 0;
+    this.edgeSel!
+      .attr('data-traversals', (e) => (traffic ? String(count(e)) : null))
+      .classed('gv-unused', (e) => traffic !== null && count(e) === 0)
+      .each((e, i, els) => {
+        const g = select(els[i]!);
+        const line = g.select<SVGPathElement>('.gv-edge-line').node()!;
+        if (traffic) line.style.strokeWidth = `${EDGE_MIN_W + (EDGE_MAX_W - EDGE_MIN_W) * Math.sqrt(count(e) / max)}px`;
+        else line.style.removeProperty('stroke-width');
+        g.select('title').text(edgeTitle(e, traffic ? (traffic[e.index] ?? { traversals: 0, rollouts: 0 }) : null));
+      });
+    const m = this.measure;
+    const pad = 10;
+    this.viewport.selectAll<SVGGElement, PlacedEdge>('.gv-edge-label').each((e, i, els) => {
+      const g = select(els[i]!);
+      const own = !g.classed('gv-edge-count');
+      const n = count(e);
+      const text = own ? (traffic ? `${e.label!.text} · ${formatCount(n)}` : e.label!.text) : formatCount(n);
+      if (!own) {
+        g.attr('hidden', traffic && n > 0 ? null : '');
+        if (!traffic || !n) return;
+        const path = this.edgeSel!.filter((x) => x.index === e.index).select<SVGPathElement>('path').node();
+        if (!path) return;
+        const w = m(text, LABEL_FONT_PX) + pad;
+        const p = path.getPointAtLength(path.getTotalLength() / 2);
+        g.attr('transform', `translate(${p.x - w / 2},${p.y - (LABEL_FONT_PX + 6) / 2})`);
+        g.select('rect').attr('width', w);
+        g.select('text').attr('x', w / 2).text(text);
+        return;
+      }
+      const w = Math.max(e.label!.width, m(text, LABEL_FONT_PX) + pad);
+      g.attr('transform', `translate(${e.label!.x - (w - e.label!.width) / 2},${e.label!.y})`);
+      g.select('rect').attr('width', w);
+      g.select('text').attr('x', w / 2).text(text);
     });
   }
 }

@@ -1,10 +1,10 @@
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { RolloutRecord } from '../../src/core/store/types';
-import type { RequestResults } from '../../src/shared/protocol';
+import type { GraphNodeInfo, RequestResults } from '../../src/shared/protocol';
 import type { HostClient } from '../shared/hostClient';
 import { GraphCanvas } from './graphCanvas';
 import { NodeMenu } from './nodeMenu';
-import { GRAPH_MODES, formatCount, type AggregateOverlay, type GraphMode, type RolloutOverlay } from './overlay';
+import { GRAPH_MODES, describeNode, formatCount, type AggregateOverlay, type GraphMode, type RolloutOverlay } from './overlay';
 import { fillRunPicker } from '../shared/runPicker';
 import { el } from '../shared/dom';
 
@@ -17,10 +17,16 @@ import { el } from '../shared/dom';
 const ROLLOUT_PICKER_LIMIT = 200;
 const MODE_LABELS: Record<GraphMode, string> = { structure: 'Structure', rollout: 'Rollout', aggregate: 'Aggregate' };
 
-function rolloutLabel(r: RolloutRecord): string {
-  const when = new Date(r.startTime).toLocaleString();
-  const reward = r.finalReward === null ? r.status : r.finalReward.toFixed(3);
-  return `${r.taskId} · ${reward} · ${when}`;
+/** A rollout in the picker: what tells it apart (task, sample number from 1, reward, status); run and start in the description line, the id in the tooltip. */
+export function rolloutOption(r: RolloutRecord, selected: boolean): { label: string; value: string; description: string; selected: boolean; disabled: boolean } {
+  const reward = r.finalReward === null ? 'no reward' : `reward ${r.finalReward.toFixed(3)}`;
+  return {
+    label: `task ${r.taskId} #${r.sample + 1} · ${reward} · ${r.status}`,
+    value: r.id,
+    description: `${r.runId} · started ${new Date(r.startTime).toLocaleString()}`,
+    selected,
+    disabled: false,
+  };
 }
 
 export class GraphViewApp {
@@ -39,6 +45,7 @@ export class GraphViewApp {
   private readonly status: HTMLElement;
   private readonly message: HTMLElement;
   private readonly pathLine: HTMLElement;
+  private readonly info: HTMLElement;
   private loadSeq = 0;
 
   constructor(
@@ -73,6 +80,7 @@ export class GraphViewApp {
     this.rolloutPicker.combobox = true;
     this.rolloutPicker.addEventListener('change', () => {
       const id = this.rolloutPicker.value;
+      this.titleRolloutPicker();
       if (id && id !== this.rolloutId) void this.showRollout(id);
     });
 
@@ -116,7 +124,11 @@ export class GraphViewApp {
     this.message.setAttribute('role', 'status');
 
     const stage = el('div', 'gv-stage');
-    this.canvas = new GraphCanvas(stage, (node, anchor) => this.menu.open(node, anchor));
+    this.canvas = new GraphCanvas(
+      stage,
+      (node, anchor) => this.menu.open(node, anchor),
+      (node) => this.inspect(node),
+    );
     this.menu = new NodeMenu(stage, {
       openPrompt: (agent) => this.client.command('prompt/open', { agent }),
       showSpans: (node) => this.client.command('trace/filterNode', { node }),
@@ -124,7 +136,11 @@ export class GraphViewApp {
     this.pathLine = el('div', 'gv-path');
     this.pathLine.hidden = true;
     this.pathLine.setAttribute('aria-label', 'Path of the rollout');
-    root.append(toolbar, this.message, stage, this.pathLine, this.legend());
+    // The figures of the node under the pointer or keyboard focus, in full (the node card shows only the headline).
+    this.info = el('div', 'gv-info');
+    this.info.hidden = true;
+    this.info.setAttribute('aria-live', 'polite');
+    root.append(toolbar, this.message, stage, this.pathLine, this.info, this.legend());
 
     stage.addEventListener('keydown', (ev) => {
       if (this.menu.isOpen || ev.target instanceof HTMLInputElement) return;
@@ -149,6 +165,16 @@ export class GraphViewApp {
     item('gv-swatch-taken', 'path taken');
     item('gv-swatch-error', 'error');
     return l;
+  }
+
+  private inspected: GraphNodeInfo | null = null;
+
+  private inspect(node: GraphNodeInfo | null): void {
+    if (node) this.inspected = node;
+    const n = this.inspected;
+    this.info.hidden = this.mode !== 'aggregate' || !this.aggregate;
+    if (this.info.hidden) return;
+    this.info.textContent = n ? describeNode(n, this.mode, { rollout: this.rollout, aggregate: this.aggregate, edges: this.graph?.edges ?? [] }) : 'Hover or focus a node (Tab, then arrow keys) for its figures; edge labels count the steps taken along them.';
   }
 
   /** Notification handlers; call before client.ready(). */
@@ -224,12 +250,19 @@ export class GraphViewApp {
   }
 
   private fillRolloutPicker(selected: string | null): void {
-    const opts = this.rollouts.map((r) => ({ label: rolloutLabel(r), value: r.id, description: r.id, selected: r.id === selected, disabled: false }));
+    const opts = this.rollouts.map((r) => rolloutOption(r, r.id === selected));
     if (selected && !this.rollouts.some((r) => r.id === selected)) {
-      opts.unshift({ label: `rollout ${selected.slice(0, 8)}…`, value: selected, description: selected, selected: true, disabled: false });
+      opts.unshift({ label: `rollout ${selected.slice(0, 8)}… (older than the list)`, value: selected, description: '', selected: true, disabled: false });
     }
     this.rolloutPicker.options = opts;
     if (selected) this.rolloutPicker.value = selected;
+    this.titleRolloutPicker();
+  }
+
+  private titleRolloutPicker(): void {
+    const id = this.rolloutPicker.value;
+    const r = this.rollouts.find((x) => x.id === id);
+    this.rolloutPicker.title = id ? `Rollout ${id}${r ? ` · ${r.runId}` : ''}` : '';
   }
 
   async showRollout(id: string): Promise<void> {
@@ -272,6 +305,7 @@ export class GraphViewApp {
   private render(): void {
     if (!this.graph) return;
     this.canvas.apply({ mode: this.mode, rollout: this.rollout, aggregate: this.aggregate });
+    this.inspect(null);
     const g = this.graph;
     const agents = g.nodes.filter((n) => n.kind === 'agent').length;
     const source = g.source === 'module' ? 'your graph module' : 'research lab';
@@ -279,13 +313,17 @@ export class GraphViewApp {
       const r = this.rollouts.find((x) => x.id === this.rollout!.rolloutId);
       const loops = Object.values(this.rollout.visits).filter((v) => v > 1).length;
       const reward = r?.finalReward != null ? ` · reward ${r.finalReward.toFixed(3)}` : '';
-      this.status.textContent = `${this.rollout.path.length} steps · ${loops} node${loops === 1 ? '' : 's'} visited more than once${reward}`;
+      this.status.textContent = `${this.rollout.path.length} steps · ${loops} revisited`;
+      this.status.title = `${this.rollout.path.length} node visits; ${loops} node${loops === 1 ? '' : 's'} visited more than once${reward}`;
       this.pathLine.hidden = false;
       this.pathLine.textContent = `Path: ${this.rollout.path.join(' → ')}`;
     } else if (this.mode === 'aggregate' && this.aggregate) {
-      this.status.textContent = `${formatCount(this.aggregate.rollouts)} rollouts${this.runId ? ` in ${this.runId}` : ''}`;
+      const a = this.aggregate;
+      this.status.textContent = `${formatCount(a.rollouts)} rollouts${this.runId ? ` in ${this.runId}` : ''}`;
+      this.status.title = `Visits, errors and rewards over ${formatCount(a.rollouts)} finished rollouts; latency percentiles, retries, tool nodes and edge counts over the spans of the ${formatCount(a.spanSample)} most recent.`;
     } else {
       this.status.textContent = `${source} · ${agents} agents · ${g.nodes.length} nodes · ${g.edges.length} edges`;
+      this.status.title = this.status.textContent;
     }
   }
 }

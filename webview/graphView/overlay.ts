@@ -1,5 +1,5 @@
-import type { AgentAggregate } from '../../src/core/store/types';
-import type { GraphEdgeInfo, GraphNodeInfo, NodeStats, RequestResults } from '../../src/shared/protocol';
+import type { EdgeTraffic, GraphEdgeInfo, GraphNodeInfo, NodeStats, RequestResults } from '../../src/shared/protocol';
+import { formatNumber } from '../shared/format';
 
 /*
  * What each overlay shows on a node and an edge, worked out from the host's
@@ -50,18 +50,6 @@ export function visitedIn(node: GraphNodeInfo, overlay: RolloutOverlay, edges: r
   return (overlay.visits[node.id] ?? 0) > 0;
 }
 
-/** Mean final reward of the rollouts an agent took part in, over all its prompt versions. */
-export function agentReward(agents: readonly AgentAggregate[], agent: string): { meanReward: number; rollouts: number } | null {
-  let sum = 0;
-  let n = 0;
-  for (const a of agents) {
-    if (a.agent !== agent || a.meanReward === null) continue;
-    sum += a.meanReward * a.rollouts;
-    n += a.rollouts;
-  }
-  return n ? { meanReward: sum / n, rollouts: n } : null;
-}
-
 export function formatMs(ms: number | null): string {
   if (ms === null) return '–';
   if (ms >= 10_000) return `${(ms / 1000).toFixed(0)} s`;
@@ -93,7 +81,7 @@ export function detailLine(
   if (mode === 'aggregate' && data.aggregate) {
     const s = statsOf(data.aggregate, node.id);
     if (!s || !s.visits) return 'never visited';
-    return `${formatCount(s.visits)} visits · ${formatMs(s.meanLatencyMs)} · ${formatRate(s.errorRate)} err`;
+    return `${formatNumber(s.visitsPerRollout ?? 0, 2)}×/rollout · ${formatMs(s.p50LatencyMs ?? s.meanLatencyMs)} · ${formatRate(s.errorRate)} err`;
   }
   if (node.kind === 'tools') return node.agent ? `tools of ${node.agent}` : 'tool node';
   if (node.kind === 'agent') return node.hasPrompt ? 'agent · prompt' : 'agent';
@@ -116,15 +104,48 @@ export function describeNode(
   if (detail && detail !== parts[1]) parts.push(detail);
   if (mode === 'aggregate' && data.aggregate) {
     const s = statsOf(data.aggregate, node.id);
-    if (s) parts.push(`in ${formatCount(s.rollouts)} of ${formatCount(s.sample ?? data.aggregate.rollouts)} rollouts${s.sample !== undefined ? ' (most recent)' : ''}`);
+    if (s) {
+      parts.push(`in ${formatCount(s.rollouts)} of ${formatCount(s.sample ?? data.aggregate.rollouts)} rollouts${s.sample !== undefined ? ' (most recent)' : ''}`);
+      parts.push(...statLines(s));
+    }
     if (node.kind === 'agent' && node.agent) {
-      const r = agentReward(data.aggregate.agents, node.agent);
-      if (r) parts.push(`mean final reward ${r.meanReward.toFixed(3)}`);
       const versions = data.aggregate.agents.filter((a) => a.agent === node.agent && a.meanReward !== null);
       if (versions.length > 1) {
-        parts.push(`by prompt version: ${versions.map((v) => `${v.promptVersion ?? 'none'} ${v.meanReward!.toFixed(3)} (${v.rollouts})`).join('; ')}`);
+        parts.push(`by prompt version: ${versions.map((v) => `${v.promptVersion ?? 'none'} ${formatReward(v.meanReward)} (${v.rollouts})`).join('; ')}`);
       }
     }
   }
   return parts.join(', ');
+}
+
+export function formatReward(r: number | null): string {
+  return r === null ? '–' : r.toFixed(3);
+}
+
+/** The node's aggregate figures, one phrase each (the tooltip, the details line and the accessible name). */
+export function statLines(s: NodeStats): string[] {
+  const out = [`${formatNumber(s.visitsPerRollout ?? 0, 3)} visits per rollout`];
+  if (s.p50LatencyMs !== null) out.push(`latency p50 ${formatMs(s.p50LatencyMs)}, p95 ${formatMs(s.p95LatencyMs)}`);
+  else out.push(`mean latency ${formatMs(s.meanLatencyMs)}`);
+  out.push(`errors in ${formatRate(s.errorRate)} of its rollouts`);
+  if (s.retryRate !== null) out.push(`${formatRate(s.retryRate)} of model calls retried`);
+  const g = (x: { rollouts: number; meanReward: number | null }): string => (x.rollouts ? `${formatReward(x.meanReward)} (${formatCount(x.rollouts)} rollouts)` : 'no rollouts');
+  out.push(`mean reward when revisited ${g(s.revisited)}, when run once ${g(s.once)}`);
+  return out;
+}
+
+/** Revisited minus once: what going round the node again goes with (null unless both happened). */
+export function revisitDelta(s: NodeStats): number | null {
+  return s.revisited.rollouts && s.once.rollouts && s.revisited.meanReward !== null && s.once.meanReward !== null ? s.revisited.meanReward - s.once.meanReward : null;
+}
+
+/** Traffic per drawn edge (by index), from the step transitions the host counted; pairs that are not edges are dropped. */
+export function edgeTraffic(edges: readonly GraphEdgeInfo[], traffic: readonly EdgeTraffic[]): Array<EdgeTraffic | null> {
+  const byPair = new Map(traffic.map((t) => [`${t.source}\u0000${t.target}`, t]));
+  return edges.map((e) => byPair.get(`${e.source}\u0000${e.target}`) ?? null);
+}
+
+/** A signed reward difference, with a real minus sign. */
+export function signedReward(d: number): string {
+  return `${d >= 0 ? '+' : '−'}${Math.abs(d).toFixed(3)}`;
 }

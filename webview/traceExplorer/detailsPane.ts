@@ -2,9 +2,9 @@ import { Attr, type AttributeValue, type SpanRecord } from '../../src/core/trace
 import { parseChatMessages } from './chatMessages';
 import { renderConversation, type ConversationLinks } from './conversationView';
 import { clear, codicon, el, fact, textBlock } from './dom';
-import { formatInt, formatMs, formatScore, prettyJson } from './format';
+import { formatInt, formatMs, formatNumber, formatScore, prettyJson, valueText } from './format';
 import { summarizeLogprobs } from './logprobSummary';
-import { parseRewardBreakdown } from './rewardBreakdown';
+import { parseRewardBreakdown, rewardLook } from './rewardBreakdown';
 import type { TraceModel } from './traceModel';
 import { KIND_ICON } from './treeView';
 
@@ -14,7 +14,8 @@ export interface DetailsLinks extends ConversationLinks {
 
 function str(v: AttributeValue | undefined): string | null {
   if (v === undefined || v === null) return null;
-  return Array.isArray(v) ? v.join(', ') : String(v);
+  if (typeof v === 'number') return formatNumber(v);
+  return Array.isArray(v) ? (v as Array<string | number | boolean>).map((x) => (typeof x === 'number' ? formatNumber(x) : String(x))).join(', ') : String(v);
 }
 
 function num(v: AttributeValue | undefined): number | null {
@@ -52,9 +53,10 @@ export function renderDetails(box: HTMLElement, m: TraceModel, i: number, links:
 
   const head = el('div', 'te-details-head');
   const title = el('h2', 'te-details-title');
-  title.append(codicon(KIND_ICON[s.kind] ?? 'circle-small', `te-kind-icon te-kind-${s.kind}`), el('span', undefined, s.name));
+  const look = rewardLook(s);
+  title.append(codicon(look?.icon ?? KIND_ICON[s.kind] ?? 'circle-small', `te-kind-icon te-kind-${s.kind}${look ? ` ${look.cls}` : ''}`), el('span', undefined, s.name));
   const badge = document.createElement('vscode-badge');
-  badge.textContent = s.kind;
+  badge.textContent = look && look.label !== 'reward' ? `${s.kind} · ${look.label}` : s.kind;
   title.append(badge);
   head.append(title);
   const dur = Math.max(0, s.endTime - s.startTime);
@@ -66,9 +68,13 @@ export function renderDetails(box: HTMLElement, m: TraceModel, i: number, links:
     const err = el('div', 'te-error-box');
     err.setAttribute('role', 'alert');
     const h = el('div', 'te-error-head');
-    h.append(codicon('error'), el('strong', undefined, errorType ? `Error: ${errorType}` : s.status === 'error' ? 'Error' : 'Status'));
+    // The type only when it says more than "Error", and the message without a repeat of it.
+    const type = errorType && !/^error$/i.test(errorType) ? errorType : null;
+    h.append(codicon('error'), el('strong', undefined, s.status === 'error' || errorType ? 'Error' : 'Status'));
+    if (type) h.append(el('span', undefined, '·'), el('code', 'te-error-type', type));
     err.append(h);
-    if (s.statusMessage) err.append(textBlock(s.statusMessage, 'te-pre'));
+    const message = s.statusMessage?.replace(new RegExp(`^(${escapeRegExp(errorType ?? 'Error')}|Error):\\s*`), '');
+    if (message && message !== type) err.append(textBlock(message, 'te-pre'));
     box.append(err);
   }
 
@@ -90,6 +96,10 @@ export function renderDetails(box: HTMLElement, m: TraceModel, i: number, links:
       break;
   }
   box.append(renderAttributes(s));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function renderLlm(box: HTMLElement, s: SpanRecord, links: DetailsLinks): void {
@@ -183,7 +193,7 @@ function renderReward(box: HTMLElement, s: SpanRecord): void {
     facts([
       ['Name', str(a[Attr.rewardName])],
       ['Kind', str(a[Attr.rewardKind])],
-      ['Value', formatScore(value)],
+      ['Value', value === null ? null : `${formatScore(value)}${value < 0 ? ' (penalty)' : ''}`],
       ['Rule', str(a['rollout_lab.reward.rule'])],
       ['Agent', str(a[Attr.agentName])],
       ['Judge failed', a['rollout_lab.judge.failed'] === true ? 'yes — the reward fell back to its default' : null],
@@ -291,14 +301,26 @@ function renderAttributes(s: SpanRecord): HTMLElement {
   const body = el('tbody');
   for (const k of keys) {
     const tr = el('tr');
-    const v = s.attributes[k]!;
-    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    const text = valueText(s.attributes[k]!);
     const td = el('td', 'te-attr-value');
     td.append(textBlock(text.length > 2000 ? text : prettyJson(text), 'te-pre'));
-    tr.append(el('th', 'te-attr-key', k), td);
+    const th = el('th', 'te-attr-key');
+    th.scope = 'row';
+    th.append(...breakableKey(k));
+    tr.append(th, td);
     body.append(tr);
   }
   table.append(body);
   det.append(table);
   return det;
+}
+
+/** An attribute key as text with break opportunities (<wbr>) after its dots and underscores only, never inside a word. */
+export function breakableKey(key: string): Node[] {
+  const out: Node[] = [];
+  for (const part of key.split(/(?<=[._])/)) {
+    if (out.length) out.push(document.createElement('wbr'));
+    out.push(document.createTextNode(part));
+  }
+  return out;
 }

@@ -1,4 +1,4 @@
-import type { AttributeValue } from '../../src/core/trace/span';
+import { Attr, type AttributeValue, type SpanRecord } from '../../src/core/trace/span';
 import { parseJsonAttribute } from './chatMessages';
 
 export interface CriterionRow {
@@ -28,4 +28,26 @@ export function parseRewardBreakdown(value: AttributeValue | undefined): Criteri
   const total = rows.reduce((s, r) => s + (r.weight ?? 0), 0);
   if (total > 0) for (const r of rows) if (r.weight !== null) r.contribution = (r.score * r.weight) / total;
   return rows;
+}
+
+export interface RewardLook {
+  /** Codicon name. */
+  icon: string;
+  /** Class for the icon's colour. */
+  cls: string;
+  /** What the reward is, in words, for screen readers and the row. */
+  label: string;
+}
+
+/**
+ * How a reward span looks: a negative value (an AIR rule's penalty, a failed
+ * reward's fallback) is a penalty, with its own icon and colour; a positive
+ * intermediate reward is a bonus; others are plain rewards.
+ */
+export function rewardLook(s: Pick<SpanRecord, 'kind' | 'attributes'>): RewardLook | null {
+  if (s.kind !== 'reward') return null;
+  const v = s.attributes[Attr.rewardValue];
+  if (typeof v === 'number' && v < 0) return { icon: 'thumbsdown', cls: 'te-penalty', label: 'penalty' };
+  if (s.attributes[Attr.rewardKind] === 'intermediate' && typeof v === 'number' && v > 0) return { icon: 'star-full', cls: 'te-bonus', label: 'bonus' };
+  return { icon: 'star-full', cls: 'te-kind-reward', label: 'reward' };
 }

@@ -50,3 +50,60 @@ export class SpanSearch {
     return this.haystack;
   }
 }
+
+/** Most <mark>s put in one details pane: enough to see, bounded for huge values. */
+const MAX_MARKS = 500;
+
+/**
+ * Marks every word of the query (case-insensitive) in the text of `root`:
+ * earlier marks are removed first, then each text node holding a word is
+ * split into text nodes and <mark> elements (never markup from the text).
+ * A closed <details> holding a mark opens. Returns how many were marked.
+ */
+export function highlightMatches(root: HTMLElement, query: string): number {
+  for (const m of Array.from(root.querySelectorAll('mark.te-hit'))) {
+    const parent = m.parentNode!;
+    m.replaceWith(document.createTextNode(m.textContent ?? ''));
+    parent.normalize();
+  }
+  const words = [...new Set(query.toLowerCase().split(/\s+/).filter(Boolean))].sort((a, b) => b.length - a.length);
+  if (!words.length) return 0;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes: Text[] = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n as Text);
+  let marks = 0;
+  for (const node of nodes) {
+    if (marks >= MAX_MARKS) break;
+    const text = node.data;
+    const lower = text.toLowerCase();
+    const parts: Node[] = [];
+    let at = 0;
+    while (at < text.length && marks < MAX_MARKS) {
+      let best = -1;
+      let len = 0;
+      for (const w of words) {
+        const i = lower.indexOf(w, at);
+        if (i >= 0 && (best < 0 || i < best)) {
+          best = i;
+          len = w.length;
+        }
+      }
+      if (best < 0) break;
+      if (best > at) parts.push(document.createTextNode(text.slice(at, best)));
+      const mark = document.createElement('mark');
+      mark.className = 'te-hit';
+      mark.textContent = text.slice(best, best + len);
+      parts.push(mark);
+      marks++;
+      at = best + len;
+    }
+    if (!parts.length) continue;
+    if (at < text.length) parts.push(document.createTextNode(text.slice(at)));
+    node.replaceWith(...parts);
+  }
+  for (const m of Array.from(root.querySelectorAll('mark.te-hit'))) {
+    const closed = m.closest('details:not([open])') as HTMLDetailsElement | null;
+    if (closed) closed.open = true;
+  }
+  return marks;
+}

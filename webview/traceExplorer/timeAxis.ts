@@ -31,15 +31,16 @@ export class TimeAxis {
     }).observe(this.element);
   }
 
+  /** A rollout with no spans, or whose spans take no time, has no axis (0 ms has no scale to show). */
   setDuration(ms: number): void {
-    this.durationMs = Math.max(ms, 1);
+    this.durationMs = Number.isFinite(ms) && ms > 0 ? ms : 0;
     this.draw();
   }
 
   private draw(): void {
     const svg = select(this.element);
     svg.selectAll('*').remove();
-    if (this.width <= 2 * TRACK_PAD) return;
+    if (this.width <= 2 * TRACK_PAD || this.durationMs <= 0) return;
     // Ticks fall on round numbers of the unit that suits the duration (ms, s or min), not on round ms.
     const unit = this.durationMs >= 180_000 ? 60_000 : this.durationMs >= 3_000 ? 1000 : 1;
     const x = scaleLinear().domain([0, this.durationMs / unit]).range([TRACK_PAD, this.width - TRACK_PAD]);

@@ -5,7 +5,7 @@ import type { HostClient } from '../shared/hostClient';
 import { renderDetails } from './detailsPane';
 import { el } from './dom';
 import { formatInt } from './format';
-import { SpanSearch } from './spanSearch';
+import { SpanSearch, highlightMatches } from './spanSearch';
 import { renderFooter } from './traceFooter';
 import { isSimulated, renderHeader } from './traceHeader';
 import { buildTraceModel, hasChildren, keepForMatches, revealIndex, visibleRows, type TraceModel } from './traceModel';
@@ -33,6 +33,7 @@ export class TraceExplorerApp {
   private readonly header = el('header', 'te-header');
   private readonly search: VscodeTextfield;
   private readonly searchInfo = el('span', 'te-search-info te-muted');
+  private readonly clearSearch = el('button', 'te-search-clear codicon codicon-close');
   private readonly split: HTMLElement;
   private readonly tree: TreeView;
   private readonly details = el('div', 'te-details');
@@ -94,9 +95,18 @@ export class TraceExplorerApp {
         this.tree.focus();
       }
     });
+    this.clearSearch.type = 'button';
+    this.clearSearch.setAttribute('aria-label', 'Clear search');
+    this.clearSearch.title = 'Clear search (Escape)';
+    this.clearSearch.hidden = true;
+    this.clearSearch.addEventListener('click', () => {
+      this.search.value = '';
+      this.setQuery('');
+      this.search.focus();
+    });
     const expandAll = this.button('Expand all', () => this.setAllCollapsed(false));
     const collapseAll = this.button('Collapse all', () => this.setAllCollapsed(true));
-    toolbar.append(this.search, this.searchInfo, el('span', 'te-spacer-flex'), expandAll, collapseAll);
+    toolbar.append(this.search, this.clearSearch, this.searchInfo, el('span', 'te-spacer-flex'), expandAll, collapseAll);
 
     this.details.tabIndex = 0;
     this.details.setAttribute('role', 'region');
@@ -250,6 +260,7 @@ export class TraceExplorerApp {
     this.selected = -1;
     const q = memory.search ?? '';
     this.search.value = q;
+    this.clearSearch.hidden = !q;
     if (q) this.setQuery(q, false);
     else this.refreshRows();
 
@@ -330,6 +341,8 @@ export class TraceExplorerApp {
       if (this.selected >= 0) revealIndex(m, this.collapsed, this.selected);
     }
     this.query = query;
+    this.clearSearch.hidden = !query;
+    highlightMatches(this.details, query);
     const before = this.selected;
     this.refreshRows();
     if (this.selected < 0 && query) {
@@ -356,6 +369,7 @@ export class TraceExplorerApp {
     this.tree.reveal(i);
     if (changed || this.details.dataset.spanId !== m.spans[i]!.spanId) {
       renderDetails(this.details, m, i, this.links());
+      highlightMatches(this.details, this.query);
       this.details.scrollTop = 0;
     }
     this.saveSoon();

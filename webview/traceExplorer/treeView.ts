@@ -2,6 +2,7 @@ import { Attr, type SpanKind } from '../../src/core/trace/span';
 import { codicon, el } from './dom';
 import { formatInt, formatMs, formatScore } from './format';
 import { TimeAxis, TRACK_PAD } from './timeAxis';
+import { rewardLook } from './rewardBreakdown';
 import { hasChildren, type TraceModel } from './traceModel';
 
 /** Fixed row height: row positions are arithmetic, never measured. */
@@ -259,12 +260,13 @@ export class TreeView {
     r.root.setAttribute('aria-posinset', String(m.posInSet[i]));
     r.root.setAttribute('aria-setsize', String(m.setSize[i]));
     r.name.style.paddingLeft = `${4 + m.depth[i]! * 14}px`;
-    r.icon.className = `codicon codicon-${s.status === 'error' ? 'error' : KIND_ICON[s.kind] ?? 'circle-small'} te-kind-icon`;
+    const look = rewardLook(s);
+    r.icon.className = `codicon codicon-${s.status === 'error' ? 'error' : look?.icon ?? KIND_ICON[s.kind] ?? 'circle-small'} te-kind-icon${look ? ` ${look.cls}` : ''}`;
     r.label.textContent = s.name;
     r.meta.textContent = rowMeta(s.kind, s.attributes);
     const left = (s.startTime - m.t0) * this.scale;
     const width = Math.max(0, s.endTime - s.startTime) * this.scale;
-    r.bar.className = `te-bar te-bar-${s.kind}`;
+    r.bar.className = `te-bar te-bar-${s.kind}${look?.cls === 'te-penalty' ? ' te-bar-penalty' : ''}`;
     r.bar.style.left = `${left}%`;
     r.bar.style.width = `${width}%`;
     r.barLabel.textContent = formatMs(Math.max(0, s.endTime - s.startTime));
@@ -359,7 +361,10 @@ function rowMeta(kind: SpanKind, a: Record<string, unknown>): string {
     const o = a[Attr.outputTokens];
     return typeof i === 'number' || typeof o === 'number' ? `${formatInt(Number(i ?? 0))} → ${formatInt(Number(o ?? 0))} tok` : '';
   }
-  if (kind === 'reward') return formatScore(a[Attr.rewardValue] as number | undefined);
+  if (kind === 'reward') {
+    const v = a[Attr.rewardValue] as number | undefined;
+    return typeof v === 'number' && v < 0 ? `penalty ${formatScore(v)}` : formatScore(v);
+  }
   if (kind === 'node') {
     const step = a[Attr.nodeStep];
     return typeof step === 'number' ? `step ${step}` : '';

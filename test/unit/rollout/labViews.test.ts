@@ -132,6 +132,65 @@ describe('graph view and reward curve data from a research lab', () => {
     assert.equal(one.agents.filter((a) => a.agent === 'SafetyOfficer').length, 1);
   });
 
+  it('tells nodes apart in the aggregate: reward when revisited or not, visits per rollout, latency percentiles, edge traffic', async () => {
+    const agg = nodeAggregates(lab.store);
+    const { rollouts } = lab.store.listRollouts();
+    assert.equal(agg.spanSample, rollouts.length, 'all 12 rollouts fit in the span sample');
+    const byNode = new Map(agg.nodes.map((n) => [n.node, n]));
+    // Rewards of the scored rollouts that ran a node more than once, or once, counted here from each rollout's spans.
+    const groups = new Map<string, { revisited: number[]; once: number[] }>();
+    const durations = new Map<string, number[]>();
+    for (const r of rollouts) {
+      const spans = lab.store.getSpans(r.id);
+      for (const s of spans) if (s.kind === 'node') durations.set(s.name, [...(durations.get(s.name) ?? []), s.endTime - s.startTime]);
+      if (r.finalReward === null) continue;
+      for (const [n, v] of Object.entries(rolloutOverlay(spans).visits)) {
+        const g = groups.get(n) ?? { revisited: [], once: [] };
+        (v > 1 ? g.revisited : g.once).push(r.finalReward);
+        groups.set(n, g);
+      }
+    }
+    const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+    let differs = 0;
+    for (const [n, g] of groups) {
+      const s = byNode.get(n)!;
+      assert.equal(s.revisited.rollouts, g.revisited.length, `${n} revisited`);
+      assert.equal(s.once.rollouts, g.once.length, `${n} once`);
+      for (const [got, want] of [[s.revisited.meanReward, mean(g.revisited)], [s.once.meanReward, mean(g.once)]] as const) {
+        if (want === null) assert.equal(got, null, n);
+        else assert.ok(Math.abs(got! - want) < 1e-9, `${n}: ${got} vs ${want}`);
+      }
+      assert.ok(Math.abs(s.visitsPerRollout! - s.visits / s.rollouts) < 1e-12);
+      if (s.revisited.rollouts && s.once.rollouts) differs++;
+      const d = durations.get(n)!.sort((a, b) => a - b);
+      assert.ok(s.p50LatencyMs! >= d[0]! && s.p50LatencyMs! <= s.p95LatencyMs! && s.p95LatencyMs! <= d[d.length - 1]!, `${n} percentiles`);
+      if (d.length % 2) assert.equal(s.p50LatencyMs, d[(d.length - 1) / 2], `${n} median`);
+      // No model call against the simulated endpoint retries.
+      if (!n.endsWith('_tools')) assert.equal(s.retryRate, 0, n);
+    }
+    assert.ok(differs > 0, 'some node was revisited in some rollouts and not in others');
+    assert.ok(byNode.get('PeerReviewer')!.visitsPerRollout! > 1, 'the reviewer runs more than once per rollout on average');
+    assert.equal(byNode.get('Supervisor')!.visitsPerRollout, 1);
+
+    // Edge traffic: along the edges of the graph, a node entered one step at a time is entered as often as it runs.
+    const d = await describeLabGraph(lab);
+    const isEdge = new Set(d.edges.map((e) => `${e.source}>${e.target}`));
+    const onGraph = agg.edges.filter((e) => isEdge.has(`${e.source}>${e.target}`));
+    const into = (node: string): number => onGraph.filter((e) => e.target === node).reduce((n, e) => n + e.traversals, 0);
+    for (const n of ['HypothesisRefiner', 'ProtocolDesigner', 'ProtocolDesigner_tools', 'PeerReviewer', 'SafetyOfficer', 'PrincipalInvestigator']) {
+      assert.equal(into(n), byNode.get(n)?.visits ?? 0, `traversals into ${n}`);
+    }
+    assert.equal(into('__end__'), rollouts.length);
+    const startEdges = onGraph.filter((e) => e.source === '__start__');
+    assert.deepEqual(startEdges.map((e) => [e.target, e.traversals, e.rollouts]).sort(), [['Geneticist', 12, 12], ['Neurologist', 12, 12], ['Pharmacologist', 12, 12]]);
+    const loop = onGraph.find((e) => e.source === 'SafetyOfficer' && (e.target === 'ProtocolDesigner' || e.target === 'HypothesisRefiner') && e.traversals > 0);
+    assert.ok(loop && loop.rollouts <= loop.traversals, 'the revision loop back from the safety officer was counted');
+    // The sample bounds the rollouts whose spans are read.
+    const two = nodeAggregates(lab.store, { maxRollouts: 2 });
+    assert.equal(two.spanSample, 2);
+    assert.equal(two.edges.filter((e) => e.target === '__end__').reduce((n, e) => n + e.traversals, 0), 2);
+  });
+
   it('gives the reward series in start order with prompt and model versions per agent', () => {
     const criteria = Object.keys(lab.loaded.config.reward.criteria);
     const s = rewardSeries(lab.store, criteria);

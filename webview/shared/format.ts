@@ -1,0 +1,16 @@
+/**
+ * Numbers as people read them: integers as they are, other values to a few
+ * significant digits, so float noise (0.7394999999999998) never shows.
+ */
+export function formatNumber(x: number, significant = 4): string {
+  if (!Number.isFinite(x) || Number.isInteger(x)) return String(x);
+  const a = Math.abs(x);
+  if (a >= 10 ** significant) return String(Math.round(x));
+  return String(tidyNumber(x, significant));
+}
+
+/** The number formatNumber shows, as a number (to tidy the numbers inside JSON before printing it). */
+export function tidyNumber(x: number, significant = 4): number {
+  if (!Number.isFinite(x) || Number.isInteger(x) || Math.abs(x) >= 10 ** significant) return x;
+  return Number(x.toPrecision(significant));
+}
