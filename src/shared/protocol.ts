@@ -128,6 +128,14 @@ export interface Notifications extends WeightsNotifications, ReportNotifications
 }
 export type NotificationType = keyof Notifications;
 
+/**
+ * Notifications that report an event rather than ask a panel to show something.
+ * Every other notification is an intent ("show X"): the host remembers the latest
+ * of each type and sends it again whenever the webview (re)loads, so a panel that
+ * was hidden, discarded and loaded again still shows what was last asked of it.
+ */
+export const EVENT_NOTIFICATIONS: ReadonlySet<NotificationType> = new Set<NotificationType>(['store/changed', 'weights/configChanged']);
+
 /** Webview → host. */
 export const WebviewMessage = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('ready'), panel: PanelKind }),
@@ -140,7 +148,7 @@ export type WebviewMessage = z.infer<typeof WebviewMessage>;
 export type HostMessage =
   | { kind: 'response'; id: number; ok: true; result: unknown }
   | { kind: 'response'; id: number; ok: false; error: string }
-  | { kind: 'notification'; type: NotificationType; params: Notifications[NotificationType] };
+  | { kind: 'notification'; type: NotificationType; params: Notifications[NotificationType]; intent?: string };
 
 export function isRequestMethod(m: string): m is RequestMethod {
   return Object.prototype.hasOwnProperty.call(RequestParams, m);
@@ -152,6 +160,8 @@ export function isCommandName(c: string): c is CommandName {
 /** What a panel keeps with getState/setState and the serializer restores after a window reload. */
 export interface PanelState {
   rolloutId?: string;
+  /** The id of the last intent of each type the webview acted on, so a replay of it after a reload is not acted on twice. */
+  intents?: Record<string, string>;
   node?: string;
   runId?: string;
   [key: string]: unknown;
