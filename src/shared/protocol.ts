@@ -29,7 +29,12 @@ const RolloutQueryParams = z.strictObject({
 });
 
 export const RequestParams = {
-  'trace/get': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/) }),
+  /** A rollout's spans; with offset/limit one page of them, in start-time order (a parent before its children). */
+  'trace/get': z.strictObject({
+    rolloutId: z.string().regex(/^[0-9a-f]{32}$/),
+    offset: z.number().int().nonnegative().optional(),
+    limit: z.number().int().positive().max(1_000_000).optional(),
+  }),
   'rollouts/list': RolloutQueryParams,
   'runs/list': z.strictObject({}),
   'graph/describe': z.strictObject({}),
@@ -89,7 +94,8 @@ export interface RewardPoint {
 }
 
 export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults {
-  'trace/get': { rollout: RolloutRecord; spans: SpanRecord[] };
+  /** `total`: how many spans the rollout has (present when a page was asked for). */
+  'trace/get': { rollout: RolloutRecord; spans: SpanRecord[]; total?: number };
   'rollouts/list': { rollouts: RolloutRecord[]; total: number };
   'runs/list': { runs: RunRecord[] };
   'graph/describe': { nodes: GraphNodeInfo[]; edges: GraphEdgeInfo[]; source: 'research-lab' | 'module' };
