@@ -215,13 +215,14 @@ if (missing && !process.env.CI) {
         try {
           const rollout = sideBarTreeRows(page, 2).first();
           const taskId = (await rollout.locator('.label-name').innerText()).trim();
+          const hadPanel = (await page.locator('.tabs-container .tab').filter({ hasText: 'Trace Explorer' }).count()) > 0;
           const clicked = Date.now();
           await rollout.click();
           const web = visibleWebview(page);
           const rows = web.locator('[role="tree"] [role="treeitem"]');
           await rows.nth(3).waitFor({ timeout: 60_000 });
           // A figure for people (the issue's "command to rows"), never a check: the machine is shared.
-          console.log(`${theme}: click in the Rollouts view → span rows visible: ${Date.now() - clicked} ms (${(await page.locator('.tabs-container .tab').filter({ hasText: 'Trace Explorer' }).count()) ? 'panel was' : 'no panel'} open before)`);
+          console.log(`${theme}: click in the Rollouts view → span rows visible: ${Date.now() - clicked} ms (${hadPanel ? 'the panel was open before' : 'a new panel'})`);
           assert.match(await rows.first().innerText(), /rollout/);
           const tree = await rows.allInnerTexts();
           for (const agent of ['Supervisor', 'PrincipalInvestigator', 'judge']) assert.ok(tree.some((t) => t.includes(agent)), `span tree shows ${agent}`);

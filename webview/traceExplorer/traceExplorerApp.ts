@@ -227,7 +227,7 @@ export class TraceExplorerApp {
   private async loadRest(seq: number, rollout: RolloutRecord, first: SpanRecord[], total: number): Promise<void> {
     const spans = first.slice();
     while (spans.length < total) {
-      this.showMessage(`Loading spans: ${formatInt(spans.length)} of ${formatInt(total)}…`);
+      this.showMessage(`Loading spans: ${formatInt(spans.length)} of ${formatInt(total)}… Until then the totals and search cover the first ${formatInt(first.length)}.`);
       let page: { spans: SpanRecord[]; total?: number };
       try {
         page = await this.client.request('trace/get', { rolloutId: rollout.id, offset: spans.length, limit: PAGE });
