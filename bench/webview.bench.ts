@@ -2,6 +2,7 @@ import { closeBrowser, openPanel, waitReady } from '../test/webview/harness';
 import { buildWebview } from '../test/webview/fixtures/buildWebview';
 import type { TraceFixture } from '../test/webview/fixtures/realTraces';
 import { syntheticTrace } from '../test/webview/fixtures/syntheticTrace';
+import { pagedTrace } from '../test/webview/fixtures/pagedTrace';
 import { median, result, type Bench, type BenchResult } from './harness';
 
 const RUNS = 5;
@@ -31,6 +32,28 @@ async function openOnce(trace: TraceFixture): Promise<OpenTiming> {
     });
     if (h.errors.length) throw new Error(`the trace explorer logged errors: ${h.errors.join(' | ')}`);
     return { renderMs: t.rendered - t.data, paintMs: t.painted - t.data, rows: t.rows };
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * Opens the trace explorer on a fresh page with a host that pages trace/get as
+ * the extension does, and returns the time from its first trace/get request
+ * to the first painted rows (the rest of a large rollout loads after that).
+ */
+async function openPaged(trace: TraceFixture): Promise<{ ms: number; rows: number }> {
+  const h = await openPanel('traceExplorer', pagedTrace(trace));
+  try {
+    await waitReady(h);
+    await h.notify('trace/show', { rolloutId: trace.rollout.id });
+    await h.page.waitForFunction(() => document.body.dataset.paintedAt, undefined, { timeout: 120_000 });
+    const t = await h.page.evaluate(() => {
+      const d = document.body.dataset;
+      return { request: Number(d.requestAt), painted: Number(d.paintedAt), rows: document.querySelectorAll('.te-row').length };
+    });
+    if (h.errors.length) throw new Error(`the trace explorer logged errors: ${h.errors.join(' | ')}`);
+    return { ms: t.painted - t.request, rows: t.rows };
   } finally {
     await h.close();
   }
@@ -76,9 +99,10 @@ async function scrollFrames(trace: TraceFixture): Promise<{ meanFrameMs: number;
  * about 45 rows a frame, 10,000 spans vs 100 (medians of 3 alternated runs).
  */
 export const bench: Bench = {
-  names: ['webview.open', 'webview.scroll'],
+  names: ['webview.open', 'webview.scroll', 'webview.open100k'],
   async run(): Promise<BenchResult[]> {
     await buildWebview('traceExplorer');
+    const open100k = await benchOpen100k();
     const large = syntheticTrace(10_000, { logprobsEvery: 7 });
     const small = syntheticTrace(100, { logprobsEvery: 7 });
     try {
@@ -116,9 +140,35 @@ export const bench: Bench = {
           smallScroll.meanFrameMs,
           `baseline: scrolling a 100-span rollout; p95 ${bigScroll.p95FrameMs.toFixed(1)} vs ${smallScroll.p95FrameMs.toFixed(1)} ms; want ratio ≈ 1 (no stalls)`,
         ),
+        open100k,
       ];
     } finally {
       await closeBrowser();
     }
   },
 };
+
+/**
+ * webview.open100k: the trace explorer opening a 100,000-span rollout, from
+ * its trace/get request to the first painted rows, with trace/get paged as the
+ * extension pages it (a first page of rows at once, the rest after); baseline:
+ * the same for a 100-span rollout (medians of 3 alternated runs). Target: ratio ≤ 3.
+ */
+async function benchOpen100k(): Promise<BenchResult> {
+  const huge = syntheticTrace(100_000, { logprobsEvery: 7 });
+  const small = syntheticTrace(100, { logprobsEvery: 7 });
+  await openPaged(small); // warm-up
+  const big: Array<{ ms: number; rows: number }> = [];
+  const base: Array<{ ms: number; rows: number }> = [];
+  for (let i = 0; i < 3; i++) {
+    big.push(await openPaged(huge));
+    base.push(await openPaged(small));
+  }
+  return result(
+    'webview.open100k',
+    'ms',
+    median(big.map((r) => r.ms)),
+    median(base.map((r) => r.ms)),
+    `baseline: the same panel opening a 100-span rollout; time from trace/get to the first painted rows (${big[0]!.rows} row elements), the rest of the 100,000 spans load in pages after; want ratio ≤ 3`,
+  );
+}

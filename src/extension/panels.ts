@@ -45,16 +45,54 @@ export class Panels implements vscode.Disposable {
     return this.hosts.get(kind);
   }
 
-  /** Opens the panel of a kind (or reveals it) and returns its host. */
+  /**
+   * Opens the panel of a kind (or reveals it) and returns its host. After a
+   * window reload VS Code restores the panels' tabs but brings a hidden one
+   * back (deserializes it) only when it is shown: such a tab is revealed and
+   * adopted, not opened a second time.
+   */
   open(kind: PanelKind, column: vscode.ViewColumn = vscode.ViewColumn.Active): PanelHost {
     const existing = this.hosts.get(kind);
     if (existing) {
-      existing.panel.reveal(existing.panel.viewColumn ?? column, false);
+      // A host still waiting for its restored panel has asked VS Code to show it already.
+      existing.panel?.reveal(existing.panel.viewColumn ?? column, false);
       return existing;
     }
+    const tab = restoredTab(kind);
+    if (tab) {
+      const host = this.host(kind);
+      void this.reviveTab(kind, host, tab);
+      return host;
+    }
     // Not retained when hidden: the panels keep their state (getState/setState) and load again when shown.
-    const panel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPES[kind], panelTitle(kind), { viewColumn: column, preserveFocus: false }, panelOptions(this.extensionUri));
-    return this.adopt(kind, panel);
+    return this.host(kind, this.createPanel(kind, column));
+  }
+
+  private createPanel(kind: PanelKind, column: vscode.ViewColumn): vscode.WebviewPanel {
+    return vscode.window.createWebviewPanel(PANEL_VIEW_TYPES[kind], panelTitle(kind), { viewColumn: column, preserveFocus: false }, panelOptions(this.extensionUri));
+  }
+
+  /**
+   * Shows a restored tab so VS Code deserializes it into `host` (see restore).
+   * Should that not happen (the tab went away, or the workbench would not
+   * show it), the tab is closed and a new panel opened in its place.
+   */
+  private async reviveTab(kind: PanelKind, host: PanelHost, tab: vscode.Tab): Promise<void> {
+    const column = tab.group.viewColumn;
+    try {
+      if (!tab.group.isActive) await vscode.commands.executeCommand(FOCUS_GROUP[column - 1] ?? 'workbench.action.focusFirstEditorGroup');
+      const index = tab.group.tabs.indexOf(tab);
+      if (index >= 0) await vscode.commands.executeCommand('workbench.action.openEditorAtIndex', index);
+    } catch (err) {
+      this.log(`could not show the restored ${kind} tab: ${(err as Error).message}`);
+    }
+    const deadline = Date.now() + REVIVE_TIMEOUT_MS;
+    while (!host.panel && Date.now() < deadline && this.hosts.get(kind) === host) await new Promise((r) => setTimeout(r, 50));
+    if (host.panel || this.hosts.get(kind) !== host) return;
+    this.log(`the restored ${kind} tab did not come back: opening the panel anew`);
+    const stale = restoredTab(kind);
+    if (stale) await vscode.window.tabGroups.close(stale, true).then(undefined, () => false);
+    if (!host.panel && this.hosts.get(kind) === host) this.bind(kind, host, this.createPanel(kind, column));
   }
 
   /** Shows a rollout in the trace explorer, optionally filtered to one graph node. */
@@ -91,12 +129,18 @@ export class Panels implements vscode.Disposable {
 
   private restore(kind: PanelKind, panel: vscode.WebviewPanel, state: PanelState): void {
     const old = this.hosts.get(kind);
+    if (old && !old.panel) {
+      // The tab open() revealed: the host waiting for it takes it, with the intents it was given since.
+      this.bind(kind, old, panel);
+      this.log(`restored the ${kind} panel on request`);
+      return;
+    }
     // A second restored panel of a kind would break "one per kind": keep the first.
     if (old) {
       panel.dispose();
       return;
     }
-    const host = this.adopt(kind, panel);
+    const host = this.host(kind, panel);
     // The webview restores itself from its saved state too; telling it again costs one request and covers a webview that lost it.
     if (kind === 'traceExplorer' && typeof state.rolloutId === 'string') {
       host.notify('trace/show', typeof state.node === 'string' ? { rolloutId: state.rolloutId, node: state.node } : { rolloutId: state.rolloutId });
@@ -106,29 +150,54 @@ export class Panels implements vscode.Disposable {
     this.log(`restored the ${kind} panel${typeof state.rolloutId === 'string' ? ` (rollout ${state.rolloutId})` : ''}`);
   }
 
-  private adopt(kind: PanelKind, panel: vscode.WebviewPanel): PanelHost {
+  /** A new host for a kind, with its panel or waiting for one. */
+  private host(kind: PanelKind, panel?: vscode.WebviewPanel): PanelHost {
+    const host = new PanelHost(undefined, kind, this.extensionUri, this.requests, this.commands, this.log);
+    this.hosts.set(kind, host);
+    if (panel) this.bind(kind, host, panel);
+    return host;
+  }
+
+  private bind(kind: PanelKind, host: PanelHost, panel: vscode.WebviewPanel): void {
     // Tab icons are images, not codicons: one drawn for each theme kind.
     panel.iconPath = {
       light: vscode.Uri.joinPath(this.extensionUri, 'media', 'rollout-lab-light.svg'),
       dark: vscode.Uri.joinPath(this.extensionUri, 'media', 'rollout-lab-dark.svg'),
     };
-    const host = new PanelHost(panel, kind, this.extensionUri, this.requests, this.commands, this.log);
-    this.hosts.set(kind, host);
+    host.attach(panel);
     panel.onDidDispose(() => {
       if (this.hosts.get(kind) === host) this.hosts.delete(kind);
       host.dispose();
     });
-    return host;
   }
 
   dispose(): void {
     for (const host of this.hosts.values()) {
       host.dispose();
-      host.panel.dispose();
+      host.panel?.dispose();
     }
     this.hosts.clear();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
+}
+
+/** How long open() waits for VS Code to bring back a restored tab it showed. */
+const REVIVE_TIMEOUT_MS = 5000;
+const FOCUS_GROUP = ['First', 'Second', 'Third', 'Fourth', 'Fifth', 'Sixth', 'Seventh', 'Eighth'].map((n) => `workbench.action.focus${n}EditorGroup`);
+
+/**
+ * A tab of the kind's panel that no host has: VS Code restored it after a
+ * window reload and has not deserialized it yet (it does so when it is shown).
+ * The webview tab's viewType may carry a prefix ("mainThreadWebview-").
+ */
+function restoredTab(kind: PanelKind): vscode.Tab | undefined {
+  const viewType = PANEL_VIEW_TYPES[kind];
+  for (const group of vscode.window.tabGroups.all) {
+    for (const tab of group.tabs) {
+      if (tab.input instanceof vscode.TabInputWebview && (tab.input.viewType === viewType || tab.input.viewType.endsWith(`-${viewType}`))) return tab;
+    }
+  }
+  return undefined;
 }
 
 function isPanelState(s: unknown): s is PanelState {

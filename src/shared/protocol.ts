@@ -31,7 +31,12 @@ const RolloutQueryParams = z.strictObject({
 });
 
 export const RequestParams = {
-  'trace/get': z.strictObject({ rolloutId: z.string().regex(/^[0-9a-f]{32}$/) }),
+  /** A rollout's spans; with offset/limit one page of them, in start-time order (a parent before its children). */
+  'trace/get': z.strictObject({
+    rolloutId: z.string().regex(/^[0-9a-f]{32}$/),
+    offset: z.number().int().nonnegative().optional(),
+    limit: z.number().int().positive().max(1_000_000).optional(),
+  }),
   'rollouts/list': RolloutQueryParams,
   'runs/list': z.strictObject({}),
   'graph/describe': z.strictObject({}),
@@ -117,7 +122,8 @@ export interface RewardPoint {
 }
 
 export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults, TraceDiffRequestResults, TableRequestResults {
-  'trace/get': { rollout: RolloutRecord; spans: SpanRecord[] };
+  /** `total`: how many spans the rollout has (present when a page was asked for). */
+  'trace/get': { rollout: RolloutRecord; spans: SpanRecord[]; total?: number };
   'rollouts/list': { rollouts: RolloutRecord[]; total: number };
   'runs/list': { runs: RunRecord[] };
   'graph/describe': { nodes: GraphNodeInfo[]; edges: GraphEdgeInfo[]; source: 'research-lab' | 'module' };
@@ -157,6 +163,14 @@ export interface Notifications extends WeightsNotifications, ReportNotifications
 }
 export type NotificationType = keyof Notifications;
 
+/**
+ * Notifications that report an event rather than ask a panel to show something.
+ * Every other notification is an intent ("show X"): the host remembers the latest
+ * of each type and sends it again whenever the webview (re)loads, so a panel that
+ * was hidden, discarded and loaded again still shows what was last asked of it.
+ */
+export const EVENT_NOTIFICATIONS: ReadonlySet<NotificationType> = new Set<NotificationType>(['store/changed', 'weights/configChanged']);
+
 /** Webview → host. */
 export const WebviewMessage = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('ready'), panel: PanelKind }),
@@ -169,7 +183,7 @@ export type WebviewMessage = z.infer<typeof WebviewMessage>;
 export type HostMessage =
   | { kind: 'response'; id: number; ok: true; result: unknown }
   | { kind: 'response'; id: number; ok: false; error: string }
-  | { kind: 'notification'; type: NotificationType; params: Notifications[NotificationType] };
+  | { kind: 'notification'; type: NotificationType; params: Notifications[NotificationType]; intent?: string };
 
 export function isRequestMethod(m: string): m is RequestMethod {
   return Object.prototype.hasOwnProperty.call(RequestParams, m);
@@ -181,6 +195,8 @@ export function isCommandName(c: string): c is CommandName {
 /** What a panel keeps with getState/setState and the serializer restores after a window reload. */
 export interface PanelState {
   rolloutId?: string;
+  /** The id of the last intent of each type the webview acted on, so a replay of it after a reload is not acted on twice. */
+  intents?: Record<string, string>;
   node?: string;
   runId?: string;
   [key: string]: unknown;

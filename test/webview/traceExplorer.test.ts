@@ -146,7 +146,7 @@ describe('trace explorer in Chromium', () => {
     assert.deepEqual(h.sent[0], { kind: 'ready', panel: 'traceExplorer' });
     assert.equal(h.sent.filter((m) => m.kind === 'request').length, 0, 'without state it waits for trace/show');
     await show(h, real);
-    assert.deepEqual(h.sent.find((m) => m.kind === 'request'), { kind: 'request', id: 1, method: 'trace/get', params: { rolloutId: real.rollout.id } });
+    assert.deepEqual(h.sent.find((m) => m.kind === 'request'), { kind: 'request', id: 1, method: 'trace/get', params: { rolloutId: real.rollout.id, limit: 1000 } });
 
     const labels = await rowLabels(h.page);
     assert.equal(labels.length, real.spans.length, 'a 32-span rollout fits in the rendered window');
@@ -639,7 +639,7 @@ describe('trace explorer in Chromium', () => {
     const node = spanOf(real, (s) => s.kind === 'node' && s.name === 'PeerReviewer');
     const h = await panel({ state: { rolloutId: real.rollout.id, selected: node.spanId } });
     await h.page.waitForFunction(() => document.body.dataset.renderedAt);
-    assert.deepEqual(h.sent.find((m) => m.kind === 'request'), { kind: 'request', id: 1, method: 'trace/get', params: { rolloutId: real.rollout.id } });
+    assert.deepEqual(h.sent.find((m) => m.kind === 'request'), { kind: 'request', id: 1, method: 'trace/get', params: { rolloutId: real.rollout.id, limit: 1000 } });
     assert.equal(await h.page.getAttribute('.te-details', 'data-span-id'), node.spanId);
     // After a window reload the host repeats the rollout from the saved state: the view stays as it was.
     await h.notify('trace/show', { rolloutId: real.rollout.id });

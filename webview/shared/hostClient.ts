@@ -22,7 +22,9 @@ declare function acquireVsCodeApi(): VsCodeApi;
  * The webview side of the message catalogue: typed requests with ids and
  * promises, commands, notifications, and the panel state that survives a
  * reload. `ready` is sent only once listeners are in place, so the host never
- * posts into the void.
+ * posts into the void; it is sent again by each load of the page, and the host
+ * then repeats its latest intents (with ids; see receive). A panel restores its
+ * saved state before saying ready, so a newer intent always comes after it.
  */
 export class HostClient {
   private readonly vscode = acquireVsCodeApi();
@@ -74,6 +76,12 @@ export class HostClient {
       if (msg.ok) p.resolve(msg.result);
       else p.reject(new Error(msg.error));
     } else if (msg.kind === 'notification') {
+      if (msg.intent) {
+        // An intent is sent again each time the panel loads: act on each one once, even across reloads.
+        const st = this.getState();
+        if (st.intents?.[msg.type] === msg.intent) return;
+        this.setState({ intents: { ...st.intents, [msg.type]: msg.intent } });
+      }
       for (const h of this.listeners.get(msg.type) ?? []) (h as (p: unknown) => void)(msg.params);
     }
   }

@@ -13,6 +13,9 @@ import { computeTotals } from './traceTotals';
 import { TreeView } from './treeView';
 
 const ROLLOUT_ID = /^[0-9a-f]{32}$/;
+/** Spans in the first page of a rollout (enough for the first screens of rows) and in each page after it. */
+const FIRST_PAGE = 1000;
+const PAGE = 10_000;
 /** Collapsed spans are kept in the panel state only while the list stays small. */
 const MAX_SAVED_COLLAPSED = 2000;
 
@@ -201,9 +204,10 @@ export class TraceExplorerApp {
         this.showMessage(`Loading rollout ${rolloutId}…`);
       }
     }
-    let res: { rollout: RolloutRecord; spans: SpanRecord[] };
+    let res: { rollout: RolloutRecord; spans: SpanRecord[]; total?: number };
+    document.body.dataset.requestAt = String(performance.now());
     try {
-      res = await this.client.request('trace/get', { rolloutId });
+      res = await this.client.request('trace/get', { rolloutId, limit: FIRST_PAGE });
     } catch (err) {
       if (seq === this.loadSeq) {
         this.inflight = null;
@@ -219,7 +223,33 @@ export class TraceExplorerApp {
       // A reload of the shown rollout (it was still running): keep what the user had open and selected.
       memory = { ...this.memory(), ...memory };
     }
+    const total = res.total ?? res.spans.length;
+    document.body.dataset.spansTotal = String(total);
     this.show(res.rollout, res.spans, memory);
+    if (res.spans.length < total) await this.loadRest(seq, res.rollout, res.spans, total);
+  }
+
+  /**
+   * The rest of a large rollout, in pages after the first: the rows the first
+   * page drew stay usable meanwhile, and the whole trace replaces them (with
+   * the user's selection, expansion and search) once every span is here.
+   */
+  private async loadRest(seq: number, rollout: RolloutRecord, first: SpanRecord[], total: number): Promise<void> {
+    const spans = first.slice();
+    while (spans.length < total) {
+      this.showMessage(`Loading spans: ${formatInt(spans.length)} of ${formatInt(total)}… Until then the totals and search cover the first ${formatInt(first.length)}.`);
+      let page: { spans: SpanRecord[]; total?: number };
+      try {
+        page = await this.client.request('trace/get', { rolloutId: rollout.id, offset: spans.length, limit: PAGE });
+      } catch (err) {
+        if (seq === this.loadSeq) this.showMessage(`Could not load the rest of rollout ${rollout.id} (${formatInt(spans.length)} of ${formatInt(total)} spans shown): ${(err as Error).message}`, true);
+        return;
+      }
+      if (seq !== this.loadSeq) return;
+      if (!page.spans.length) break;
+      for (const sp of page.spans) spans.push(sp);
+    }
+    this.show(rollout, spans, { ...this.memory(), node: this.node });
   }
 
   private memory(): ViewMemory {
@@ -250,6 +280,7 @@ export class TraceExplorerApp {
     this.query = '';
     this.node = memory.node;
     document.body.dataset.rolloutId = rollout.id;
+    document.body.dataset.spansShown = String(spans.length);
 
     renderHeader(this.header, rollout, m.spans.find((s) => s.kind === 'rollout'), isSimulated(rollout, spans));
     renderFooter(this.footer, computeTotals(m.spans));

@@ -127,6 +127,11 @@ export class CurvesPanel implements vscode.Disposable {
     }
     const msg = parsed.data;
     if (msg.kind === 'ready') {
+      if (this.ready) {
+        // The page loaded again (it was hidden and discarded): what was posted meanwhile is lost, so send it all again.
+        void this.load();
+        return;
+      }
       this.ready = true;
       for (const m of this.queue.splice(0)) void this.panel.webview.postMessage(m);
       return;

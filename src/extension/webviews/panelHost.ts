@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
 import {
   CommandArgs,
+  EVENT_NOTIFICATIONS,
   RequestParams,
   WebviewMessage,
   isCommandName,
@@ -93,30 +94,76 @@ export function panelTitle(panel: PanelKind): string {
   return `Rollout Lab: ${TITLES[panel]}`;
 }
 
+let intentCounter = 0;
+/** An id no earlier intent had, in this window or before a reload (the webview keeps the last one it acted on). */
+function newIntentId(): string {
+  return `${Date.now().toString(36)}.${(intentCounter++).toString(36)}.${randomBytes(3).toString('hex')}`;
+}
+
 /**
  * The host side of one panel: checks every message against the catalogue,
  * answers requests, runs commands, and holds notifications until the webview
  * has said it is ready.
+ *
+ * A panel that is not kept alive while hidden is discarded and loads again
+ * when shown; what was posted meanwhile is lost. So the host keeps the latest
+ * intent of each type (any notification but an event, see EVENT_NOTIFICATIONS)
+ * and sends it again on every `ready`. Each intent carries an id; the webview
+ * records the ids it acted on in its saved state, restores that state first
+ * and then acts on a replayed intent only if it is one it has not seen: the
+ * last request wins, and a replay never undoes what the user did afterwards.
  */
 export class PanelHost implements vscode.Disposable {
   private ready = false;
   private readonly queue: HostMessage[] = [];
+  /** The latest intent of each type, in the order they were made. */
+  private readonly intents = new Map<NotificationType, HostMessage>();
+  /** How many times the webview said ready (more than once: it was discarded and loaded again). */
+  loads = 0;
   private readonly disposables: vscode.Disposable[] = [];
   readonly onReady: Promise<void>;
   private markReady!: () => void;
 
+  private webviewPanel: vscode.WebviewPanel | undefined;
+
+  /**
+   * With no panel, the host waits for one (see attach): a panel VS Code
+   * restored after a window reload but has not brought back yet. Intents
+   * given meanwhile go to the webview once it is there.
+   */
   constructor(
-    readonly panel: vscode.WebviewPanel,
+    panel: vscode.WebviewPanel | undefined,
     readonly kind: PanelKind,
-    extensionUri: vscode.Uri,
+    private readonly extensionUri: vscode.Uri,
     private readonly requests: RequestHandlers,
     private readonly commands: CommandHandlers,
     private readonly log: (line: string) => void,
   ) {
     this.onReady = new Promise((r) => (this.markReady = r));
-    panel.webview.options = panelOptions(extensionUri);
-    panel.webview.html = panelHtml(panel.webview, extensionUri, kind);
+    if (panel) this.attach(panel);
+  }
+
+  /** The panel, once there is one. */
+  get panel(): vscode.WebviewPanel | undefined {
+    return this.webviewPanel;
+  }
+
+  /** Gives a waiting host its panel (a host has one panel, for good). */
+  attach(panel: vscode.WebviewPanel): void {
+    if (this.webviewPanel) throw new Error(`the ${this.kind} host has a panel already`);
+    this.webviewPanel = panel;
+    panel.webview.options = panelOptions(this.extensionUri);
+    panel.webview.html = panelHtml(panel.webview, this.extensionUri, this.kind);
     this.disposables.push(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
+  }
+
+  private post(m: HostMessage): void {
+    void this.webviewPanel?.webview.postMessage(m);
+  }
+
+  /** Whether an intent was given (the host then knows better than a restored panel's saved state). */
+  get hasIntents(): boolean {
+    return this.intents.size > 0;
   }
 
   /** The latest notifications sent or queued (at most 100), so extension tests can see what a panel was told. */
@@ -126,9 +173,20 @@ export class PanelHost implements vscode.Disposable {
     const msg: HostMessage = { kind: 'notification', type, params };
     this.notified.push({ type, params });
     if (this.notified.length > 100) this.notified.shift();
-    if (this.ready) void this.panel.webview.postMessage(msg);
+    if (!EVENT_NOTIFICATIONS.has(type)) {
+      msg.intent = newIntentId();
+      this.intents.delete(type);
+      this.intents.set(type, msg);
+      // Sent now if the webview listens; sent (again) on its next ready in any case.
+      if (this.ready) this.post(msg);
+      return;
+    }
+    if (this.ready) this.post(msg);
     else this.queue.push(msg);
   }
+
+  /** The latest requests the webview made (at most 100), so extension tests can see what a panel asked for. */
+  readonly requested: Array<{ method: string; params: unknown }> = [];
 
   private async receive(raw: unknown): Promise<void> {
     const parsed = WebviewMessage.safeParse(raw);
@@ -138,8 +196,11 @@ export class PanelHost implements vscode.Disposable {
     }
     const msg = parsed.data;
     if (msg.kind === 'ready') {
+      // A webview that loads again (it was hidden and discarded) fetches everything afresh: the events it missed do not matter, the intents do.
       this.ready = true;
-      for (const m of this.queue.splice(0)) void this.panel.webview.postMessage(m);
+      this.loads++;
+      for (const m of this.queue.splice(0)) this.post(m);
+      for (const m of this.intents.values()) this.post(m);
       this.markReady();
       return;
     }
@@ -152,7 +213,9 @@ export class PanelHost implements vscode.Disposable {
       }
       return;
     }
-    const reply = (m: HostMessage): void => void this.panel.webview.postMessage(m);
+    const reply = (m: HostMessage): void => this.post(m);
+    this.requested.push({ method: msg.method, params: msg.params });
+    if (this.requested.length > 100) this.requested.shift();
     try {
       reply({ kind: 'response', id: msg.id, ok: true, result: await this.handle(msg.method, msg.params) });
     } catch (err) {

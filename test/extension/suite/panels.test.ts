@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { api, ensureRun, runInTree, waitFor, type PanelHostLike, type PanelKind } from './helpers';
+import { recordMetric } from './results';
 
 interface SpanLike {
   traceId: string;
@@ -86,5 +87,98 @@ describe('panels', () => {
     const before = a.panels.get('graphView');
     await vscode.commands.executeCommand('rolloutLab.openGraphView');
     assert.equal(a.panels.get('graphView'), before);
+  });
+});
+
+/** What the intent tests look at on a host: its panel, what its webview asked for, and commands as from the webview. */
+interface LiveHost extends PanelHostLike {
+  panel: vscode.WebviewPanel | undefined;
+  requested: Array<{ method: string; params: { rolloutId?: string } }>;
+  notified: Array<{ type: string; params: { rolloutId?: string } }>;
+  loads: number;
+  runCommand(command: string, args: unknown): Promise<void>;
+}
+
+async function live(kind: PanelKind): Promise<LiveHost> {
+  const a = await api();
+  return waitFor(`the ${kind} panel, loaded`, () => {
+    const h = a.panels.get(kind) as LiveHost | undefined;
+    return h?.panel && h.loads > 0 ? h : undefined;
+  }, 90_000);
+}
+
+/** The rollout of the last request of `method` the webview made after `since` requests, or undefined. */
+function lastRequested(host: LiveHost, method: string, since: number): string | undefined {
+  const r = host.requested.slice(since).filter((q) => q.method === method);
+  return r[r.length - 1]?.params.rolloutId;
+}
+
+function webviewTabs(viewType: string): vscode.Tab[] {
+  return vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview && (t.input.viewType === viewType || t.input.viewType.endsWith(`-${viewType}`)));
+}
+
+describe('panels: the last request wins', () => {
+  it('a hidden trace explorer shows the rollout opened from the tree, a report link, a reward-curve point or a graph node, and the graph view follows', async function () {
+    this.timeout(600_000);
+    const run = await ensureRun();
+    const a = await api();
+    const found = await waitFor(`run ${run.runId} in the rollouts view`, () => runInTree(a.rolloutsTree, run.runId));
+    const [A, B] = found.rollouts.map((n) => n.rollout!.id);
+    assert.ok(A && B && A !== B, 'two rollouts to switch between');
+
+    await vscode.commands.executeCommand('rolloutLab.openTraceExplorer', A);
+    const explorer = await live('traceExplorer');
+    await waitFor('the explorer to load A', () => lastRequested(explorer, 'trace/get', 0) === A);
+    await vscode.commands.executeCommand('rolloutLab.openRewardCurve');
+    // Only its host is needed (commands as from the webview): the page itself is hidden at once and never loads.
+    const curve = (await panel('rewardCurve')) as LiveHost;
+    await vscode.commands.executeCommand('rolloutLab.openGraphView');
+    const graph = await live('graphView');
+
+    /** Hides the explorer behind the graph view, opens `target` through `entry`, and checks what the explorer then loads. */
+    const step = async (name: string, entry: () => Thenable<unknown>, target?: string): Promise<string> => {
+      await vscode.commands.executeCommand('rolloutLab.openGraphView');
+      await waitFor('the explorer hidden behind the graph view', () => explorer.panel?.visible === false);
+      const mark = explorer.requested.length;
+      const loads = explorer.loads;
+      await entry();
+      const want = target ?? (await waitFor(`${name}: the rollout it opened`, () => explorer.notified.filter((n) => n.type === 'trace/show').at(-1)?.params.rolloutId));
+      await waitFor(`${name}: the explorer shown again`, () => explorer.panel?.visible === true);
+      // The page is discarded while hidden; shown again, it loads, restores its saved rollout, and must end on the one asked for.
+      await waitFor(`${name}: the explorer to load ${want} (it loaded ${explorer.requested.slice(mark).map((q) => q.params.rolloutId).join(', ') || 'nothing'}; page loads ${loads} → ${explorer.loads})`, () => lastRequested(explorer, 'trace/get', mark) === want, 90_000);
+      return want;
+    };
+    await step('Rollouts tree', () => vscode.commands.executeCommand('rolloutLab.openTraceExplorer', B), B);
+    await step('report link', () => curve.runCommand('trace/open', { rolloutId: A }), A);
+    await step('reward-curve point', () => curve.runCommand('trace/open', { rolloutId: B }), B);
+    // "Show spans…" opens the latest rollout that visited the node; start from another one.
+    const shown = await step('graph node "Show spans…"', () => graph.runCommand('trace/filterNode', { node: 'Supervisor' }));
+    const other = shown === A ? B : A;
+    await step('Rollouts tree', () => vscode.commands.executeCommand('rolloutLab.openTraceExplorer', other), other);
+    await step('graph node "Show spans…" again', () => graph.runCommand('trace/filterNode', { node: 'Supervisor' }), shown);
+
+    // How many times the explorer's page loaded: more than the steps' count less one means it was discarded while hidden.
+    recordMetric('explorerPageLoads', explorer.loads);
+    // The graph view was hidden each time the explorer opened a rollout: shown again, it draws the last one's path.
+    const mark = graph.requested.length;
+    await vscode.commands.executeCommand('rolloutLab.openGraphView');
+    await waitFor(`the graph view to draw ${shown} (it loaded ${graph.requested.slice(mark).map((q) => `${q.method} ${q.params.rolloutId ?? ''}`).join(', ') || 'nothing'})`, () => lastRequested(graph, 'graph/rolloutOverlay', mark) === shown, 90_000);
+  });
+
+  it('opening a panel whose tab VS Code restored but has not brought back adopts that tab instead of opening a second one', async function () {
+    this.timeout(150_000);
+    const a = await api();
+    (a.panels.get('graphView') as LiveHost | undefined)?.panel?.dispose();
+    await waitFor('no graph view', () => a.panels.get('graphView') === undefined && webviewTabs('rolloutLab.graphView').length === 0);
+    // Stands in for a tab restored by a window reload: a Graph View tab that no host of the extension has.
+    vscode.window.createWebviewPanel('rolloutLab.graphView', 'Rollout Lab: Graph View', { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, {});
+    await vscode.commands.executeCommand('rolloutLab.openRewardCurve');
+    await waitFor('the restored tab', () => webviewTabs('rolloutLab.graphView').length === 1);
+    await vscode.commands.executeCommand('rolloutLab.openGraphView');
+    const graph = await live('graphView');
+    await waitFor('the graph view on screen', () => graph.panel?.visible);
+    assert.equal(webviewTabs('rolloutLab.graphView').length, 1, 'one Graph View tab');
+    await vscode.commands.executeCommand('rolloutLab.openGraphView');
+    assert.equal(webviewTabs('rolloutLab.graphView').length, 1, 'still one Graph View tab');
   });
 });
