@@ -1,15 +1,7 @@
+import { num } from '../shared/format';
+
 /** Number formatting of the comparison panel (rewards and scores are 0..1). */
-
-export function num(x: number | null | undefined, digits = 3): string {
-  return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
-}
-
-export function signed(x: number | null | undefined, digits = 3): string {
-  if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
-  const s = x.toFixed(digits);
-  if (/^-0\.?0*$/.test(s)) return s.slice(1);
-  return x > 0 ? `+${s}` : s;
-}
+export { num, signed } from '../shared/format';
 
 export function interval(ci: [number, number] | null | undefined): string {
   return ci ? `${num(ci[0])} to ${num(ci[1])}` : 'n/a';

@@ -14,3 +14,16 @@ export function tidyNumber(x: number, significant = 4): number {
   if (!Number.isFinite(x) || Number.isInteger(x) || Math.abs(x) >= 10 ** significant) return x;
   return Number(x.toPrecision(significant));
 }
+
+/** A score to fixed digits ('n/a' when there is none). */
+export function num(x: number | null | undefined, digits = 3): string {
+  return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
+}
+
+/** A difference to fixed digits with its sign (+0.120, -0.050; never -0.000). */
+export function signed(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
+  const s = x.toFixed(digits);
+  if (/^-0\.?0*$/.test(s)) return s.slice(1);
+  return x > 0 ? `+${s}` : s;
+}

@@ -2,16 +2,7 @@ import type { TextPart } from '../../src/core/rollout/traceDiff';
 import { el } from '../shared/dom';
 
 /** Number formatting of the trace diff. */
-export function num(x: number | null | undefined, digits = 3): string {
-  return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
-}
-
-export function signed(x: number | null | undefined, digits = 3): string {
-  if (x === null || x === undefined || !Number.isFinite(x)) return 'n/a';
-  const s = x.toFixed(digits);
-  if (/^-0\.?0*$/.test(s)) return s.slice(1);
-  return x > 0 ? `+${s}` : s;
-}
+export { num, signed } from '../shared/format';
 
 export function count(x: number): string {
   return x.toLocaleString('en-US');

@@ -1,5 +1,5 @@
 import { ftsMatchExpression } from './rolloutText';
-import type { RolloutStatus, Split } from './types';
+import type { RolloutRecord, RolloutStatus, Split } from './types';
 
 /** Columns the rollouts table sorts by; `criterion:<name>` sorts by one judge criterion. */
 export const TABLE_SORT_KEYS = [
@@ -74,27 +74,16 @@ export interface TableAgentVersions {
   modelVersion: string | null;
 }
 
-export interface RolloutTableRow {
-  id: string;
-  runId: string;
-  taskId: string;
-  split: Split | null;
-  sample: number;
-  status: RolloutStatus;
+/** A rollout's own facts as the table shows them, with its tokens, latency, cost and the versions each agent ran. */
+export interface RolloutTableRow extends Pick<RolloutRecord, 'id' | 'runId' | 'taskId' | 'split' | 'sample' | 'status' | 'criteria' | 'decision' | 'expectedDecision' | 'turns' | 'simulated' | 'startTime'> {
   failure: string | null;
   reward: number | null;
-  criteria: Record<string, number> | null;
-  decision: string | null;
-  expectedDecision: string | null;
-  turns: number | null;
   inputTokens: number | null;
   outputTokens: number | null;
   /** Wall-clock time of the rollout, ms; null while it runs. */
   latencyMs: number | null;
   /** In the prices' currency; null when no price is configured. */
   cost: number | null;
-  simulated: boolean;
-  startTime: number;
   spans: number;
   agents: TableAgentVersions[];
 }
