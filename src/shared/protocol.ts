@@ -183,7 +183,9 @@ export type WebviewMessage = z.infer<typeof WebviewMessage>;
 export type HostMessage =
   | { kind: 'response'; id: number; ok: true; result: unknown }
   | { kind: 'response'; id: number; ok: false; error: string }
-  | { kind: 'notification'; type: NotificationType; params: Notifications[NotificationType]; intent?: string };
+  | { kind: 'notification'; type: NotificationType; params: Notifications[NotificationType]; intent?: string }
+  /** After each `ready`: every queued notification and latest intent has been sent; a panel restores its saved view only if none of them asked for another. */
+  | { kind: 'replayed' };
 
 export function isRequestMethod(m: string): m is RequestMethod {
   return Object.prototype.hasOwnProperty.call(RequestParams, m);

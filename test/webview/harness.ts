@@ -16,6 +16,8 @@ export interface WebviewHarness {
   /** Every message the webview posted, in order. */
   sent: Array<{ kind: string; [k: string]: unknown }>;
   notify<N extends NotificationType>(type: N, params: Notifications[N]): Promise<void>;
+  /** Says the host has sent what it held for this load (see HarnessOptions.holdReplay). */
+  replayed(): Promise<void>;
   /** Errors the page logged or threw (CSP violations included). */
   errors: string[];
   close(): Promise<void>;
@@ -25,6 +27,12 @@ export interface HarnessOptions {
   theme?: 'dark' | 'light';
   state?: unknown;
   viewport?: { width: number; height: number };
+  /**
+   * Do not answer `ready` with `replayed` (as PanelHost does once it has sent
+   * its latest intents): the test posts what the host would replay, then calls
+   * `replayed()`.
+   */
+  holdReplay?: boolean;
 }
 
 /** Theme variables as VS Code sets them on a webview's root (a subset, for both themes). */
@@ -147,6 +155,7 @@ export async function openPanel(panel: PanelKind, handlers: ScriptedHandlers, op
   const reply = (m: HostMessage): Promise<void> => page.evaluate((msg) => window.postMessage(msg, '*'), m as never);
   await page.exposeBinding('__toHost', async (_src, msg: { kind: string; id?: number; method?: string; params?: unknown }) => {
     sent.push(msg as WebviewHarness['sent'][number]);
+    if (msg.kind === 'ready' && !opts.holdReplay) await reply({ kind: 'replayed' });
     if (msg.kind !== 'request') return;
     const h = handlers[msg.method as RequestMethod] as ((p: unknown) => unknown) | undefined;
     try {
@@ -179,6 +188,7 @@ window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__toHost(m), getSt
     sent,
     errors,
     notify: (type, params) => reply({ kind: 'notification', type, params } as HostMessage),
+    replayed: () => reply({ kind: 'replayed' }),
     async close() {
       await context.close();
       await new Promise<void>((r) => server.close(() => r()));

@@ -43,17 +43,43 @@ test('a reloaded panel restores its saved rollout, then acts on a newer intent a
     await h.close();
   }
 
-  // The host was asked for B (intent i2) while the panel was hidden: the panel restores A, then ends on B.
-  h = await openPanel('traceExplorer', handlers, { state: saved });
+  // The host was asked for B (intent i2) while the panel was hidden: it replays i2 on the panel's load, and the
+  // panel shows B without loading (or flashing) A first.
+  h = await openPanel('traceExplorer', handlers, { state: saved, holdReplay: true });
   try {
     await waitReady(h);
     await intent(h, b.rollout.id, 'i2');
+    await h.replayed();
     await h.page.waitForFunction((id) => document.body.dataset.rolloutId === id && document.body.dataset.paintedAt, b.rollout.id);
     await h.page.waitForTimeout(300);
     assert.equal(await shown(h), b.rollout.id, 'the last request wins');
     const state = (await h.page.evaluate(() => (window as unknown as { __lastState: { rolloutId: string; intents: Record<string, string> } }).__lastState))!;
     assert.equal(state.rolloutId, b.rollout.id);
     assert.deepEqual(state.intents, { 'trace/show': 'i2' }, 'the panel keeps the id of the intent it acted on');
+    const asked = h.sent.filter((m) => m.kind === 'request' && m.method === 'trace/get').map((m) => (m.params as { rolloutId: string }).rolloutId);
+    assert.deepEqual([...new Set(asked)], [b.rollout.id], 'the saved rollout A is never loaded when a newer request is waiting');
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a reloaded panel waits for the host before restoring its saved rollout, and restores it (with its view) when nothing newer was asked', async () => {
+  const handlers = { 'trace/get': () => a };
+  const last = a.spans[a.spans.length - 1]!;
+  const saved = { rolloutId: a.rollout.id, selected: last.spanId, intents: { 'trace/show': 'i1' } };
+  const h = await openPanel('traceExplorer', handlers, { state: saved, holdReplay: true });
+  try {
+    await waitReady(h);
+    await h.page.waitForTimeout(300);
+    assert.equal(h.sent.filter((m) => m.kind === 'request').length, 0, 'nothing loads before the host has replayed its requests');
+    await intent(h, a.rollout.id, 'i1');
+    await h.replayed();
+    await h.page.waitForFunction((id) => document.body.dataset.rolloutId === id && document.body.dataset.paintedAt, a.rollout.id);
+    // The view is saved shortly after it is drawn: the selection it restored is the saved one.
+    await h.page.waitForFunction(() => (window as unknown as { __lastState: { selected?: string } }).__lastState.selected !== undefined, undefined, { timeout: 10_000 });
+    const selected = await h.page.evaluate(() => (window as unknown as { __lastState: { selected?: string } }).__lastState.selected);
+    assert.equal(selected, last.spanId, 'the saved selection comes back');
     assert.deepEqual(h.errors, []);
   } finally {
     await h.close();

@@ -4,5 +4,5 @@ import { ComparisonApp } from './comparisonApp';
 const client = new HostClient('comparison');
 const app = new ComparisonApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();
 void app.start();

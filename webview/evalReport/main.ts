@@ -6,5 +6,5 @@ import { ReportApp } from './reportApp';
 const client = new HostClient('evalReport');
 const app = new ReportApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();
 void app.start();

@@ -8,5 +8,5 @@ import { GraphViewApp } from './graphViewApp';
 const client = new HostClient('graphView');
 const app = new GraphViewApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();
 void app.start();

@@ -8,5 +8,5 @@ import { RewardCurveApp } from './rewardCurveApp';
 const client = new HostClient('rewardCurve');
 const app = new RewardCurveApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();
 void app.start();

@@ -7,5 +7,5 @@ import { WeightsApp } from './weightsApp';
 const client = new HostClient('rewardWeights');
 const app = new WeightsApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();
 void app.start();

@@ -4,5 +4,5 @@ import { TableApp } from './tableApp';
 const client = new HostClient('rolloutsTable');
 const app = new TableApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();
 void app.start();

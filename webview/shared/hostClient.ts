@@ -23,8 +23,9 @@ declare function acquireVsCodeApi(): VsCodeApi;
  * promises, commands, notifications, and the panel state that survives a
  * reload. `ready` is sent only once listeners are in place, so the host never
  * posts into the void; it is sent again by each load of the page, and the host
- * then repeats its latest intents (with ids; see receive). A panel restores its
- * saved state before saying ready, so a newer intent always comes after it.
+ * then repeats its latest intents (with ids; see receive) and says `replayed`.
+ * A panel restores its saved view after that, unless an intent asked for
+ * another one (see ready).
  */
 export class HostClient {
   private readonly vscode = acquireVsCodeApi();
@@ -36,9 +37,18 @@ export class HostClient {
     window.addEventListener('message', (event: MessageEvent<HostMessage>) => this.receive(event.data));
   }
 
-  /** Call after registering notification handlers. */
-  ready(): void {
+  private replayed: (() => void) | null = null;
+
+  /**
+   * Call after registering notification handlers. Resolves once the host has
+   * sent what it holds for this load (queued notifications, its latest
+   * intents): a panel that restores its saved view then, only when no intent
+   * already asked for something else, never shows the old view first.
+   */
+  ready(): Promise<void> {
+    const done = new Promise<void>((r) => (this.replayed = r));
     this.vscode.postMessage({ kind: 'ready', panel: this.panel });
+    return done;
   }
 
   request<M extends RequestMethod>(method: M, params: RequestParamsOf<M>): Promise<RequestResults[M]> {
@@ -75,6 +85,9 @@ export class HostClient {
       this.pending.delete(msg.id);
       if (msg.ok) p.resolve(msg.result);
       else p.reject(new Error(msg.error));
+    } else if (msg.kind === 'replayed') {
+      this.replayed?.();
+      this.replayed = null;
     } else if (msg.kind === 'notification') {
       if (msg.intent) {
         // An intent is sent again each time the panel loads: act on each one once, even across reloads.

@@ -4,5 +4,5 @@ import { TraceDiffApp } from './traceDiffApp';
 const client = new HostClient('traceDiff');
 const app = new TraceDiffApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();
 void app.start();

@@ -55,6 +55,8 @@ export class TraceExplorerApp {
   private loadSeq = 0;
   /** The load in flight: a `trace/show` for the same rollout joins it instead of starting another. */
   private inflight: { id: string; memory: ViewMemory } | null = null;
+  /** The view the panel had before it was discarded or the window reloaded, until the host says what it wants shown. */
+  private saved: { rolloutId: string; memory: ViewMemory } | null = null;
   private node: string | undefined;
   private reloading = false;
   private reloadAgain = false;
@@ -135,22 +137,34 @@ export class TraceExplorerApp {
     document.addEventListener('keydown', (e) => this.onGlobalKey(e));
   }
 
-  /** Registers for notifications, says ready, and shows the rollout the panel had before a reload, if any. */
+  /**
+   * Registers for notifications, says ready, and shows the rollout the panel
+   * had before a reload, if any — once the host has replayed its requests and
+   * none of them asked for another rollout, so an older rollout never shows
+   * first (the panel reloads when it is shown again after being hidden).
+   */
   start(): void {
-    this.client.on('trace/show', (p) => this.onShow(p.rolloutId, p.node));
-    this.client.on('store/changed', () => void this.onStoreChanged());
-    this.client.ready();
     const st = this.client.getState();
     if (typeof st.rolloutId === 'string' && ROLLOUT_ID.test(st.rolloutId)) {
-      void this.open(st.rolloutId, {
-        node: typeof st.node === 'string' ? st.node : undefined,
-        selected: typeof st.selected === 'string' ? st.selected : undefined,
-        collapsed: Array.isArray(st.collapsed) ? st.collapsed.filter((x): x is string => typeof x === 'string') : undefined,
-        search: typeof st.search === 'string' ? st.search : undefined,
-      });
-    } else {
-      this.showMessage('No rollout selected. Open one from the Rollouts view, or run “Rollout Lab: Open Trace Explorer”.');
+      this.saved = {
+        rolloutId: st.rolloutId,
+        memory: {
+          node: typeof st.node === 'string' ? st.node : undefined,
+          selected: typeof st.selected === 'string' ? st.selected : undefined,
+          collapsed: Array.isArray(st.collapsed) ? st.collapsed.filter((x): x is string => typeof x === 'string') : undefined,
+          search: typeof st.search === 'string' ? st.search : undefined,
+        },
+      };
     }
+    this.client.on('trace/show', (p) => this.onShow(p.rolloutId, p.node));
+    this.client.on('store/changed', () => void this.onStoreChanged());
+    void this.client.ready().then(() => {
+      const saved = this.saved;
+      this.saved = null;
+      if (this.inflight || this.model) return;
+      if (saved) void this.open(saved.rolloutId, saved.memory);
+      else this.showMessage('No rollout selected. Open one from the Rollouts view, or run “Rollout Lab: Open Trace Explorer”.');
+    });
   }
 
   private button(label: string, onClick: () => void): HTMLElement {
@@ -173,6 +187,13 @@ export class TraceExplorerApp {
    * says) keeps its view and only moves to the node, if one is named.
    */
   private onShow(rolloutId: string, node: string | undefined): void {
+    // The host repeating, after a window reload, the rollout the saved view shows: that view comes back whole.
+    const saved = this.saved;
+    this.saved = null;
+    if (saved?.rolloutId === rolloutId && !this.inflight && !this.model) {
+      void this.open(rolloutId, { ...saved.memory, node: node ?? saved.memory.node });
+      return;
+    }
     if (this.inflight?.id === rolloutId) {
       if (node) this.inflight.memory.node = node;
       return;

@@ -5,4 +5,4 @@ import { CurvesClient } from './curvesClient';
 const client = new CurvesClient();
 const app = new CurvesApp(document.getElementById('app')!, client);
 app.listen();
-client.ready();
+void client.ready();

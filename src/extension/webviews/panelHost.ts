@@ -201,6 +201,7 @@ export class PanelHost implements vscode.Disposable {
       this.loads++;
       for (const m of this.queue.splice(0)) this.post(m);
       for (const m of this.intents.values()) this.post(m);
+      this.post({ kind: 'replayed' });
       this.markReady();
       return;
     }
