@@ -103,6 +103,8 @@ export class TraceStore implements SpanSink {
   private finishedSinceCheckpoint = 0;
   /** The stored catalog has a newer schema than this code: never overwrite it with an older one. */
   private keepStoredCatalog = false;
+  /** Whether the rollouts stored before the full-text index have been indexed (see ensureTextIndex). */
+  private textIndexed = false;
   /** Journal sizes last fsynced at a checkpoint. */
   private readonly synced = new Map<string, number>();
   private closed = false;
@@ -252,13 +254,28 @@ export class TraceStore implements SpanSink {
   /** A page of the rollouts table: every rollout of the store, filtered, searched and sorted (see RolloutTableQuery). */
   queryTable(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): RolloutTablePage {
     this.assertOpen();
+    this.ensureTextIndex(q);
     return this.catalog.queryTable(q, prices);
   }
 
   /** Every rollout id a table query matches, in its order (selecting all rows). */
   queryTableIds(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): string[] {
     this.assertOpen();
+    this.ensureTextIndex(q);
     return this.catalog.queryTableIds(q, prices);
+  }
+
+  /**
+   * A catalog migrated from before the full-text index gets its older
+   * rollouts indexed on the first text search, not on open: opening stays as
+   * fast as before (a read-only open, which cannot save the index, would
+   * otherwise read every span each time). A writer saves the index with the
+   * catalog, so it is built once.
+   */
+  private ensureTextIndex(q: RolloutTableQuery): void {
+    if (this.textIndexed || !q.text?.trim()) return;
+    this.catalog.backfillText((id) => this.readSpans(id));
+    this.textIndexed = true;
   }
 
   /** What the rollouts table's filters offer: agents, failure categories, prompt and model versions. */
@@ -413,7 +430,7 @@ export class TraceStore implements SpanSink {
       if (this.catalog) this.catalog.close();
       this.catalog = opened.catalog;
       if (!catchUp(this.catalog, this.paths, this.writerId, { verifySizes: !scratch }).needsReload) {
-        if (origin === 'migrated') this.catalog.backfillText((id) => this.readSpans(id));
+        this.textIndexed = false;
         return scratch ? 'rebuild' : origin;
       }
       scratch = true;

@@ -180,6 +180,15 @@ describe('rollouts table query', () => {
             UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
     writeFileSync(catalogPath, db.export());
     db.close();
+    // A read-only open does not index on open (it could not save it): other queries answer at once, a search builds the index.
+    store = await TraceStore.open(ws.dir, { readOnly: true });
+    assert.equal(store.openedFrom, 'migrated');
+    assert.deepEqual(ids({ sort: 'task', order: 'asc' }).length, 4);
+    assert.deepEqual(ids({ text: 'microglia' }), ['t-b']);
+    await store.close();
+    const untouched = new SQL.Database(readFileSync(catalogPath));
+    assert.equal(schemaVersionOf(untouched), 5, 'a read-only open leaves the stored catalog as it was');
+    untouched.close();
     store = await TraceStore.open(ws.dir);
     assert.equal(store.openedFrom, 'migrated');
     assert.deepEqual(ids({ text: 'microglia' }), ['t-b']);
