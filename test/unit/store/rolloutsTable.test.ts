@@ -170,6 +170,19 @@ describe('rollouts table query', () => {
     assert.deepEqual(ids({ text: 'calculator', sort: 'task', order: 'asc' }), ['t-c', 't-d']);
   });
 
+  it('finds a rollout by its text while it runs and right after it ends, before any checkpoint', async () => {
+    await store.close();
+    store = await TraceStore.open(ws.dir);
+    const r = makeRollout({ runId: 'run-1', taskId: 't-live', startTime: 5000, endTime: 5100, finalReward: 0.5 });
+    store.startRollout({ ...r, status: 'running', endTime: null, finalReward: null });
+    for (const s of textSpans(r, 'astrocyte', 'pubmed_search')) store.writeSpan(s);
+    assert.deepEqual(store.queryTable({ text: 'astrocyte' }).rows.map((x) => x.taskId), ['t-live'], 'found while it runs');
+    store.writeSpan({ ...textSpans(r, 'oligodendrocyte', 'calculator')[1]!, spanId: spanId() });
+    store.finishRollout(r);
+    assert.deepEqual(store.queryTable({ text: 'oligodendrocyte' }).rows.map((x) => x.taskId), ['t-live'], 'spans written after a search are found too');
+    assert.deepEqual(store.queryTable({ text: 'astrocyte pathway' }).rows.map((x) => x.taskId), ['t-live']);
+  });
+
   it('indexes the rollouts of a catalog from before the index when it is migrated', async () => {
     await store.close();
     const catalogPath = join(ws.dir, '.rollout-lab/store/catalog.sqlite');
