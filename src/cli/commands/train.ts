@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { errorMessage, UsageError } from '../../core/errors';
+import { TrainerBackend } from '../../core/config/trainingSchema';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import { dryRunText } from '../../core/train/jobs/dryRunText';
 import { parseTrainerEvent, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
@@ -78,8 +79,9 @@ function printer(json: boolean): { onLine: (id: string, line: string) => void; o
   };
 }
 
-function backendOption(v: string): 'tiny' | 'transformers' {
-  if (v === 'tiny' || v === 'transformers') return v;
+function backendOption(v: string): TrainerBackend {
+  const parsed = TrainerBackend.safeParse(v);
+  if (parsed.success) return parsed.data;
   throw new UsageError(`--backend takes tiny (the trainer's own small torch model: torch only, trains on a CPU) or transformers (a Hugging Face model + LoRA: transformers and peft, a GPU), not "${v}"`);
 }
 

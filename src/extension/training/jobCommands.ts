@@ -4,6 +4,7 @@ import { stopJobQuestion } from './jobText';
 import * as path from 'node:path';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { TrainerBackend } from '../../core/config/trainingSchema';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import type { DryRun, JobHooks, TrainOptions } from '../../core/train/jobs/trainingJobs';
 import type { PhaseRecord } from '../../core/train/pipelineState';
@@ -22,7 +23,7 @@ const LaunchArgs = z.strictObject({
   phase: z.string().min(1),
   target: z.string().min(1).optional(),
   baseModel: z.string().min(1).optional(),
-  backend: z.enum(['tiny', 'transformers']).optional(),
+  backend: TrainerBackend.optional(),
   hyperparameters: z.record(z.string(), HyperValue).optional(),
   serve: z.boolean().optional(),
   folder: z.string().optional(),

@@ -1,21 +1,19 @@
-import type { PhaseConfig } from '../../core/config/trainingSchema';
+import type { PhaseConfig, TrainerBackend } from '../../core/config/trainingSchema';
 import type { DryRun } from '../../core/train/jobs/trainingJobs';
 import { hyperparameterSummary, type Hyperparameters } from './hyperparameterText';
 
 /** The trainer's backends: what each is, and what it needs on the target. */
-export const BACKENDS = {
+export const BACKENDS: Record<TrainerBackend, { what: string; needs: string }> = {
   tiny: {
-    label: 'tiny',
     what: "the trainer's own small torch model, built from training.trainer.modelConfig — for trying the pipeline; it learns the format, not the task",
     needs: 'torch only; trains on a CPU in minutes',
   },
   transformers: {
-    label: 'transformers',
     what: 'a Hugging Face model (an id, or a weights directory on the target) with a LoRA adapter',
     needs: 'transformers and peft on the target, and a GPU for any real model',
   },
-} as const;
-export type Backend = keyof typeof BACKENDS;
+};
+export type Backend = TrainerBackend;
 
 export interface SummaryRow {
   label: string;
@@ -39,7 +37,7 @@ export function rowsText(kind: string, data: Record<string, number>): string {
  */
 export function launchSummary(phase: PhaseConfig, dry: DryRun, reference: Hyperparameters, serve: boolean): SummaryRow[] {
   const kind = dry.spec.phase.kind;
-  const backend = dry.spec.model.backend as Backend;
+  const backend = dry.spec.model.backend;
   const hp = { ...reference, ...dry.spec.hyperparameters };
   return [
     { label: 'Phase', value: `${phase.name} (${kind})` },
@@ -47,7 +45,7 @@ export function launchSummary(phase: PhaseConfig, dry: DryRun, reference: Hyperp
     { label: 'Model', value: `${phase.model ?? 'none (no version is registered)'} · base ${dry.spec.model.base}${dry.spec.model.adapter ? ' · continues from its active adapter' : ''}` },
     { label: 'Rows', value: rowsText(kind, dry.data) },
     { label: 'Target', value: `${dry.plan.target}${dry.spec.resources.gpus ? ` · ${dry.spec.resources.gpus}× ${dry.spec.resources.gpuType ?? 'GPU'}` : ' · CPU'}` },
-    { label: 'Backend', value: `${backend} — needs ${BACKENDS[backend]?.needs ?? 'the trainer'}` },
+    { label: 'Backend', value: `${backend} — needs ${BACKENDS[backend].needs}` },
     { label: 'Hyper-parameters', value: hyperparameterSummary(kind, hp) },
     { label: 'When it succeeds', value: serve ? (phase.model ? `serve it and make it the active version of "${phase.model}"` : 'serve it (no model version is registered)') : 'keep the adapter; serve it later' },
   ];

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFil
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { PhaseConfig, TargetConfig } from '../../config/trainingSchema';
+import type { PhaseConfig, TargetConfig, TrainerBackend } from '../../config/trainingSchema';
 import { TargetSchema } from '../../config/trainingSchema';
 import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
 import type { Lab } from '../../rollout/lab';
@@ -35,7 +35,7 @@ export interface TrainOptions {
   target?: string;
   baseModel?: string;
   /** The trainer's backend for this job (default training.trainer.backend): tiny (torch only, a CPU) or transformers (+ peft, a GPU). */
-  backend?: 'tiny' | 'transformers';
+  backend?: TrainerBackend;
   /** Over the phase's own hyper-parameters (which are over the reference defaults). */
   hyperparameters?: Record<string, HyperValue>;
   /** After training, serve the result on the target and register it as the model's active version (default true). */
@@ -155,7 +155,7 @@ interface JobDraft {
   phase: PhaseConfig;
   model: string | null;
   baseModel: string;
-  backend: 'tiny' | 'transformers';
+  backend: TrainerBackend;
   target: { name: string; target: TargetConfig };
   hyperparameters: Record<string, HyperValue>;
   /** bundle-relative → source. */
@@ -524,11 +524,11 @@ export interface ServeRequest {
   version: string | null;
   secrets?: Record<string, string>;
   /** The backend the adapter was trained with (default training.trainer.backend). */
-  backend?: 'tiny' | 'transformers';
+  backend?: TrainerBackend;
 }
 
 /** The backend a training job ran (its bundle's job.yaml), so its result is served by the same one. */
-function backendOfJob(lab: Lab, id: string): 'tiny' | 'transformers' | undefined {
+function backendOfJob(lab: Lab, id: string): TrainerBackend | undefined {
   try {
     const spec = JobSpecSchema.parse(parseYaml(readFileSync(path.join(jobDir(trainingDir(lab), id), 'bundle', 'job.yaml'), 'utf8')));
     return spec.model.backend;
