@@ -1,5 +1,6 @@
 import type { TaskComparison } from '../../src/core/rollout/comparison';
 import { el } from './dom';
+import { listKeyTarget } from '../shared/dom';
 import { num, signed } from './format';
 
 export type TaskSort = 'diff-desc' | 'diff-asc' | 'task';
@@ -94,18 +95,9 @@ export class TaskList {
   }
 
   private onKey(e: KeyboardEvent): void {
-    const last = this.tasks.length - 1;
-    const moves: Record<string, number> = {
-      ArrowDown: Math.min(last, this.selected + 1),
-      ArrowUp: Math.max(0, this.selected - 1),
-      Home: 0,
-      End: last,
-      PageDown: Math.min(last, this.selected + 10),
-      PageUp: Math.max(0, this.selected - 10),
-    };
-    if (e.key in moves) {
+    const to = listKeyTarget(e.key, this.selected, this.tasks.length);
+    if (to !== undefined) {
       e.preventDefault();
-      const to = moves[e.key]!;
       if (to !== this.selected) this.select(to, true);
     } else if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();

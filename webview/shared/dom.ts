@@ -18,3 +18,20 @@ export function tableHead(columns: readonly string[], classOf?: (index: number) 
   thead.append(row);
   return thead;
 }
+
+/**
+ * Where a list's cursor goes for a navigation key (arrows by one, Page keys by ten, Home/End to the ends), clamped to
+ * the list of `count` items; undefined for any other key.
+ */
+export function listKeyTarget(key: string, current: number, count: number): number | undefined {
+  const last = count - 1;
+  switch (key) {
+    case 'ArrowDown': return Math.min(last, current + 1);
+    case 'ArrowUp': return Math.max(0, current - 1);
+    case 'Home': return 0;
+    case 'End': return last;
+    case 'PageDown': return Math.min(last, current + 10);
+    case 'PageUp': return Math.max(0, current - 10);
+    default: return undefined;
+  }
+}

@@ -1,6 +1,6 @@
 import type { RolloutAspect, RolloutFacts, TraceDiff } from '../../src/core/rollout/traceDiff';
 import type { HostClient } from '../shared/hostClient';
-import { el } from '../shared/dom';
+import { el, listKeyTarget } from '../shared/dom';
 import { count, ms, num, signed, signedCount, wordMarks } from './format';
 import { BATCH, buildItems, foldElement, isDifference, rowElement, type Item } from './rows';
 
@@ -414,18 +414,10 @@ export class TraceDiffApp {
   private onKey(e: KeyboardEvent): void {
     // A button inside a row (Show all) handles its own keys.
     if ((e.target as HTMLElement).closest('button')) return;
-    const last = this.items.length - 1;
-    const moves: Record<string, number> = {
-      ArrowDown: Math.min(last, this.cursor + 1),
-      ArrowUp: Math.max(0, this.cursor - 1),
-      Home: 0,
-      End: last,
-      PageDown: Math.min(last, this.cursor + 10),
-      PageUp: Math.max(0, this.cursor - 10),
-    };
-    if (e.key in moves) {
+    const to = listKeyTarget(e.key, this.cursor, this.items.length);
+    if (to !== undefined) {
       e.preventDefault();
-      this.moveTo(moves[e.key]!);
+      this.moveTo(to);
     } else if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();
       if (this.cursor >= 0) this.open(this.cursor, e.shiftKey ? 'right' : 'left');

@@ -69,9 +69,9 @@ export async function compareRollouts(ctx: FeatureContext, raw: unknown, selecte
   if (node?.kind === 'rollout' && typeof node.rollout?.id === 'string') left = store.getRollout(node.rollout.id) ?? undefined;
   else left = await pickRollout(recent, `${TITLE}: left`, 'The first rollout (left)', null);
   if (!left) return undefined;
-  const others = [...store.listRollouts({ taskId: left.taskId, sort: 'startTime', order: 'desc', limit: PICK_LIMIT }).rollouts, ...recent].filter(
-    (r, i, all) => r.id !== left.id && all.findIndex((x) => x.id === r.id) === i,
-  );
+  // The same task's rollouts first, each rollout once, never the left one.
+  const sameTask = store.listRollouts({ taskId: left.taskId, sort: 'startTime', order: 'desc', limit: PICK_LIMIT }).rollouts;
+  const others = [...new Map([...sameTask, ...recent].map((r) => [r.id, r])).values()].filter((r) => r.id !== left.id);
   if (others.length === 0) throw new Error('the store holds only one rollout: run some more to compare two');
   const right = await pickRollout(others, `${TITLE}: right`, `Compared with task ${left.taskId} (${left.runId}) — the same task's rollouts first`, left);
   if (!right) return undefined;
@@ -117,10 +117,11 @@ export async function diffWithPreviousPromptVersion(
   if (at === 0) throw new Error(`${who.agent}'s prompt version ${shortHash(versions[0]?.hash ?? '')} has no earlier stored version to compare with — edit the prompt and run rollouts first`);
   const newer = versions[at]!.hash;
   // The nearest earlier version that ran a task this one ran (usually the one just before).
+  const newerRollouts = newestPerTask(store, who.agent, newer);
   let older = versions[at - 1]!.hash;
-  let pairs = tasksUnderBoth(store, who.agent, older, newer);
+  let pairs = tasksUnderBoth(newestPerTask(store, who.agent, older), newerRollouts);
   for (let k = at - 2; pairs.size === 0 && k >= 0; k--) {
-    const candidate = tasksUnderBoth(store, who.agent, versions[k]!.hash, newer);
+    const candidate = tasksUnderBoth(newestPerTask(store, who.agent, versions[k]!.hash), newerRollouts);
     if (candidate.size) [older, pairs] = [versions[k]!.hash, candidate];
   }
   if (pairs.size === 0) {
@@ -155,19 +156,19 @@ function fmt(r: number | null): string {
   return r === null ? 'n/a' : r.toFixed(3);
 }
 
+/** Per task a prompt version ran: its newest finished rollout of it. */
+function newestPerTask(store: TraceStore, agent: string, version: string): Map<string, RolloutRecord> {
+  const m = new Map<string, RolloutRecord>();
+  const { rollouts } = store.listRollouts({ agent, promptVersion: version, status: ['succeeded', 'failed'], sort: 'startTime', order: 'desc' });
+  for (const r of rollouts) if (!m.has(r.taskId)) m.set(r.taskId, r);
+  return m;
+}
+
 /** Per task both versions ran: each version's newest finished rollout of it. */
-function tasksUnderBoth(store: TraceStore, agent: string, older: string, newer: string): Map<string, { left: RolloutRecord; right: RolloutRecord }> {
-  const newest = (version: string): Map<string, RolloutRecord> => {
-    const m = new Map<string, RolloutRecord>();
-    const { rollouts } = store.listRollouts({ agent, promptVersion: version, status: ['succeeded', 'failed'], sort: 'startTime', order: 'desc' });
-    for (const r of rollouts) if (!m.has(r.taskId)) m.set(r.taskId, r);
-    return m;
-  };
-  const a = newest(older);
-  const b = newest(newer);
+function tasksUnderBoth(older: ReadonlyMap<string, RolloutRecord>, newer: ReadonlyMap<string, RolloutRecord>): Map<string, { left: RolloutRecord; right: RolloutRecord }> {
   const out = new Map<string, { left: RolloutRecord; right: RolloutRecord }>();
-  for (const [task, right] of b) {
-    const left = a.get(task);
+  for (const [task, right] of newer) {
+    const left = older.get(task);
     if (left) out.set(task, { left, right });
   }
   return out;
