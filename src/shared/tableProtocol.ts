@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RolloutTablePage } from '../core/store/tableQuery';
+import { MAX_TABLE_PAGE, TABLE_SORT_KEYS, type RolloutTablePage } from '../core/store/tableQuery';
 
 /**
  * The rollouts table's part of the message catalogue (src/shared/protocol.ts
@@ -7,7 +7,7 @@ import type { RolloutTablePage } from '../core/store/tableQuery';
  * through `trace/diff`; the actions on a selection are commands of their own.
  */
 
-const RolloutId = z.string().regex(/^[0-9a-f]{32}$/, 'a rollout id (32 hex characters)');
+export const RolloutId = z.string().regex(/^[0-9a-f]{32}$/, 'a rollout id (32 hex characters)');
 const Range = z.strictObject({ min: z.number().finite().optional(), max: z.number().finite().optional() });
 const Name = z.string().min(1).max(500);
 
@@ -24,13 +24,10 @@ export const TableQueryParams = z.strictObject({
   modelVersion: Name.optional(),
   simulated: z.boolean().optional(),
   text: z.string().max(1000).optional(),
-  sort: z.union([
-    z.enum(['startTime', 'run', 'task', 'split', 'status', 'failure', 'reward', 'decision', 'turns', 'inputTokens', 'outputTokens', 'latency', 'cost', 'simulated']),
-    z.templateLiteral(['criterion:', z.string().min(1).max(500)]),
-  ]).optional(),
+  sort: z.union([z.enum(TABLE_SORT_KEYS), z.templateLiteral(['criterion:', z.string().min(1).max(500)])]).optional(),
   order: z.enum(['asc', 'desc']).optional(),
   offset: z.number().int().nonnegative().optional(),
-  limit: z.number().int().positive().max(5000).optional(),
+  limit: z.number().int().positive().max(MAX_TABLE_PAGE).optional(),
 });
 
 /** What the filters offer and which columns exist. */

@@ -70,14 +70,15 @@ export class TableApp {
     this.search.setAttribute('aria-label', 'Search the rollouts’ spans');
     this.search.value = this.filters.text ?? '';
     let searchTimer: ReturnType<typeof setTimeout> | undefined;
+    const applySearch = (): void => this.setFilter({ text: this.search.value.trim() || undefined });
     this.search.addEventListener('input', () => {
       clearTimeout(searchTimer);
-      searchTimer = setTimeout(() => this.setFilter({ text: this.search.value.trim() || undefined }), 200);
+      searchTimer = setTimeout(applySearch, 200);
     });
     this.search.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') {
         clearTimeout(searchTimer);
-        this.setFilter({ text: this.search.value.trim() || undefined });
+        applySearch();
       }
     });
     this.filterBar = el('div', 'rt-filters');
@@ -438,8 +439,7 @@ export class TableApp {
     this.grid.focus({ preventScroll: true });
     if (e.shiftKey) this.selectRange(this.anchor, i, e.ctrlKey || e.metaKey);
     else if (e.ctrlKey || e.metaKey) {
-      if (this.selected.has(r.id)) this.selected.delete(r.id);
-      else this.selected.add(r.id);
+      this.toggle(r.id);
       this.anchor = i;
     } else {
       this.selected.clear();
@@ -476,8 +476,7 @@ export class TableApp {
       e.preventDefault();
       const r = this.rowAt(this.focus);
       if (r) {
-        if (this.selected.has(r.id)) this.selected.delete(r.id);
-        else this.selected.add(r.id);
+        this.toggle(r.id);
         this.anchor = this.focus;
         this.schedule();
       }
@@ -488,6 +487,10 @@ export class TableApp {
       this.selected.clear();
       this.schedule();
     }
+  }
+
+  private toggle(id: string): void {
+    if (!this.selected.delete(id)) this.selected.add(id);
   }
 
   /** Rows from a to b (inclusive) become the selection (or join it); rows not loaded yet are fetched first. */

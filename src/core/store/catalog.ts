@@ -4,7 +4,7 @@ import { spanTextPieces } from './rolloutText';
 import type { SpanRecord } from '../trace/span';
 import { isFailureKind } from './failureKinds';
 import { appendLoc, decodeLocs, encodeLocs } from './spanLocations';
-import { rolloutCost, tableQuerySql, type ModelPrices, type RolloutTableQuery, type RolloutTablePage, type RolloutTableRow, type TableAgentVersions } from './tableQuery';
+import { rolloutCost, tableQuerySql, type ModelPrices, type RolloutTableQuery, type RolloutTablePage, type RolloutTableRow } from './tableQuery';
 import type {
   AgentAggregate,
   PromptVersionRecord,
@@ -495,32 +495,16 @@ export class Catalog {
     const sql = tableQuerySql(q, prices);
     const total = Number(this.get(sql.countSql, sql.countParams)?.['n'] ?? 0);
     const rows = this.all(sql.pageSql, sql.pageParams);
-    const rids = rows.map((r) => Number(r['rid']));
-    const agents = new Map<number, Array<TableAgentVersions & { inputTokens: number; outputTokens: number }>>();
+    const agents = this.agentsByRid(rows.map((r) => Number(r['rid'])));
     const spans = new Map<string, number>();
-    for (let i = 0; i < rids.length; i += 500) {
-      const chunk = rids.slice(i, i + 500);
-      const list = placeholders(chunk.length);
-      for (const a of this.all(`SELECT rid, agent, prompt_version, model, model_version, input_tokens, output_tokens FROM rollout_agents WHERE rid IN (${list}) ORDER BY rid, ord`, chunk)) {
-        const rid = Number(a['rid']);
-        let l = agents.get(rid);
-        if (!l) agents.set(rid, (l = []));
-        l.push({
-          agent: String(a['agent']),
-          promptVersion: a['prompt_version'] === null ? null : String(a['prompt_version']),
-          model: a['model'] === null ? null : String(a['model']),
-          modelVersion: a['model_version'] === null ? null : String(a['model_version']),
-          inputTokens: Number(a['input_tokens']),
-          outputTokens: Number(a['output_tokens']),
-        });
-      }
+    for (let i = 0; i < rows.length; i += 500) {
       const ids = rows.slice(i, i + 500).map((r) => String(r['id']));
       for (const t of this.all(`SELECT trace_id, spans FROM trace_locs WHERE trace_id IN (${placeholders(ids.length)})`, ids)) spans.set(String(t['trace_id']), Number(t['spans']));
     }
     const out = rows.map((r): RolloutTableRow => {
       const id = String(r['id']);
       const a = agents.get(Number(r['rid'])) ?? [];
-      const observed = (spans.get(id) ?? 0) + (this.pending.get(id)?.spans ?? 0);
+      const observed = this.observedSpans(id, spans.get(id));
       return {
         id,
         runId: String(r['run_id']),
@@ -717,8 +701,16 @@ export class Catalog {
   }
 
   private withAgents(rows: Row[]): RolloutRecord[] {
+    const agents = this.agentsByRid(rows.map((r) => Number(r['rid'])));
+    return rows.map((r) => {
+      const stored = r['observed'] === null || r['observed'] === undefined ? 0 : Number(r['observed']);
+      return toRollout(r, agents.get(Number(r['rid'])) ?? [], this.observedSpans(String(r['id']), stored));
+    });
+  }
+
+  /** Each rollout's agents, in their order, by rid (500 rollouts a query). */
+  private agentsByRid(rids: readonly number[]): Map<number, RolloutAgentRecord[]> {
     const agents = new Map<number, RolloutAgentRecord[]>();
-    const rids = rows.map((r) => Number(r['rid']));
     for (let i = 0; i < rids.length; i += 500) {
       const chunk = rids.slice(i, i + 500);
       for (const a of this.all(`SELECT * FROM rollout_agents WHERE rid IN (${placeholders(chunk.length)}) ORDER BY rid, ord`, chunk)) {
@@ -728,11 +720,12 @@ export class Catalog {
         list.push(toAgent(a));
       }
     }
-    return rows.map((r) => {
-      const id = String(r['id']);
-      const observed = (r['observed'] === null || r['observed'] === undefined ? 0 : Number(r['observed'])) + (this.pending.get(id)?.spans ?? 0);
-      return toRollout(r, agents.get(Number(r['rid'])) ?? [], observed);
-    });
+    return agents;
+  }
+
+  /** Spans stored for a trace plus those still pending in memory. */
+  private observedSpans(traceId: string, stored = 0): number {
+    return stored + (this.pending.get(traceId)?.spans ?? 0);
   }
 
   private stmt(sql: string): Statement {

@@ -3,12 +3,12 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { LabConfig } from '../../core/config/schema';
 import type { ModelPrices } from '../../core/store/tableQuery';
-import type { TableFacets } from '../../shared/tableProtocol';
+import { RolloutId, type TableFacets } from '../../shared/tableProtocol';
 import { commandArgument, type FeatureContext } from '../featureContext';
 import type { LabService } from '../labService';
 import type { CommandHandlers, RequestHandlers } from '../webviews/panelHost';
 
-const RolloutIds = z.array(z.string().regex(/^[0-9a-f]{32}$/, 'a rollout id (32 hex characters)')).min(1, 'select at least one rollout');
+const RolloutIds = z.array(RolloutId).min(1, 'select at least one rollout');
 /** Arguments of the table's actions as commands (tests, keybindings): the selection, and what the pickers would ask. */
 const ExportArgs = z.strictObject({ rolloutIds: RolloutIds, format: z.enum(['sft', 'rl', 'bandit']).optional(), out: z.string().min(1).optional() });
 const RescoreArgs = z.strictObject({ rolloutIds: RolloutIds, confirmed: z.boolean().optional() });
