@@ -1,3 +1,4 @@
+import { RolloutId } from './rolloutId';
 import { z } from 'zod';
 import { MAX_TABLE_PAGE, TABLE_SORT_KEYS, type RolloutTablePage } from '../core/store/tableQuery';
 
@@ -7,7 +8,6 @@ import { MAX_TABLE_PAGE, TABLE_SORT_KEYS, type RolloutTablePage } from '../core/
  * through `trace/diff`; the actions on a selection are commands of their own.
  */
 
-export const RolloutId = z.string().regex(/^[0-9a-f]{32}$/, 'a rollout id (32 hex characters)');
 const Range = z.strictObject({ min: z.number().finite().optional(), max: z.number().finite().optional() });
 const Name = z.string().min(1).max(500);
 

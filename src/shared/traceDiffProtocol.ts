@@ -1,3 +1,4 @@
+import { RolloutId } from './rolloutId';
 import { z } from 'zod';
 import type { TraceDiff } from '../core/rollout/traceDiff';
 
@@ -8,7 +9,6 @@ import type { TraceDiff } from '../core/rollout/traceDiff';
  * `trace/diff`.
  */
 
-const RolloutId = z.string().regex(/^[0-9a-f]{32}$/, 'a rollout id (32 hex characters)');
 
 export const TraceDiffRequestParams = {
   /** Two stored rollouts aligned by graph step, with their differences. */
