@@ -19,22 +19,37 @@ interface OpenTiming {
   rows: number;
 }
 
-/** Opens the trace explorer on a fresh page, shows the trace, and reads the marks the webview sets. */
-async function openOnce(trace: TraceFixture): Promise<OpenTiming> {
-  const h = await openPanel('traceExplorer', { 'trace/get': () => trace });
+/** The marks the webview sets on its body (ms timestamps) once the rows are painted, and the rows drawn. */
+interface PaintMarks {
+  request: number;
+  data: number;
+  rendered: number;
+  painted: number;
+  rows: number;
+}
+
+/** Opens the trace explorer on a fresh page with these request handlers, shows the trace, and reads the marks the webview sets. */
+async function openMarks(trace: TraceFixture, handlers: Parameters<typeof openPanel>[1], timeout: number): Promise<PaintMarks> {
+  const h = await openPanel('traceExplorer', handlers);
   try {
     await waitReady(h);
     await h.notify('trace/show', { rolloutId: trace.rollout.id });
-    await h.page.waitForFunction(() => document.body.dataset.paintedAt, undefined, { timeout: 30_000 });
+    await h.page.waitForFunction(() => document.body.dataset.paintedAt, undefined, { timeout });
     const t = await h.page.evaluate(() => {
       const d = document.body.dataset;
-      return { data: Number(d.dataAt), rendered: Number(d.renderedAt), painted: Number(d.paintedAt), rows: document.querySelectorAll('.te-row').length };
+      return { request: Number(d.requestAt), data: Number(d.dataAt), rendered: Number(d.renderedAt), painted: Number(d.paintedAt), rows: document.querySelectorAll('.te-row').length };
     });
     if (h.errors.length) throw new Error(`the trace explorer logged errors: ${h.errors.join(' | ')}`);
-    return { renderMs: t.rendered - t.data, paintMs: t.painted - t.data, rows: t.rows };
+    return t;
   } finally {
     await h.close();
   }
+}
+
+/** Opens the trace explorer on a fresh page, shows the trace, and times it from the trace/get response. */
+async function openOnce(trace: TraceFixture): Promise<OpenTiming> {
+  const t = await openMarks(trace, { 'trace/get': () => trace }, 30_000);
+  return { renderMs: t.rendered - t.data, paintMs: t.painted - t.data, rows: t.rows };
 }
 
 /**
@@ -43,20 +58,8 @@ async function openOnce(trace: TraceFixture): Promise<OpenTiming> {
  * to the first painted rows (the rest of a large rollout loads after that).
  */
 async function openPaged(trace: TraceFixture): Promise<{ ms: number; rows: number }> {
-  const h = await openPanel('traceExplorer', pagedTrace(trace));
-  try {
-    await waitReady(h);
-    await h.notify('trace/show', { rolloutId: trace.rollout.id });
-    await h.page.waitForFunction(() => document.body.dataset.paintedAt, undefined, { timeout: 120_000 });
-    const t = await h.page.evaluate(() => {
-      const d = document.body.dataset;
-      return { request: Number(d.requestAt), painted: Number(d.paintedAt), rows: document.querySelectorAll('.te-row').length };
-    });
-    if (h.errors.length) throw new Error(`the trace explorer logged errors: ${h.errors.join(' | ')}`);
-    return { ms: t.painted - t.request, rows: t.rows };
-  } finally {
-    await h.close();
-  }
+  const t = await openMarks(trace, pagedTrace(trace), 120_000);
+  return { ms: t.painted - t.request, rows: t.rows };
 }
 
 /** Scrolls the tree a fixed distance every animation frame (bouncing at the ends) and reports frame intervals. */

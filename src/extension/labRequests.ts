@@ -25,13 +25,11 @@ export function labRequestHandlers(service: LabService): RequestHandlers {
       // The first page reads the store; the following ones reuse that read.
       const from = offset ?? 0;
       if (from === 0 || pages?.rolloutId !== rolloutId) pages = { rolloutId, spans: byStartTime(store.getSpans(rolloutId)) };
-      const spans = pages.spans;
-      if (from + (limit ?? spans.length) >= spans.length) {
-        const last = { rollout, spans: spans.slice(from), total: spans.length };
-        if (pages.spans === spans) pages = null;
-        return last;
-      }
-      return { rollout, spans: spans.slice(from, from + limit!), total: spans.length };
+      const { spans } = pages;
+      const end = limit === undefined ? spans.length : Math.min(from + limit, spans.length);
+      // The last page lets the read go.
+      if (end === spans.length) pages = null;
+      return { rollout, spans: spans.slice(from, end), total: spans.length };
     },
     'rollouts/list': async (q) => {
       const store = await service.store();

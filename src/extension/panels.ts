@@ -152,7 +152,7 @@ export class Panels implements vscode.Disposable {
 
   /** A new host for a kind, with its panel or waiting for one. */
   private host(kind: PanelKind, panel?: vscode.WebviewPanel): PanelHost {
-    const host = new PanelHost(undefined, kind, this.extensionUri, this.requests, this.commands, this.log);
+    const host = new PanelHost(kind, this.extensionUri, this.requests, this.commands, this.log);
     this.hosts.set(kind, host);
     if (panel) this.bind(kind, host, panel);
     return host;

@@ -3,10 +3,7 @@
  * significant digits, so float noise (0.7394999999999998) never shows.
  */
 export function formatNumber(x: number, significant = 4): string {
-  if (!Number.isFinite(x) || Number.isInteger(x)) return String(x);
-  const a = Math.abs(x);
-  if (a >= 10 ** significant) return String(Math.round(x));
-  return String(tidyNumber(x, significant));
+  return String(Math.abs(x) >= 10 ** significant ? Math.round(x) : tidyNumber(x, significant));
 }
 
 /** The number formatNumber shows, as a number (to tidy the numbers inside JSON before printing it). */
@@ -15,10 +12,8 @@ export function tidyNumber(x: number, significant = 4): number {
   return Number(x.toPrecision(significant));
 }
 
-/** A score to fixed digits ('n/a' when there is none). */
-export function num(x: number | null | undefined, digits = 3): string {
-  return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
-}
+/** A score to fixed digits ('n/a' when there is none): the evaluation report's. */
+export { num } from '../../src/core/reward/reportFormat';
 
 /** A difference to fixed digits with its sign (+0.120, -0.050; never -0.000). */
 export function signed(x: number | null | undefined, digits = 3): string {

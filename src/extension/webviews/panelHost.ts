@@ -114,11 +114,10 @@ function newIntentId(): string {
  * last request wins, and a replay never undoes what the user did afterwards.
  */
 export class PanelHost implements vscode.Disposable {
-  private ready = false;
   private readonly queue: HostMessage[] = [];
   /** The latest intent of each type, in the order they were made. */
   private readonly intents = new Map<NotificationType, HostMessage>();
-  /** How many times the webview said ready (more than once: it was discarded and loaded again). */
+  /** How many times the webview said ready (more than once: it was discarded and loaded again; none: notifications wait). */
   loads = 0;
   private readonly disposables: vscode.Disposable[] = [];
   readonly onReady: Promise<void>;
@@ -127,12 +126,11 @@ export class PanelHost implements vscode.Disposable {
   private webviewPanel: vscode.WebviewPanel | undefined;
 
   /**
-   * With no panel, the host waits for one (see attach): a panel VS Code
-   * restored after a window reload but has not brought back yet. Intents
-   * given meanwhile go to the webview once it is there.
+   * A host starts with no panel and is given one by attach, at once or later:
+   * a panel VS Code restored after a window reload but has not brought back
+   * yet. Intents given meanwhile go to the webview once it is there.
    */
   constructor(
-    panel: vscode.WebviewPanel | undefined,
     readonly kind: PanelKind,
     private readonly extensionUri: vscode.Uri,
     private readonly requests: RequestHandlers,
@@ -140,7 +138,6 @@ export class PanelHost implements vscode.Disposable {
     private readonly log: (line: string) => void,
   ) {
     this.onReady = new Promise((r) => (this.markReady = r));
-    if (panel) this.attach(panel);
   }
 
   /** The panel, once there is one. */
@@ -161,11 +158,6 @@ export class PanelHost implements vscode.Disposable {
     void this.webviewPanel?.webview.postMessage(m);
   }
 
-  /** Whether an intent was given (the host then knows better than a restored panel's saved state). */
-  get hasIntents(): boolean {
-    return this.intents.size > 0;
-  }
-
   /** The latest notifications sent or queued (at most 100), so extension tests can see what a panel was told. */
   readonly notified: Array<{ type: NotificationType; params: Notifications[NotificationType] }> = [];
 
@@ -178,10 +170,10 @@ export class PanelHost implements vscode.Disposable {
       this.intents.delete(type);
       this.intents.set(type, msg);
       // Sent now if the webview listens; sent (again) on its next ready in any case.
-      if (this.ready) this.post(msg);
+      if (this.isReady) this.post(msg);
       return;
     }
-    if (this.ready) this.post(msg);
+    if (this.isReady) this.post(msg);
     else this.queue.push(msg);
   }
 
@@ -197,7 +189,6 @@ export class PanelHost implements vscode.Disposable {
     const msg = parsed.data;
     if (msg.kind === 'ready') {
       // A webview that loads again (it was hidden and discarded) fetches everything afresh: the events it missed do not matter, the intents do.
-      this.ready = true;
       this.loads++;
       for (const m of this.queue.splice(0)) this.post(m);
       for (const m of this.intents.values()) this.post(m);
@@ -250,7 +241,7 @@ export class PanelHost implements vscode.Disposable {
 
   /** Whether the webview has said it is ready (notifications are queued until then). */
   get isReady(): boolean {
-    return this.ready;
+    return this.loads > 0;
   }
 
   dispose(): void {
