@@ -87,9 +87,7 @@ export async function findRollout(service: LabService, rolloutId: string): Promi
   if (folders.length === 0) service.resolveFolder();
   for (let attempt = 0; attempt < 2; attempt++) {
     for (const folder of folders) {
-      let store = await service.store(folder);
-      // lab.json changed while this waited: the lab it got is closed, and the one opened since reads the same store.
-      for (let i = 0; i < 3 && store.isClosed; i++) store = await service.store(folder);
+      const store = await service.store(folder);
       const rollout = store.getRollout(rolloutId);
       if (rollout) return { store, rollout, folder };
     }

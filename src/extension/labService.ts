@@ -111,7 +111,15 @@ export class LabService implements vscode.Disposable {
 
   /** The opened lab of a folder (opened now if it is not yet). */
   async lab(folder?: string): Promise<Lab> {
-    return this.entry(this.resolveFolder(folder)).opening;
+    const dir = this.resolveFolder(folder);
+    let e = this.entry(dir);
+    let lab = await e.opening;
+    // lab.json changed while this waited: that lab is retired (closed once its leases end); the one opened since reads the same store.
+    for (let i = 0; i < 3 && e.stale && !this.disposed; i++) {
+      e = this.entry(dir);
+      lab = await e.opening;
+    }
+    return lab;
   }
 
   async store(folder?: string): Promise<TraceStore> {

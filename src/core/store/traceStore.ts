@@ -475,11 +475,6 @@ export class TraceStore implements SpanSink {
     this.finishedSinceCheckpoint = 0;
   }
 
-  /** Whether close() has run (a lab reopened after its lab.json changed closes the store it had). */
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   private assertOpen(): void {
     if (this.closed) throw new RuntimeFailure(`the trace store in ${this.dir} is closed; open it again with TraceStore.open`);
   }
