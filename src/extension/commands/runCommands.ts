@@ -37,12 +37,14 @@ export async function runBatchCommand(ctx: RunCommandContext, mode: 'run', raw: 
 export async function runBatchCommand(ctx: RunCommandContext, mode: 'eval', raw: unknown): Promise<EvaluateResult | undefined>;
 export async function runBatchCommand(ctx: RunCommandContext, mode: 'run' | 'eval', raw: unknown): Promise<RunSummaryResult | EvaluateResult | undefined> {
   // From the Rollouts view's title bar or a row's menu, the argument is the selected row: its lab and run propose the answers.
-  const selected = selectedRun(ctx.service, raw);
+  const selected = selectedRun(raw);
   const args = parseRunArgs(commandArgument(raw));
   const folder = args?.workspace ?? (args ? undefined : (selected?.folder ?? (await pickLabFolder(ctx.service))));
   if (folder === null) return undefined;
   return ctx.service.withLab(folder, async (lab, dir) => {
-    const plan = args ? planFromArgs(lab, mode, args) : await askPlan(lab, mode, proposal(mode, selected?.params));
+    // The row's run is read from the lab held here: a store retired since the view listed it (lab.json changed) is open again.
+    const params = selected?.run?.params ?? (selected?.runId ? lab.store.getRun(selected.runId)?.params : undefined);
+    const plan = args ? planFromArgs(lab, mode, args) : await askPlan(lab, mode, proposal(mode, params));
     if (!plan) return undefined;
     return execute(ctx, lab, dir, mode, plan);
   });
@@ -58,12 +60,12 @@ interface Proposal {
 }
 
 /** The lab and the run's options of a Rollouts-view row (a run, one of its rollouts, its "Load more…", a lab). */
-function selectedRun(service: LabService, raw: unknown): { folder: string; params?: Record<string, unknown> } | undefined {
+function selectedRun(raw: unknown): { folder: string; runId?: string; run?: { params: Record<string, unknown> } } | undefined {
   const node = raw as RolloutsTreeNode | undefined;
   if (typeof node !== 'object' || node === null || typeof node.folder !== 'string') return undefined;
-  const runId = node.kind === 'run' ? node.run.id : node.kind === 'rollout' ? node.rollout.runId : node.kind === 'more' ? node.runId : undefined;
-  const run = node.kind === 'run' ? node.run : runId ? service.openedStore(node.folder)?.getRun(runId) : undefined;
-  return { folder: node.folder, ...(run ? { params: run.params } : {}) };
+  if (node.kind === 'run') return { folder: node.folder, runId: node.run.id, run: node.run };
+  const runId = node.kind === 'rollout' ? node.rollout.runId : node.kind === 'more' ? node.runId : undefined;
+  return { folder: node.folder, ...(runId ? { runId } : {}) };
 }
 
 /**
