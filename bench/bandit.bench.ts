@@ -1,5 +1,5 @@
 import { BanditSchema } from '../src/core/config/trainingSchema';
-import { LinUcb } from '../src/core/train/bandit/linucb';
+import { LinUcb } from '../src/core/policy/linucb';
 import { playSynthetic } from '../src/core/train/bandit/synthetic';
 import { result, type Bench, type BenchResult } from './harness';
 

@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../src/core/config/init';
-import { Lab } from '../src/core/rollout/lab';
+import { initWorkspace } from '../src/core/lab/init';
+import { Lab } from '../src/core/lab/lab';
 import { runRollouts } from '../src/core/rollout/runner';
-import { mean, pairedTTest } from '../src/core/reward/statistics';
+import { mean, pairedTTest } from '../src/core/analysis/statistics';
 import { trainBanditPolicy } from '../src/core/train/bandit/policyStore';
 
 const PUBMEDQA = resolve(__dirname, '../../shared/data/pubmedqa/ori_pqal.json');

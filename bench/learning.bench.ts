@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { initWorkspace } from '../src/core/config/init';
-import { learningRun, pValueText, type StageResult } from '../src/core/train/learningRun';
+import { initWorkspace } from '../src/core/lab/init';
+import { learningRun, pValueText, type StageResult } from '../src/core/train/pipeline/learningRun';
 import { result, type Bench, type BenchResult } from './harness';
 
 /**

@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../src/core/config/init';
+import { initWorkspace } from '../src/core/lab/init';
 import { spawn } from 'node:child_process';
 import { startSimServer } from '../src/core/sim/simServer';
-import { Lab } from '../src/core/rollout/lab';
+import { Lab } from '../src/core/lab/lab';
 import { runRollouts } from '../src/core/rollout/runner';
 import { median, result, type Bench, type BenchResult } from './harness';
 

@@ -1,7 +1,7 @@
-import type { EvalMetrics } from '../core/reward/metrics';
+import type { EvalMetrics } from '../core/analysis/metrics';
 import { FAILURE_KINDS, FAILURE_SHORT_LABELS } from '../core/store/failureKinds';
-import type { LearningCurve } from '../core/train/learningCurve';
-import { meanWithInterval, pairedChangeText } from '../core/train/learningCurveText';
+import type { LearningCurve } from '../core/train/pipeline/learningCurve';
+import { meanWithInterval, pairedChangeText } from '../core/train/pipeline/learningCurveText';
 
 export function pct(x: number | null): string {
   return x === null ? 'n/a' : `${x.toFixed(1)} %`;

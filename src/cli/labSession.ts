@@ -1,4 +1,4 @@
-import { Lab } from '../core/rollout/lab';
+import { Lab } from '../core/lab/lab';
 import { warningSummaryLine, type RunWarning } from '../core/rollout/runWarnings';
 import { err, out, type Values } from './args';
 

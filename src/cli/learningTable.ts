@@ -1,5 +1,5 @@
-import type { LearningRunResult } from '../core/train/learningRun';
-import { pValueText } from '../core/train/learningRun';
+import type { LearningRunResult } from '../core/train/pipeline/learningRun';
+import { pValueText } from '../core/train/pipeline/learningRun';
 import { num, table } from './format';
 
 /** The before/after table of a learning run: one row per stage, its change against the stage before on the same tasks. */

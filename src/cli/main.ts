@@ -13,11 +13,11 @@ import { banditCommand } from './commands/bandit';
 import { optimizeCommand } from './commands/optimize';
 import { pipelineCommand } from './commands/pipeline';
 import { jobsCommand, trainCommand } from './commands/train';
-import { initWorkspace } from '../core/config/init';
+import { initWorkspace } from '../core/lab/init';
 import { startSimServer } from '../core/sim/simServer';
 import { runRollouts, type RunProgress } from '../core/rollout/runner';
 import type { RunWarning } from '../core/rollout/runWarnings';
-import { computeMetrics, type EvalMetrics } from '../core/reward/metrics';
+import { computeMetrics, type EvalMetrics } from '../core/analysis/metrics';
 import { rewardSetupOf } from '../core/reward/rewardSetup';
 import type { RolloutRecord } from '../core/store/types';
 import { statusText } from '../core/store/failureKinds';
@@ -220,7 +220,7 @@ async function demoTrain(v: Values): Promise<number> {
     const r = await initWorkspace(workspace, { example: 'ticket-routing' });
     err(`initialised ${workspace} from the ticket-routing example (${r.created.length} files)`);
   }
-  const { learningRun, learningSummary } = await import('../core/train/learningRun');
+  const { learningRun, learningSummary } = await import('../core/train/pipeline/learningRun');
   const { learningTable } = await import('./learningTable');
   const controller = new AbortController();
   const stop = (): void => controller.abort();

@@ -40,25 +40,25 @@ export function labRequestHandlers(service: LabService): RequestHandlers {
       return { runs: store.listRuns().sort((a, b) => b.startTime - a.startTime) };
     },
     'graph/describe': async () => {
-      const { describeLabGraph } = await import('../core/rollout/labViews');
+      const { describeLabGraph } = await import('../core/lab/labViews');
       return describeLabGraph(await service.lab());
     },
     'graph/rolloutOverlay': async ({ rolloutId }) => {
-      const { rolloutOverlay } = await import('../core/rollout/labViews');
+      const { rolloutOverlay } = await import('../core/lab/labViews');
       const { store } = await findRollout(service, rolloutId);
       return { rolloutId, ...rolloutOverlay(store.getSpans(rolloutId)) };
     },
     'graph/aggregate': async ({ runId }) => {
-      const { nodeAggregates } = await import('../core/rollout/labViews');
+      const { nodeAggregates } = await import('../core/lab/labViews');
       return nodeAggregates(await service.store(), { runId });
     },
     'rewards/series': async ({ runId }) => {
-      const { rewardSeries } = await import('../core/rollout/labViews');
+      const { rewardSeries } = await import('../core/lab/labViews');
       const lab = await service.lab();
       return rewardSeries(lab.store, Object.keys(lab.loaded.config.reward.criteria), { runId });
     },
     'rewards/learningCurve': async ({ agent }) => {
-      const { learningCurve } = await import('../core/train/learningCurve');
+      const { learningCurve } = await import('../core/train/pipeline/learningCurve');
       const lab = await service.lab();
       return learningCurve(lab.store, lab.loaded, agent ? { agent } : {});
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ComparisonResult, ComparisonSummary, ComparisonTaskDetail } from '../core/rollout/comparison';
+import type { ComparisonResult, ComparisonSummary, ComparisonTaskDetail } from '../core/analysis/comparison';
 
 /**
  * The comparison panel's part of the message catalogue (src/shared/protocol.ts

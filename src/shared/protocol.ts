@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SpanRecord } from '../core/trace/span';
 import type { AgentAggregate, RolloutRecord, RunRecord } from '../core/store/types';
-import type { LearningCurve } from '../core/train/learningCurve';
+import type { LearningCurve } from '../core/train/pipeline/learningCurve';
 import { WeightsCommandArgs, WeightsRequestParams, type WeightsNotifications, type WeightsRequestResults } from './weightsProtocol';
 import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type ReportRequestResults } from './reportProtocol';
 import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifications, type ComparisonRequestResults } from './comparisonProtocol';

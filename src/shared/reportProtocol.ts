@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EvaluationReport } from '../core/reward/evaluationReport';
+import type { EvaluationReport } from '../core/analysis/evaluationReport';
 import type { RunRecord } from '../core/store/types';
 
 /**

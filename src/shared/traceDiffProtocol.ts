@@ -1,6 +1,6 @@
 import { RolloutId } from './rolloutId';
 import { z } from 'zod';
-import type { TraceDiff } from '../core/rollout/traceDiff';
+import type { TraceDiff } from '../core/analysis/traceDiff';
 
 /**
  * The trace diff panel's part of the message catalogue (src/shared/protocol.ts

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AirRule } from '../core/config/schema';
 import type { AirPreview, AirRuleIssue } from '../core/reward/airRules';
-import type { Distribution, KeptReason } from '../core/reward/rescore';
+import type { Distribution, KeptReason } from '../core/analysis/rescore';
 import type { RolloutStatus } from '../core/store/types';
 
 /**

@@ -4,7 +4,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSimServer, type SimServer } from '../../src/core/sim/simServer';
 import { TraceStore } from '../../src/core/store/traceStore';
-import type { ComparisonResult } from '../../src/core/rollout/comparison';
+import type { ComparisonResult } from '../../src/core/analysis/comparison';
 import { cli, cliAsync, json, tempWorkspace, PUBMEDQA } from './cliHelpers';
 
 let ws: string;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import type { LearningCurve } from '../../src/core/train/learningCurve';
+import type { LearningCurve } from '../../src/core/train/pipeline/learningCurve';
 import { cli, json, PUBMEDQA, tempWorkspace } from './cliHelpers';
 
 test('`pipeline curve` prints validation reward per model version: base, then the registered version with its paired change', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ExportManifest } from '../../src/core/train/exportData';
+import type { ExportManifest } from '../../src/core/train/export/exportData';
 import { cli, json, tempWorkspace, PUBMEDQA, REPO, type RunDoc } from './cliHelpers';
 
 type ExportDoc = ExportManifest & { manifestFile: string };

@@ -2,11 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { initWorkspace } from '../../src/core/config/init';
+import { initWorkspace } from '../../src/core/lab/init';
 import { spawnSync } from 'node:child_process';
 import { readRegistry } from '../../src/core/config/modelRegistry';
 import { listJobRecords } from '../../src/core/train/jobs/jobRecord';
-import { learningRun } from '../../src/core/train/learningRun';
+import { learningRun } from '../../src/core/train/pipeline/learningRun';
 import { TraceStore } from '../../src/core/store/traceStore';
 import { tempWorkspace } from './cliHelpers';
 

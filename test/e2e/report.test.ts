@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSimServer } from '../../src/core/sim/simServer';
-import type { EvaluationReport } from '../../src/core/reward/evaluationReport';
+import type { EvaluationReport } from '../../src/core/analysis/evaluationReport';
 import { cli, cliAsync, json, tempWorkspace, PUBMEDQA, type RunDoc } from './cliHelpers';
 
 /*

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RescoreResult } from '../../src/core/reward/rescore';
+import type { RescoreResult } from '../../src/core/analysis/rescore';
 import { TraceStore } from '../../src/core/store/traceStore';
 import { cli, json, tempWorkspace, PUBMEDQA, type RunDoc } from './cliHelpers';
 

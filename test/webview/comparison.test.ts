@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord, RunRecord } from '../../src/core/store/types';
-import { compareRuns, comparisonTask, listComparisons, type ComparisonResult } from '../../src/core/rollout/comparison';
+import { compareRuns, comparisonTask, listComparisons, type ComparisonResult } from '../../src/core/analysis/comparison';
 import { Attr, type SpanRecord } from '../../src/core/trace/span';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';
 

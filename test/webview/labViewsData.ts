@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../src/core/config/init';
-import { Lab } from '../../src/core/rollout/lab';
+import { initWorkspace } from '../../src/core/lab/init';
+import { Lab } from '../../src/core/lab/lab';
 import { runRollouts } from '../../src/core/rollout/runner';
 
 /*

@@ -4,10 +4,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/core/config/loader';
 import { registerModelVersion } from '../../src/core/config/modelRegistry';
-import type { Lab } from '../../src/core/rollout/lab';
-import { rewardSeries } from '../../src/core/rollout/labViews';
-import { learningCurve, type LearningCurve } from '../../src/core/train/learningCurve';
-import { registerTrainedModel } from '../../src/core/train/pipeline';
+import type { Lab } from '../../src/core/lab/lab';
+import { rewardSeries } from '../../src/core/lab/labViews';
+import { learningCurve, type LearningCurve } from '../../src/core/train/pipeline/learningCurve';
+import { registerTrainedModel } from '../../src/core/train/pipeline/pipeline';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';
 import { tempLab, type TempLab } from './labViewsData';
 

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { diffTraces, type TraceDiff } from '../../src/core/rollout/traceDiff';
+import { diffTraces, type TraceDiff } from '../../src/core/analysis/traceDiff';
 import { Attr, type SpanRecord } from '../../src/core/trace/span';
 import type { RolloutRecord } from '../../src/core/store/types';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';

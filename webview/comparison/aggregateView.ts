@@ -1,4 +1,4 @@
-import type { ComparisonResult } from '../../src/core/rollout/comparison';
+import type { ComparisonResult } from '../../src/core/analysis/comparison';
 import { el, table } from './dom';
 import { interval, meanPm, num, percent, pValue, signed } from './format';
 

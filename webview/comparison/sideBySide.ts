@@ -1,8 +1,8 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { ComparisonTaskDetail, ComparisonTaskSide, ProtocolSample } from '../../src/core/rollout/comparison';
+import type { ComparisonTaskDetail, ComparisonTaskSide, ProtocolSample } from '../../src/core/analysis/comparison';
 import { el, table } from './dom';
 import { isJsonText, num, signed } from './format';
-import { decisionAlignment, type Alignment } from '../../src/core/reward/alignment';
+import { decisionAlignment, type Alignment } from '../../src/core/analysis/alignment';
 
 const ALIGNMENT: Record<Alignment, { text: string; cls: string }> = {
   aligned: { text: 'aligned', cls: 'cmp-aligned' },

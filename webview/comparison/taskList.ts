@@ -1,4 +1,4 @@
-import type { TaskComparison } from '../../src/core/rollout/comparison';
+import type { TaskComparison } from '../../src/core/analysis/comparison';
 import { el } from './dom';
 import { listKeyTarget } from '../shared/dom';
 import { num, signed } from './format';

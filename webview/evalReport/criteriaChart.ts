@@ -1,5 +1,5 @@
-import type { CriterionReport } from '../../src/core/reward/evaluationReport';
-import { interval, num } from '../../src/core/reward/reportFormat';
+import type { CriterionReport } from '../../src/core/analysis/evaluationReport';
+import { interval, num } from '../../src/core/analysis/reportFormat';
 import { arrowNavigation, el } from './dom';
 
 /*

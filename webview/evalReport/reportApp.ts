@@ -1,6 +1,6 @@
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
-import type { EvaluationReport } from '../../src/core/reward/evaluationReport';
-import { SIMULATED_NOTICE, duration, interval, num, pct, reportTables, utc, type ReportCell, type ReportTableView } from '../../src/core/reward/reportFormat';
+import type { EvaluationReport } from '../../src/core/analysis/evaluationReport';
+import { SIMULATED_NOTICE, duration, interval, num, pct, reportTables, utc, type ReportCell, type ReportTableView } from '../../src/core/analysis/reportFormat';
 import type { ReportRunSummary } from '../../src/shared/reportProtocol';
 import type { HostClient } from '../shared/hostClient';
 import { coalescingLoad } from '../shared/coalescingLoad';

@@ -1,5 +1,5 @@
 import { axisBottom, axisLeft, line, scaleLinear, scalePoint, select } from 'd3';
-import type { LearningCurve, LearningCurvePoint, LearningCurveSeries, PairedChange } from '../../src/core/train/learningCurve';
+import type { LearningCurve, LearningCurvePoint, LearningCurveSeries, PairedChange } from '../../src/core/train/pipeline/learningCurve';
 import { el, tableHead } from '../shared/dom';
 import { gridLines } from '../shared/chartGrid';
 

@@ -1,5 +1,5 @@
 import { axisBottom, axisLeft, scaleLinear, select, type Selection } from 'd3';
-import type { Distribution } from '../../src/core/reward/rescore';
+import type { Distribution } from '../../src/core/analysis/rescore';
 import type { RewardBins } from '../../src/shared/weightsProtocol';
 
 /*

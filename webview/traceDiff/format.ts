@@ -1,4 +1,4 @@
-import type { TextPart } from '../../src/core/rollout/traceDiff';
+import type { TextPart } from '../../src/core/analysis/traceDiff';
 import { el } from '../shared/dom';
 
 /** Number formatting of the trace diff. */

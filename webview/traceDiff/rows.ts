@@ -1,4 +1,4 @@
-import type { DiffRow, StepAspect, StepToolCall, TraceStep } from '../../src/core/rollout/traceDiff';
+import type { DiffRow, StepAspect, StepToolCall, TraceStep } from '../../src/core/analysis/traceDiff';
 import { el } from '../shared/dom';
 import { CLIP_CHARS, count, ms, num, wordMarks } from './format';
 

@@ -1,4 +1,4 @@
-import type { RolloutAspect, RolloutFacts, TraceDiff } from '../../src/core/rollout/traceDiff';
+import type { RolloutAspect, RolloutFacts, TraceDiff } from '../../src/core/analysis/traceDiff';
 import type { HostClient } from '../shared/hostClient';
 import { el, listKeyTarget } from '../shared/dom';
 import { count, ms, num, signed, signedCount, wordMarks } from './format';

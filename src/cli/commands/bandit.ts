@@ -60,7 +60,7 @@ export async function banditCommand(argv: string[], usage: string): Promise<numb
   }
 
   const { active, versions } = policyStore.listBanditPolicies(labDir, config);
-  const { loadBanditPolicy } = await import('../../core/train/bandit/policyFiles');
+  const { loadBanditPolicy } = await import('../../core/policy/policyFiles');
   const current = active ? loadBanditPolicy(labDir, { ...config, bandit: { ...config.bandit, policy: active } }) : null;
   const top = current ? policyStore.topFeatures(current, 10) : [];
   if (v.json) {

@@ -1,7 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
-import type { ComparisonResult } from '../../core/rollout/comparison';
+import type { ComparisonResult } from '../../core/analysis/comparison';
 import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption } from '../args';
 import { num, table } from '../format';
 import { printWarnings, tellWarning, withRunningLab } from '../labSession';
@@ -31,7 +31,7 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
     if (ids.length !== 2 || !ids[0] || !ids[1]) throw new UsageError(`compare: --runs takes two run ids separated by a comma, got "${String(v.runs)}"`);
     const { loadConfig } = await import('../../core/config/loader');
     const { TraceStore } = await import('../../core/store/traceStore');
-    const { compareRuns } = await import('../../core/rollout/comparison');
+    const { compareRuns } = await import('../../core/analysis/comparison');
     const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
     const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });
     try {
@@ -43,12 +43,12 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
     }
   }
   if (v.a === undefined || v.b === undefined) throw new UsageError(`compare: give --a SPEC and --b SPEC (${SPEC_HELP}), or --runs RUN_A,RUN_B`);
-  const { parseVariantSpec } = await import('../../core/rollout/variant');
+  const { parseVariantSpec } = await import('../../core/lab/variant');
   const a = parseVariantSpec(String(v.a));
   const b = parseVariantSpec(String(v.b));
   if (a.label === b.label) b.label = `${b.label} (B)`;
 
-  const { runComparison, compareRuns } = await import('../../core/rollout/comparison');
+  const { runComparison, compareRuns } = await import('../../core/analysis/comparison');
   return withRunningLab(v, async (lab, signal) => {
     const cfg = lab.loaded.config;
     const split = splitOption(v, 'val');

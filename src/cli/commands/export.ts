@@ -1,7 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
-import type { ExportManifest, ExportOptions } from '../../core/train/exportData';
+import type { ExportManifest, ExportOptions } from '../../core/train/export/exportData';
 import { COMMON, givenSplit, out, parse, type Values } from '../args';
 
 const OPTIONS = {
@@ -71,7 +71,7 @@ export async function exportCommand(argv: string[], usage: string): Promise<numb
   if (typeof v.out !== 'string' || !v.out) throw new UsageError('export: --out FILE is required (the JSONL file to write)');
   const { loadConfig } = await import('../../core/config/loader');
   const { TraceStore } = await import('../../core/store/traceStore');
-  const { exportTrainingData, manifestPath } = await import('../../core/train/exportData');
+  const { exportTrainingData, manifestPath } = await import('../../core/train/export/exportData');
   const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
   // Exporting only reads: a read-only store writes no journal and no checkpoint.
   const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });

@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../../core/config/loader';
 import { errorMessage, UsageError } from '../../core/errors';
-import type { PipelineStatus } from '../../core/train/pipeline';
-import type { PhaseRecord } from '../../core/train/pipelineState';
+import type { PipelineStatus } from '../../core/train/pipeline/pipeline';
+import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
 import { COMMON, BATCH_OPTIONS, err, intOption, out, type Values } from '../args';
 import { learningCurveTable, num, table } from '../format';
 import { withRunningLab } from '../labSession';
@@ -73,7 +73,7 @@ async function loaded(v: Values): Promise<LoadedConfig> {
 }
 
 async function status(v: Values): Promise<number> {
-  const { pipelineExampleText, pipelineStatus } = await import('../../core/train/pipeline');
+  const { pipelineExampleText, pipelineStatus } = await import('../../core/train/pipeline/pipeline');
   const { routesText } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   const s = pipelineStatus({ loaded: l });
@@ -130,7 +130,7 @@ function printPhases(s: PipelineStatus): void {
 }
 
 async function run(v: Values, phase: string): Promise<number> {
-  const { findPhase, runPhase } = await import('../../core/train/pipeline');
+  const { findPhase, runPhase } = await import('../../core/train/pipeline/pipeline');
   // An unknown phase is a usage error before the lab (and its simulated endpoint) is opened.
   findPhase((await loaded(v)).config, phase);
   const limit = intOption(v, 'limit', 1);
@@ -145,7 +145,7 @@ async function run(v: Values, phase: string): Promise<number> {
 
 /** The learning curve: validation reward per version of each trained model, as a table or one JSON object. */
 async function curve(v: Values): Promise<number> {
-  const { learningCurve } = await import('../../core/train/learningCurve');
+  const { learningCurve } = await import('../../core/train/pipeline/learningCurve');
   const { TraceStore } = await import('../../core/store/traceStore');
   const l = await loaded(v);
   const store = await TraceStore.open(l.workspaceDir, { readOnly: true });
@@ -176,7 +176,7 @@ async function rollback(v: Values, model: string): Promise<number> {
 
 async function register(v: Values, model: string): Promise<number> {
   if (typeof v.version !== 'string' || !v.version) throw new UsageError('pipeline register: --version V is required (the label rollouts will record)');
-  const { registerTrainedModel } = await import('../../core/train/pipeline');
+  const { registerTrainedModel } = await import('../../core/train/pipeline/pipeline');
   const { agentRoutes, routesText } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   const agents = typeof v.agents === 'string' ? v.agents.split(',').map((a) => a.trim()).filter(Boolean) : undefined;

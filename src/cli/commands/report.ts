@@ -28,7 +28,7 @@ export async function reportCommand(argv: string[], usage: string): Promise<numb
   const format = formatOption(v.format, outFile);
   const { loadConfig } = await import('../../core/config/loader');
   const { TraceStore } = await import('../../core/store/traceStore');
-  const { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig } = await import('../../core/reward/evaluationReport');
+  const { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig } = await import('../../core/analysis/evaluationReport');
   const loaded = await loadConfig(resolve((v.workspace as string | undefined) ?? '.'));
   const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });
   try {
@@ -48,7 +48,7 @@ export async function reportCommand(argv: string[], usage: string): Promise<numb
     let text: string;
     if (format === 'json') text = JSON.stringify(report, null, 2) + '\n';
     else {
-      const { reportHtml, reportMarkdown } = await import('../../core/reward/reportFormat');
+      const { reportHtml, reportMarkdown } = await import('../../core/analysis/reportFormat');
       text = format === 'html' ? reportHtml(report) : reportMarkdown(report);
     }
     if (outFile) {

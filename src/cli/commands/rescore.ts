@@ -1,7 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
-import type { RescoreResult } from '../../core/reward/rescore';
+import type { RescoreResult } from '../../core/analysis/rescore';
 import type { RolloutQuery } from '../../core/store/types';
 import { COMMON, err, out, parse } from '../args';
 import { num, table } from '../format';
@@ -32,7 +32,7 @@ export async function rescoreCommand(argv: string[], usage: string): Promise<num
   const dryRun = Boolean(v['dry-run']);
   const { loadConfig } = await import('../../core/config/loader');
   const { TraceStore } = await import('../../core/store/traceStore');
-  const { rescoreStoredRollouts } = await import('../../core/reward/rescoreStore');
+  const { rescoreStoredRollouts } = await import('../../core/analysis/rescoreStore');
   const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
   const { reward } = loaded.config;
   const weights = Object.fromEntries(Object.entries(reward.criteria).map(([name, c]) => [name, { weight: c.weight }]));

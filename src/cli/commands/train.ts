@@ -118,8 +118,8 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
     }
     const hooks = { log: err, ...printer(json) };
     if (v.online) {
-      const { onlineTraining } = await import('../../core/train/jobs/onlineTraining');
-      const { Lab } = await import('../../core/rollout/lab');
+      const { onlineTraining } = await import('../../core/train/pipeline/onlineTraining');
+      const { Lab } = await import('../../core/lab/lab');
       const rounds = intOption(v, 'rounds', 1) ?? 3;
       const tasks = intOption(v, 'tasks', 1);
       const samples = intOption(v, 'samples', 2);

@@ -46,7 +46,7 @@ export async function initializeLab(lab: LabService, output: vscode.OutputChanne
   const dir = folder.uri.fsPath;
   const choice = await choose(folder, arg);
   if (!choice) return;
-  const { initWorkspace } = await import('../../core/config/init');
+  const { initWorkspace } = await import('../../core/lab/init');
   const r = await initWorkspace(dir, choice === 'research-lab' ? {} : { graph: choice.graph });
   output.appendLine(`Initialized ${dir}: created ${r.created.length}, kept ${r.skipped.length}`);
   if (r.agents) output.appendLine(`Agents of the graph module: ${r.agents.names.join(', ')}; write each one's prompt in .rollout-lab/prompts/.`);

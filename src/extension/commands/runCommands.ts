@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import type { Lab } from '../../core/rollout/lab';
-import type { EvalMetrics } from '../../core/reward/metrics';
+import type { Lab } from '../../core/lab/lab';
+import type { EvalMetrics } from '../../core/analysis/metrics';
 import { commandArgument } from '../featureContext';
 import type { LabService } from '../labService';
 import type { RolloutsTreeNode } from '../rolloutsTree';
@@ -182,7 +182,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   const { output, service } = ctx;
   const { runRollouts } = await import('../../core/rollout/runner');
   const { warningSummaryLine } = await import('../../core/rollout/runWarnings');
-  const { computeMetrics } = await import('../../core/reward/metrics');
+  const { computeMetrics } = await import('../../core/analysis/metrics');
   const { rewardSetupOf } = await import('../../core/reward/rewardSetup');
   const { config } = lab.loaded;
   const seed = config.runner.seed;

@@ -20,16 +20,16 @@ export function comparisonRequestHandlers(service: LabService): RequestHandlers 
   };
   return {
     'comparison/list': async () => {
-      const { listComparisons } = await import('../../core/rollout/comparison');
+      const { listComparisons } = await import('../../core/analysis/comparison');
       return { comparisons: listComparisons(await service.store()) };
     },
     'comparison/get': async ({ runA, runB }) => {
-      const { compareRuns } = await import('../../core/rollout/comparison');
+      const { compareRuns } = await import('../../core/analysis/comparison');
       const lab = await service.lab();
       return retry(async () => compareRuns(lab.store, runA, runB, Object.keys(lab.loaded.config.reward.criteria)));
     },
     'comparison/task': async ({ runA, runB, taskId }) => {
-      const { comparisonTask } = await import('../../core/rollout/comparison');
+      const { comparisonTask } = await import('../../core/analysis/comparison');
       const store = await service.store();
       return retry(async () => comparisonTask(store, { runA, runB }, taskId));
     },

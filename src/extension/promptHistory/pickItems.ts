@@ -1,5 +1,5 @@
-import type { PromptVersionStats } from '../../core/rollout/promptStats';
-import { decisionAlignment } from '../../core/reward/alignment';
+import type { PromptVersionStats } from '../../core/analysis/promptStats';
+import { decisionAlignment } from '../../core/analysis/alignment';
 import type { RolloutRecord } from '../../core/store/types';
 import { compactStats } from '../view/promptDiff';
 import { formatAgo, shortHash } from '../view/promptLens';

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import type { PromptVersionStats, VersionComparison } from '../../core/rollout/promptStats';
+import type { PromptVersionStats, VersionComparison } from '../../core/analysis/promptStats';
 import type { LabService } from '../labService';
 import { changedLines, type PromptLineChange } from '../view/promptDiff';
 import { findInlinePrompts } from './inlinePrompt';
@@ -149,7 +149,7 @@ export class PromptIndex implements vscode.Disposable {
     let p = this.cache.get(key);
     if (!p) {
       p = (async () => {
-        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([import('../../core/rollout/promptStats'), this.lab.store(folder)]);
+        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([import('../../core/analysis/promptStats'), this.lab.store(folder)]);
         const stats = promptVersionStats(store, agent);
         return { stats, comparisons: compareToPrevious(stats), best: bestVersion(stats) };
       })();

@@ -31,7 +31,7 @@ export interface RescoreOutcome {
 export async function rescoreStored(service: LabService, req: RescoreRequest): Promise<RescoreOutcome> {
   const folder = service.resolveFolder();
   const { loadConfig } = await import('../../core/config/loader');
-  const { rescoreStoredRollouts } = await import('../../core/reward/rescoreStore');
+  const { rescoreStoredRollouts } = await import('../../core/analysis/rescoreStore');
   const { rewardChanged } = await import('./whatIf');
   const { config } = await loadConfig(folder);
   const weights = Object.fromEntries(Object.entries(config.reward.criteria).map(([name, c]) => [name, { weight: c.weight }]));

@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../../core/config/loader';
 import type { LabConfig } from '../../core/config/schema';
 import { knownAirTargets, previewAirRules, validateAirRules } from '../../core/reward/airRules';
-import { rescoreStoredRollouts } from '../../core/reward/rescoreStore';
+import { rescoreStoredRollouts } from '../../core/analysis/rescoreStore';
 import { SCORED_STATUSES, isScored } from '../../core/reward/scoredRollouts';
 import type { TraceStore } from '../../core/store/traceStore';
 import type { RolloutQuery, RolloutRecord } from '../../core/store/types';

@@ -1,4 +1,4 @@
-import type { KeptReason, RescoreResult, RescoreRow } from '../../core/reward/rescore';
+import type { KeptReason, RescoreResult, RescoreRow } from '../../core/analysis/rescore';
 import { bin, extent, thresholdFreedmanDiaconis, thresholdSturges, ticks } from 'd3';
 import type { RankMover, RankedRollout, RewardBins, WhatIfAnswer } from '../../shared/weightsProtocol';
 

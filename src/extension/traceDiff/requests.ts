@@ -10,7 +10,7 @@ import { UsageError } from '../../core/errors';
 export function traceDiffRequestHandlers(service: LabService): RequestHandlers {
   return {
     'diff/get': async ({ left, right }) => {
-      const { diffStoredRollouts } = await import('../../core/rollout/traceDiff');
+      const { diffStoredRollouts } = await import('../../core/analysis/traceDiff');
       try {
         return diffStoredRollouts(await service.store(), left, right);
       } catch (err) {

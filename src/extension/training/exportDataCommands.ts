@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { z } from 'zod';
-import type { Lab } from '../../core/rollout/lab';
-import type { ExportFormat, ExportManifest, ExportOptions } from '../../core/train/exportData';
+import type { Lab } from '../../core/lab/lab';
+import type { ExportFormat, ExportManifest, ExportOptions } from '../../core/train/export/exportData';
 import { commandArgument, type FeatureContext } from '../featureContext';
 import { askIncludeSimulated } from './simulatedRolloutsPick';
 
@@ -58,7 +58,7 @@ async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<Exp
     await lab.store.refresh();
     const chosen = args ?? (await askArgs(lab));
     if (!chosen) return undefined;
-    const { exportTrainingData, manifestPath } = await import('../../core/train/exportData');
+    const { exportTrainingData, manifestPath } = await import('../../core/train/export/exportData');
     const opts: ExportOptions = { format: chosen.format };
     if (chosen.agents) opts.agents = chosen.agents;
     if (chosen.minReward !== undefined) opts.minReward = chosen.minReward;
@@ -109,9 +109,9 @@ function summaryLine(m: ExportManifest): string {
 }
 
 async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {
-  const { defaultExportAgents } = await import('../../core/train/exportData');
-  const { simulatedInScope } = await import('../../core/train/adapters/rolloutSelection');
-  const { DEFAULT_SFT_MIN_REWARD, isResearchLabGraph } = await import('../../core/train/trainingDefaults');
+  const { defaultExportAgents } = await import('../../core/train/export/exportData');
+  const { simulatedInScope } = await import('../../core/train/export/adapters/rolloutSelection');
+  const { DEFAULT_SFT_MIN_REWARD, isResearchLabGraph } = await import('../../core/train/export/trainingDefaults');
   const { config } = lab.loaded;
   // The bandit learns the research-lab Supervisor's choice; a module graph records none.
   const formats = isResearchLabGraph(config) ? FORMAT_ITEMS : FORMAT_ITEMS.filter((f) => f.format !== 'bandit');
@@ -130,7 +130,7 @@ async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {
   if (!split) return undefined;
   args.split = split.split;
 
-  const { splitScope } = await import('../../core/train/trainingDefaults');
+  const { splitScope } = await import('../../core/train/export/trainingDefaults');
   const scope = splitScope(split.split);
   const simulated = simulatedInScope(lab.store, scope);
   if (simulated > 0) {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { TrainerBackend } from '../../core/config/trainingSchema';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import type { DryRun, JobHooks, TrainOptions } from '../../core/train/jobs/trainingJobs';
-import type { PhaseRecord } from '../../core/train/pipelineState';
+import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
 import { commandArgument, type FeatureContext } from '../featureContext';
 import { jobLogPath, labFolderOf, listJobsOf, readJobOf } from './jobFiles';
 import { JobFollowers } from './jobFollowers';
@@ -139,7 +139,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
   if (args) {
     opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, ...(args.backend ? { backend: args.backend } : {}), hyperparameters: args.hyperparameters, serve: args.serve, ...(args.includeSimulated ? { includeSimulated: true } : {}) };
   } else {
-    const { pipelinePhases } = await import('../../core/train/pipeline');
+    const { pipelinePhases } = await import('../../core/train/pipeline/pipeline');
     const { referenceHyperparameters } = await import('../../core/train/jobs/jobBundle');
     const choice = await pickLaunch(loaded, pipelinePhases(loaded.config), referenceHyperparameters, fromPhase?.status.phase.name);
     if (!choice) return undefined;
@@ -385,19 +385,19 @@ const OnlineArgs = z.strictObject({
  * each round runs rollouts against it, sends their groups to its control API
  * and registers the version it serves next (onlineTraining in the core).
  */
-async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core/train/jobs/onlineTraining').OnlineResult | undefined> {
+async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core/train/pipeline/onlineTraining').OnlineResult | undefined> {
   const { ctx, followers, output } = jobs;
   const explicit = commandArgument(arg);
   const args = explicit === undefined ? {} : parseArgs(OnlineArgs, explicit, 'Start Online Training takes { phase?, target?, rounds?, tasks?, samples?, folder?, includeSimulated? }');
   const folder = ctx.lab.resolveFolder(args.folder);
   const { loadConfig } = await import('../../core/config/loader');
   const loaded = await loadConfig(folder);
-  const { pipelinePhases } = await import('../../core/train/pipeline');
+  const { pipelinePhases } = await import('../../core/train/pipeline/pipeline');
   const grpo = pipelinePhases(loaded.config).filter((p) => p.kind === 'grpo');
   let phase = args.phase;
   if (!phase) {
     if (grpo.length === 0) {
-      const { undeclaredPipelineText } = await import('../../core/train/pipeline');
+      const { undeclaredPipelineText } = await import('../../core/train/pipeline/pipeline');
       const how = loaded.config.training.phases.length || loaded.config.graph.kind === 'research-lab' ? 'declare one under "training.phases" in .rollout-lab/lab.json' : undeclaredPipelineText(loaded.config);
       throw new Error(`no grpo phase to update — online training updates a grpo phase: ${how}`);
     }
@@ -417,7 +417,7 @@ async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core
     rounds = Number(text.trim());
   }
   const secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
-  const { onlineTraining } = await import('../../core/train/jobs/onlineTraining');
+  const { onlineTraining } = await import('../../core/train/pipeline/onlineTraining');
   output.show(true);
   const base = followers.hooks(folder, new AbortController());
   const result = await withProgress(`online training of ${phase}`, base, true, (signal, hooks) =>

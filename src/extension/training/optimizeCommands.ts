@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { Lab } from '../../core/rollout/lab';
+import type { Lab } from '../../core/lab/lab';
 import type { ApoResult, ApoRound } from '../../core/train/apo/apoTypes';
 import type { FeatureContext } from '../featureContext';
 

@@ -2,10 +2,10 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { ModelVersion } from '../../core/config/modelRegistry';
 import { errorMessage } from '../../core/errors';
-import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline';
-import type { PhaseRecord } from '../../core/train/pipelineState';
-import type { LearningCurve, LearningCurvePoint, LearningCurveSeries } from '../../core/train/learningCurve';
-import { intervalGauge, meanWithInterval, pairedChangeText } from '../../core/train/learningCurveText';
+import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline/pipeline';
+import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
+import type { LearningCurve, LearningCurvePoint, LearningCurveSeries } from '../../core/train/pipeline/learningCurve';
+import { intervalGauge, meanWithInterval, pairedChangeText } from '../../core/train/pipeline/learningCurveText';
 import { CoalescingTrigger } from '../coalescingTrigger';
 import type { LabService } from '../labService';
 import { escapeMarkdown as esc } from '../view/rolloutPresentation';
@@ -88,14 +88,14 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
   /** Validation reward per version of each trained model, read from the lab's store now. */
   async curve(folder: string): Promise<LearningCurve> {
     const { loadConfig } = await import('../../core/config/loader');
-    const { learningCurve } = await import('../../core/train/learningCurve');
+    const { learningCurve } = await import('../../core/train/pipeline/learningCurve');
     return learningCurve(await this.service.store(folder), await loadConfig(folder));
   }
 
   /** The status the view shows for a lab folder, read now. */
   async status(folder: string): Promise<PipelineStatus> {
     const { loadConfig } = await import('../../core/config/loader');
-    const { pipelineStatus } = await import('../../core/train/pipeline');
+    const { pipelineStatus } = await import('../../core/train/pipeline/pipeline');
     return pipelineStatus({ loaded: await loadConfig(folder) });
   }
 
@@ -140,7 +140,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
         const labDir = path.join(node.folder, '.rollout-lab');
         if (node.section === 'pipeline') {
           if (s.example) {
-            const { pipelineExampleText } = await import('../../core/train/pipeline');
+            const { pipelineExampleText } = await import('../../core/train/pipeline/pipeline');
             return [
               {
                 kind: 'message',

@@ -1,5 +1,5 @@
 import { diffLines } from 'diff';
-import type { PromptVersionStats } from '../../core/rollout/promptStats';
+import type { PromptVersionStats } from '../../core/analysis/promptStats';
 import { escapeMarkdown } from './rolloutPresentation';
 import { rewardWithInterval, shortHash } from './promptLens';
 

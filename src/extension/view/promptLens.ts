@@ -1,4 +1,4 @@
-import type { PromptVersionStats, VersionComparison } from '../../core/rollout/promptStats';
+import type { PromptVersionStats, VersionComparison } from '../../core/analysis/promptStats';
 import { escapeMarkdown } from './rolloutPresentation';
 
 /**

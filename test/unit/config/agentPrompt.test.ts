@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { loadConfig, promptHash, readAgentPrompt, type LoadedConfig } from '../../../src/core/config/loader';
 import { ConfigError } from '../../../src/core/errors';
 import { DEFAULT_PROMPTS } from '../../../src/core/graph/researchLab/prompts';

@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PUBMEDQA_SHARED_PATH } from '../../../src/core/config/defaults';
-import { initWorkspace } from '../../../src/core/config/init';
+import { PUBMEDQA_SHARED_PATH } from '../../../src/core/lab/defaults';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { labConfigJsonSchemaText } from '../../../src/core/config/jsonSchema';
 import { loadConfig } from '../../../src/core/config/loader';
 import { loadDataset } from '../../../src/core/data/dataset';
@@ -13,7 +13,7 @@ import { UsageError } from '../../../src/core/errors';
 import { RESEARCH_LAB_AGENTS } from '../../../src/core/graph/researchLab/outputs';
 import { DEFAULT_PROMPTS } from '../../../src/core/graph/researchLab/prompts';
 import { loadLookupTable } from '../../../src/core/graph/tools/lookup';
-import { Lab } from '../../../src/core/rollout/lab';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {

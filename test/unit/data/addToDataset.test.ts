@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { addRolloutTasksToDataset } from '../../../src/core/data/addToDataset';
+import { addRolloutTasksToDataset } from '../../../src/core/lab/addToDataset';
 import { taskFromRow } from '../../../src/core/data/taskFormats';
 import type { Task } from '../../../src/core/data/tasks';
 import { TraceStore } from '../../../src/core/store/traceStore';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PromptVersionStats } from '../../../src/core/rollout/promptStats';
+import type { PromptVersionStats } from '../../../src/core/analysis/promptStats';
 import {
   changedLines,
   commandLink,

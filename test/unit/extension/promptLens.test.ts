@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PromptVersionStats, VersionComparison } from '../../../src/core/rollout/promptStats';
+import type { PromptVersionStats, VersionComparison } from '../../../src/core/analysis/promptStats';
 import {
   bestVersionLensTitle,
   formatAgo,

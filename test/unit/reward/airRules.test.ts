@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { LabConfigSchema, RESEARCH_LAB_TOOLS, type AirRule, type LabConfig } from '../../../src/core/config/schema';
 import { knownAirTargets, previewAirRules, validateAirRules, type AirRuleIssue } from '../../../src/core/reward/airRules';
-import { Lab } from '../../../src/core/rollout/lab';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 

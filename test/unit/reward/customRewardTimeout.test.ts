@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { LabConfigSchema } from '../../../src/core/config/schema';
 import { ConfigError } from '../../../src/core/errors';
 import { DEFAULT_CUSTOM_TIMEOUT_MS, loadCustomReward, type CustomRewardInput } from '../../../src/core/reward/customReward';
-import { Lab } from '../../../src/core/rollout/lab';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { Attr } from '../../../src/core/trace/span';
 

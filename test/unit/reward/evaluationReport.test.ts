@@ -3,16 +3,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
-import { Lab } from '../../../src/core/rollout/lab';
+import { initWorkspace } from '../../../src/core/lab/init';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';
 import type { SimFault } from '../../../src/core/sim/simFaults';
 import type { RolloutRecord } from '../../../src/core/store/types';
-import { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/reward/evaluationReport';
+import { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
 import { classifyFailure } from '../../../src/core/reward/failureClassification';
 import type { FailureKind } from '../../../src/core/store/failureKinds';
-import { decisionAlignment } from '../../../src/core/reward/alignment';
+import { decisionAlignment } from '../../../src/core/analysis/alignment';
 
 /*
  * The report of a real run against the simulated endpoint with faults: one

@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { metricsTable } from '../../../src/cli/format';
-import { MAX_DECISION_ROWS, buildEvaluationReport, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/reward/evaluationReport';
-import { reportMarkdown, reportTables } from '../../../src/core/reward/reportFormat';
-import { wilsonInterval } from '../../../src/core/reward/statistics';
-import type { Lab } from '../../../src/core/rollout/lab';
+import { MAX_DECISION_ROWS, buildEvaluationReport, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
+import { reportMarkdown, reportTables } from '../../../src/core/analysis/reportFormat';
+import { wilsonInterval } from '../../../src/core/analysis/statistics';
+import type { Lab } from '../../../src/core/lab/lab';
 import { TraceStore } from '../../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../../src/core/store/types';
 import { Attr } from '../../../src/core/trace/span';

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
-import { Lab } from '../../../src/core/rollout/lab';
+import { initWorkspace } from '../../../src/core/lab/init';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
-import { buildEvaluationReport, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/reward/evaluationReport';
-import { markdownText, reportHtml, reportMarkdown, reportTables } from '../../../src/core/reward/reportFormat';
+import { buildEvaluationReport, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
+import { markdownText, reportHtml, reportMarkdown, reportTables } from '../../../src/core/analysis/reportFormat';
 
 /*
  * Markdown and HTML of a real report (simulated endpoint) whose task ids carry

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { distribution, rescore } from '../../../src/core/reward/rescore';
-import { rescoreStoredRollouts } from '../../../src/core/reward/rescoreStore';
+import { distribution, rescore } from '../../../src/core/analysis/rescore';
+import { rescoreStoredRollouts } from '../../../src/core/analysis/rescoreStore';
 import { TraceStore } from '../../../src/core/store/traceStore';
 import { weightedReward } from '../../../src/core/reward/weighted';
 import type { RolloutRecord } from '../../../src/core/store/types';

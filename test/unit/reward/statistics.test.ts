@@ -17,7 +17,7 @@ import {
   welchTTest,
   wilsonInterval,
   wilcoxonSignedRank,
-} from '../../../src/core/reward/statistics';
+} from '../../../src/core/analysis/statistics';
 
 // Student's sleep data (R `datasets::sleep`): extra hours of sleep under two drugs, same ten patients.
 const DRUG1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0];

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
-import { Lab } from '../../../src/core/rollout/lab';
-import { compareRuns, comparisonOfRun, comparisonTask, listComparisons, protocolInJudgeMessage, runComparison } from '../../../src/core/rollout/comparison';
-import { parseVariantSpec } from '../../../src/core/rollout/variant';
+import { initWorkspace } from '../../../src/core/lab/init';
+import { Lab } from '../../../src/core/lab/lab';
+import { compareRuns, comparisonOfRun, comparisonTask, listComparisons, protocolInJudgeMessage, runComparison } from '../../../src/core/analysis/comparison';
+import { parseVariantSpec } from '../../../src/core/lab/variant';
 import { Attr } from '../../../src/core/trace/span';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');

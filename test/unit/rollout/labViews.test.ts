@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RESEARCH_LAB_AGENTS } from '../../../src/core/graph/researchLab/outputs';
-import { describeLabGraph, nodeAggregates, rewardSeries, rolloutOverlay } from '../../../src/core/rollout/labViews';
-import type { Lab } from '../../../src/core/rollout/lab';
+import { describeLabGraph, nodeAggregates, rewardSeries, rolloutOverlay } from '../../../src/core/lab/labViews';
+import type { Lab } from '../../../src/core/lab/lab';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { tempLab, tempModuleLab, type TempLab } from '../../webview/labViewsData';
 

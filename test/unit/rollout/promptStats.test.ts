@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
-import { Lab } from '../../../src/core/rollout/lab';
+import { initWorkspace } from '../../../src/core/lab/init';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
-import { bestVersion, compareToPrevious, promptVersionStats, statsForRollouts } from '../../../src/core/rollout/promptStats';
+import { bestVersion, compareToPrevious, promptVersionStats, statsForRollouts } from '../../../src/core/analysis/promptStats';
 import { DEFAULT_CRITERIA } from '../../../src/core/config/schema';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');

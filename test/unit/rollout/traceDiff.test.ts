@@ -1,6 +1,6 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { alignSteps, diffStoredRollouts, diffTraces, traceSteps, wordDiff, type TraceStep } from '../../../src/core/rollout/traceDiff';
+import { alignSteps, diffStoredRollouts, diffTraces, traceSteps, wordDiff, type TraceStep } from '../../../src/core/analysis/traceDiff';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { realTraces, type TraceFixture } from '../../webview/fixtures/realTraces';
 

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { promptHash } from '../../../src/core/config/loader';
 import { ConfigError, UsageError } from '../../../src/core/errors';
-import { Lab } from '../../../src/core/rollout/lab';
-import { isBaseVariant, parseVariantSpec, resolveVariant, variantSpec } from '../../../src/core/rollout/variant';
+import { Lab } from '../../../src/core/lab/lab';
+import { isBaseVariant, parseVariantSpec, resolveVariant, variantSpec } from '../../../src/core/lab/variant';
 
 test('variant specs: base, models, stored prompt versions, files and labels', () => {
   assert.deepEqual(parseVariantSpec('base'), { label: 'base' });

@@ -4,10 +4,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { ConfigError } from '../../../src/core/errors';
 import { AGENT_HEADER } from '../../../src/core/llm/client';
-import { Lab } from '../../../src/core/rollout/lab';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { loadCannedAnswers } from '../../../src/core/sim/cannedAnswers';
 import { PROMPT_CRITIC_MARKER } from '../../../src/core/sim/promptOptimizerAnswer';

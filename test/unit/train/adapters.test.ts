@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TraceStore } from '../../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
-import { conversationProblem, mergeUserRuns, type ChatMessage } from '../../../src/core/train/adapters/chatMessages';
-import { airByCall, creditedReward } from '../../../src/core/train/adapters/rlAdapter';
-import { banditRecords } from '../../../src/core/train/adapters/banditAdapter';
-import { llmCalls } from '../../../src/core/train/adapters/llmCalls';
-import { researchLabToolDefinition, toolDefinition } from '../../../src/core/train/adapters/toolDefinitions';
+import { conversationProblem, mergeUserRuns, type ChatMessage } from '../../../src/core/train/export/adapters/chatMessages';
+import { airByCall, creditedReward } from '../../../src/core/train/export/adapters/rlAdapter';
+import { banditRecords } from '../../../src/core/train/export/adapters/banditAdapter';
+import { llmCalls } from '../../../src/core/train/export/adapters/llmCalls';
+import { researchLabToolDefinition, toolDefinition } from '../../../src/core/train/export/adapters/toolDefinitions';
 import { fixtureRolloutId, writeFixtureStore } from '../../fixtures/train/fixtureStore';
 
 const call = (id: string, name = 'pubmed_search', args = '{"query":"x"}'): NonNullable<ChatMessage['tool_calls']>[number] => ({

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BIAS_INDEX, hashSlot, hypothesisFeatures, stableHash32, textTokens } from '../../../src/core/train/bandit/features';
-import { LinUcb } from '../../../src/core/train/bandit/linucb';
-import { LogisticBandit } from '../../../src/core/train/bandit/logistic';
-import { learnerFromJSON } from '../../../src/core/train/bandit/learners';
+import { BIAS_INDEX, hashSlot, hypothesisFeatures, stableHash32, textTokens } from '../../../src/core/policy/features';
+import { LinUcb } from '../../../src/core/policy/linucb';
+import { LogisticBandit } from '../../../src/core/policy/logistic';
+import { learnerFromJSON } from '../../../src/core/policy/learners';
 import { playSynthetic } from '../../../src/core/train/bandit/synthetic';
 import { seededRandom } from '../../../src/core/data/seededRandom';
 

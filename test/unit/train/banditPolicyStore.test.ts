@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { loadConfig } from '../../../src/core/config/loader';
 import type { LabConfig } from '../../../src/core/config/schema';
 import { ConfigError, UsageError } from '../../../src/core/errors';
-import type { BanditRecord } from '../../../src/core/train/adapters/banditAdapter';
-import { banditDir, loadBanditPolicy, loadPolicy } from '../../../src/core/train/bandit/policyFiles';
+import type { BanditRecord } from '../../../src/core/train/export/adapters/banditAdapter';
+import { banditDir, loadBanditPolicy, loadPolicy } from '../../../src/core/policy/policyFiles';
 import { activateBanditPolicy, listBanditPolicies, topFeatures, trainBanditPolicyFrom } from '../../../src/core/train/bandit/policyStore';
-import { loadSupervisorPolicy } from '../../../src/core/train/bandit/supervisorPolicy';
+import { loadSupervisorPolicy } from '../../../src/core/policy/supervisorPolicy';
 import { syntheticRounds } from '../../../src/core/train/bandit/synthetic';
 import { seededRandom } from '../../../src/core/data/seededRandom';
 

@@ -4,16 +4,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { loadConfig } from '../../../src/core/config/loader';
 import { rollbackModelVersion } from '../../../src/core/config/modelRegistry';
-import { Lab } from '../../../src/core/rollout/lab';
+import { Lab } from '../../../src/core/lab/lab';
 import { Attr } from '../../../src/core/trace/span';
-import { emptyPhaseRecord, readPipelineState, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/pipelineState';
+import { emptyPhaseRecord, readPipelineState, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/pipeline/pipelineState';
 import { HOST } from '../../../src/core/store/processLiveness';
 import { startSimServer } from '../../../src/core/sim/simServer';
 import { PhaseSchema } from '../../../src/core/config/trainingSchema';
-import { findPhase, pipelineExample, pipelineExampleText, pipelineStatus, pipelineStateFile, registerTrainedModel, runPhase } from '../../../src/core/train/pipeline';
+import { findPhase, pipelineExample, pipelineExampleText, pipelineStatus, pipelineStateFile, registerTrainedModel, runPhase } from '../../../src/core/train/pipeline/pipeline';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
 

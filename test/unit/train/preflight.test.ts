@@ -4,10 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { initWorkspace } from '../../../src/core/config/init';
+import { initWorkspace } from '../../../src/core/lab/init';
 import { loadConfig } from '../../../src/core/config/loader';
 import type { LabConfig } from '../../../src/core/config/schema';
-import { Lab } from '../../../src/core/rollout/lab';
+import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { startSimServer } from '../../../src/core/sim/simServer';
 import { TraceStore } from '../../../src/core/store/traceStore';
@@ -20,7 +20,7 @@ import {
   runPreflight,
   type PreflightCheck,
   type PreflightReport,
-} from '../../../src/core/train/preflight';
+} from '../../../src/core/train/export/preflight';
 import { makeAgent, makeRollout, makeRun } from '../store/helpers/storeFixtures';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');

@@ -13,7 +13,7 @@ import type { CustomReward } from '../../../src/core/reward/customReward';
 import { runRollouts, type PlannedTask, type RolloutEnvironment } from '../../../src/core/rollout/runner';
 import { TraceStore } from '../../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
-import { exportTrainingData } from '../../../src/core/train/exportData';
+import { exportTrainingData } from '../../../src/core/train/export/exportData';
 import { ScriptedChatModel } from '../graph/scriptedChatModel';
 
 /*

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { applyEdits, modify } from 'jsonc-parser';
 import { defaultPromptPath, parseLabConfigText, promptHash, type LoadedConfig } from '../../config/loader';
 import { ConfigError, UsageError } from '../../errors';
-import type { Lab } from '../../rollout/lab';
+import type { Lab } from '../../lab/lab';
 import { writeFileAtomic } from '../../store/atomicFile';
 
 /** Where an agent's prompt is written: its prompt file, or lab.json when the prompt is inline (`promptText`). */

@@ -8,7 +8,7 @@ import { repairRequest } from '../../llm/repairRequest';
 import { contentText } from '../../llm/messageConversion';
 import { RoutedChatModel } from '../../llm/routedChatModel';
 import { parseStructured } from '../../llm/structuredOutput';
-import type { Lab } from '../../rollout/lab';
+import type { Lab } from '../../lab/lab';
 import { runRollouts, type PlannedTask } from '../../rollout/runner';
 import type { RolloutRecord } from '../../store/types';
 import { criticMessages, editorMessages } from './apoMessages';

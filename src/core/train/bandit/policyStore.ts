@@ -1,11 +1,11 @@
 import type { LabConfig } from '../../config/schema';
 import { UsageError } from '../../errors';
 import type { TraceStore } from '../../store/traceStore';
-import { banditRecords, type BanditRecord } from '../adapters/banditAdapter';
-import { requireBanditGraph, splitScope } from '../trainingDefaults';
-import { hypothesisFeatures, type FeatureNames } from './features';
-import type { BanditLearner } from './learner';
-import { createLearner } from './learners';
+import { banditRecords, type BanditRecord } from '../export/adapters/banditAdapter';
+import { requireBanditGraph, splitScope } from '../export/trainingDefaults';
+import { hypothesisFeatures, type FeatureNames } from '../../policy/features';
+import type { BanditLearner } from '../../policy/learner';
+import { createLearner } from '../../policy/learners';
 import {
   banditDir,
   loadPolicy,
@@ -17,9 +17,9 @@ import {
   type BanditPolicyInfo,
   type FeatureName,
   type LoadedBanditPolicy,
-} from './policyFiles';
+} from '../../policy/policyFiles';
 
-export { loadBanditPolicy, type BanditPolicyInfo, type LoadedBanditPolicy } from './policyFiles';
+export { loadBanditPolicy, type BanditPolicyInfo, type LoadedBanditPolicy } from '../../policy/policyFiles';
 
 /**
  * Replays records in order into a fresh learner (the bandit's own online

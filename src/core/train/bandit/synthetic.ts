@@ -1,6 +1,6 @@
 import { seededRandom } from '../../data/seededRandom';
-import { hypothesisFeatures } from './features';
-import type { BanditLearner } from './learner';
+import { hypothesisFeatures } from '../../policy/features';
+import type { BanditLearner } from '../../policy/learner';
 
 /*
  * A synthetic Supervisor problem with a known best arm, to measure a learner's

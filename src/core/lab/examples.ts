@@ -1,0 +1,107 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors';
+import type { LabConfigInput } from '../config/schema';
+
+/**
+ * The example labs `rollout-lab init --example NAME` writes: the example's
+ * own files (graph, reward, data, simulator answers) copied into the
+ * workspace, and a lab.json ready to run its training pipeline.
+ */
+
+export interface ExampleLab {
+  name: string;
+  /** One line: what the lab is. */
+  summary: string;
+  /** Files of the example folder to copy, relative to it. */
+  files: string[];
+  config: LabConfigInput;
+}
+
+export const EXAMPLE_NAMES = ['ticket-routing'] as const;
+
+/** The repository's examples folder, from here (src/core/config) or from the bundle (dist). */
+export function examplesDir(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'examples');
+    if (existsSync(path.join(candidate, 'ticket-routing', 'graph.ts'))) return candidate;
+    if (path.dirname(dir) === dir) throw new UsageError(`the example labs are not installed beside Rollout Lab (no examples/ folder above ${__dirname})`);
+  }
+}
+
+/** The ticket-routing lab: a Router (the trained student) and a Responder; tiny-backend SFT and GRPO phases. */
+function ticketRouting(): ExampleLab {
+  return {
+    name: 'ticket-routing',
+    summary: 'a Router agent (trained from scratch on this CPU) names the queue of a short support ticket; a Responder acknowledges it',
+    files: ['graph.ts', 'reward.ts', 'tickets.ts', 'sim/teacher.ts', 'data/tickets.jsonl', 'README.md'],
+    config: {
+      version: 1,
+      models: {
+        // The policy under training: python-trainer's tiny model once a phase registers it; the simulated teacher until then.
+        student: { model: 'tiny-router', temperature: 1, maxTokens: 8, logprobs: true, tokenIds: true, timeoutMs: 60_000, maxRetries: 1 },
+        // Keeps its model: the simulated endpoint's canned answers (sim/teacher.ts).
+        helper: { model: 'canned-helper', temperature: 0, maxTokens: 64 },
+      },
+      agents: {
+        Router: { model: 'student', prompt: 'prompts/Router.md', trainable: true },
+        Responder: { model: 'helper', prompt: 'prompts/Responder.md' },
+      },
+      graph: { kind: 'module', module: 'graph.ts', export: 'default' },
+      datasets: { tickets: { path: 'data/tickets.jsonl', format: 'jsonl', trainFraction: 0.8, fields: { goal: 'ticket', expected: 'queue' } } },
+      reward: { module: 'reward.ts', judge: { model: 'helper' }, criteria: {} },
+      simulator: { module: 'sim/teacher.ts' },
+      air: [],
+      // One rollout at a time: the served tiny model answers one request at a time anyway, and the updates then see the rollouts in the same order on every run.
+      runner: { concurrency: 1, samples: 1, seed: 42, maxTurns: 4, dataset: 'tickets' },
+      training: {
+        groupSize: 8,
+        trainer: {
+          baseModel: 'tiny',
+          backend: 'tiny',
+          modelConfig: { vocab: 'bytes', hidden_size: 64, num_layers: 2, num_heads: 4, max_positions: 256, seed: 0 },
+          target: 'local',
+        },
+        phases: [
+          // The teacher is the simulated endpoint: its rollouts are used on purpose (includeSimulated).
+          { name: 'gather', kind: 'gather', samples: 1 },
+          {
+            name: 'sft',
+            kind: 'sft',
+            agents: ['Router'],
+            model: 'student',
+            minReward: 1,
+            includeSimulated: true,
+            hyperparameters: { learning_rate: 0.005, max_steps: 110, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
+          },
+          {
+            name: 'grpo',
+            kind: 'grpo',
+            agents: ['Router'],
+            model: 'student',
+            samples: 8,
+            // The Responder's answers are simulated, which marks every rollout; the Router's calls are the served student's.
+            includeSimulated: true,
+            hyperparameters: { learning_rate: 0.001, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 2, max_steps: -1, save_steps: 0, seed: 0 },
+          },
+        ],
+      },
+    },
+  };
+}
+
+/** The example NAME; an unknown name is an error that lists the examples. */
+export function exampleLab(name: string): ExampleLab {
+  if (name === 'ticket-routing') return ticketRouting();
+  throw new UsageError(`no example "${name}" — the examples are: ${EXAMPLE_NAMES.join(', ')} (rollout-lab init --example ${EXAMPLE_NAMES[0]})`);
+}
+
+/** The files of the example folder to copy (all of them listed, checked to exist). */
+export function exampleSources(example: ExampleLab): Array<{ rel: string; abs: string }> {
+  const dir = path.join(examplesDir(), example.name);
+  return example.files.map((rel) => {
+    const abs = path.join(dir, rel);
+    if (!existsSync(abs) || !statSync(abs).isFile()) throw new UsageError(`example ${example.name} is incomplete: ${abs} is missing (${readdirSync(dir).join(', ')})`);
+    return { rel, abs };
+  });
+}

@@ -1,0 +1,252 @@
+import { resolve } from 'node:path';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { loadConfig, type LoadedConfig } from '../config/loader';
+import { ConfigError, UsageError, errorMessage } from '../errors';
+import { loadDataset, selectTasks, type Task } from '../data/dataset';
+import { visibleTask } from '../data/visibleTask';
+import { datasetSearchProvider } from '../graph/tools/search';
+import { loadSearchProvider } from '../graph/tools/searchProviderModule';
+import { loadCustomReward } from '../reward/customReward';
+import { loadLookupTable, type LookupTable } from '../graph/tools/lookup';
+import { researchLabTools } from '../graph/tools/researchLabTools';
+import { buildResearchLabGraph } from '../graph/researchLab/graph';
+import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
+import { researchLabOutcome, type GraphOutcome } from '../graph/outcome';
+import { loadUserGraph } from '../graph/userGraph';
+import { ModelRouter } from '../llm/routing';
+import { RoutedChatModel } from '../llm/routedChatModel';
+import { withRequestSeed } from '../llm/requestSeed';
+import { startSimServer } from '../sim/simServer';
+import { loadCannedAnswers, type CannedAnswers } from '../sim/cannedAnswers';
+import type { AgentVersions } from '../trace/langchainTracer';
+import { TraceStore } from '../store/traceStore';
+// The one upward import: reading a saved policy needs only config, the
+// learners and the policy files (no store, no adapters), so no cycle forms.
+import { loadSupervisorPolicy } from '../policy/supervisorPolicy';
+import type { RolloutEnvironment, PlannedTask } from '../rollout/runner';
+import { resolveVariant, variantPrompt, type ResolvedVariant, type Variant } from './variant';
+
+export interface LabOptions {
+  workspace: string;
+  /** Overrides every model's endpoint (--base-url). */
+  baseUrl?: string;
+  /** Overrides every model's id (--model). */
+  model?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface DatasetSelection {
+  file: string;
+  tasks: Task[];
+  trainFraction: number;
+}
+
+/**
+ * A workspace opened for work: its config, its trace store, the model routing
+ * table and (only when some model has no endpoint) the built-in simulated
+ * endpoint. The CLI and the VS Code extension both go through this.
+ */
+export class Lab {
+  private constructor(
+    readonly loaded: LoadedConfig,
+    readonly store: TraceStore,
+    readonly router: ModelRouter,
+    private readonly sim: { url: string; close(): Promise<void> } | null,
+    private readonly canned: CannedAnswers | null = null,
+  ) {}
+
+  static async open(opts: LabOptions): Promise<Lab> {
+    const loaded = await loadConfig(resolve(opts.workspace));
+    const probe = new ModelRouter(loaded.config, {
+      overrideBaseUrl: opts.baseUrl,
+      overrideModel: opts.model,
+      env: opts.env,
+      simulatedBaseUrl: 'http://127.0.0.1:0/v1',
+      agentModels: loaded.agentModels,
+    });
+    const canned = probe.needsSimulator() ? await loadCannedAnswers(loaded.workspaceDir, loaded.config.simulator) : null;
+    const sim = probe.needsSimulator() ? await startSimServer({ port: 0, answers: canned }) : null;
+    const router = new ModelRouter(loaded.config, {
+      overrideBaseUrl: opts.baseUrl,
+      overrideModel: opts.model,
+      env: opts.env,
+      simulatedBaseUrl: sim?.url,
+      agentModels: loaded.agentModels,
+      served: loaded.overlaid,
+    });
+    const store = await TraceStore.open(loaded.workspaceDir);
+    return new Lab(loaded, store, router, sim, canned);
+  }
+
+  get simulated(): boolean {
+    return this.sim !== null;
+  }
+
+  /** One line that says plainly which models are simulated, or null when none is. */
+  simulationNotice(): string | null {
+    if (!this.sim) return null;
+    const names = this.router.simulatedModels();
+    return `SIMULATED: no endpoint is configured for model${names.length > 1 ? 's' : ''} ${names.join(', ')}, so the built-in simulated OpenAI-compatible server at ${this.sim.url} answers them; set models.<name>.baseUrl in .rollout-lab/lab.json or pass --base-url to use a real server${this.genericAnswersNotice(names)}`;
+  }
+
+  /**
+   * The simulator knows the research lab's roles, not a module graph's: its
+   * agents get generic text (prose where SQL is wanted, rewards near 0) unless
+   * lab.json gives canned answers for them.
+   */
+  private genericAnswersNotice(simulatedModels: string[]): string {
+    const { config } = this.loaded;
+    if (config.graph.kind !== 'module' || this.canned?.agents === null) return '';
+    const covered = this.canned?.agents ?? new Set<string>();
+    const generic = Object.entries(config.agents)
+      .filter(([agent, a]) => simulatedModels.includes(a.model) && !covered.has(agent))
+      .map(([agent]) => agent);
+    if (!generic.length) return '';
+    return `. The graph module's agent${generic.length > 1 ? 's' : ''} ${generic.join(', ')} get${generic.length > 1 ? '' : 's'} generic simulated answers that know nothing of ${generic.length > 1 ? 'their roles' : 'its role'}, so expect low rewards; give canned answers per agent with "simulator": {"answers": "sim/answers.jsonl"} (one {"agent", "match", "answer"} per line) or {"module": "sim.ts"} in .rollout-lab/lab.json`;
+  }
+
+  /** Loads the dataset named by --dataset (a file) or the config's runner.dataset / only dataset. */
+  async loadDataset(datasetArg?: string): Promise<DatasetSelection> {
+    const { config, workspaceDir } = this.loaded;
+    if (datasetArg) {
+      const named = config.datasets[datasetArg];
+      if (named) {
+        const file = resolve(workspaceDir, named.path);
+        return { file, tasks: await loadDataset(file, named.format, { fields: named.fields }), trainFraction: named.trainFraction };
+      }
+      const file = resolve(workspaceDir, datasetArg);
+      // A file lab.json configures is read with its settings (its field mapping above all), whichever way it is named.
+      const configured = Object.values(config.datasets).find((d) => resolve(workspaceDir, d.path) === file);
+      return { file, tasks: await loadDataset(file, configured?.format ?? 'auto', { fields: configured?.fields }), trainFraction: configured?.trainFraction ?? 0.8 };
+    }
+    const key = config.runner.dataset ?? Object.keys(config.datasets)[0];
+    if (!key) {
+      throw new UsageError('no dataset given: pass --dataset FILE (JSONL or PubMedQA ori_pqal.json) or add one under "datasets" in .rollout-lab/lab.json');
+    }
+    const ds = config.datasets[key]!;
+    const file = resolve(workspaceDir, ds.path);
+    return { file, tasks: await loadDataset(file, ds.format, { fields: ds.fields }), trainFraction: ds.trainFraction };
+  }
+
+  selectTasks(ds: DatasetSelection, opts: { split: 'train' | 'val' | 'all'; limit?: number; seed?: number }): PlannedTask[] {
+    return selectTasks(ds.tasks, { ...opts, trainFraction: ds.trainFraction });
+  }
+
+  /**
+   * Everything a batch of rollouts needs: prompts read and versioned now (a
+   * rollout records the version it ran), the search index over the dataset,
+   * and the graph (the research lab, or the user's module).
+   * A `variant` (a configuration being compared) moves chosen agents to
+   * another logical model or prompt; it is checked before anything runs.
+   */
+  async environment(allTasks: readonly Task[], variant?: Variant): Promise<RolloutEnvironment> {
+    const { config, labDir, workspaceDir } = this.loaded;
+    const resolvedVariant: ResolvedVariant | null = variant ? await resolveVariant(this.loaded, this.store, variant) : null;
+    const agents = Object.keys(config.agents);
+    const prompts = new Map<string, { text: string; hash: string }>();
+    for (const agent of agents) {
+      const { text, hash } = await variantPrompt(this.loaded, resolvedVariant, agent);
+      prompts.set(agent, { text, hash });
+      this.store.putPromptVersion({ hash, agent, text, firstSeen: Date.now() });
+    }
+    const logicalModel = (agent: string): string | null => resolvedVariant?.models.get(agent) ?? config.agents[agent]?.model ?? null;
+    const versions: AgentVersions = {
+      promptVersion: (agent) => prompts.get(agent)?.hash ?? null,
+      model: (agent) => {
+        const logical = logicalModel(agent);
+        if (logical === null) return null;
+        const own = logical === config.agents[agent]?.model ? this.loaded.agentModels[agent] : undefined;
+        return { logical, version: (own ?? config.models[logical])?.version ?? null };
+      },
+    };
+    const prompt = (agent: string): string => {
+      const p = prompts.get(agent);
+      if (!p) throw new ConfigError(`agent "${agent}" has no entry under "agents" in .rollout-lab/lab.json — add it with a model and a prompt`);
+      return p.text;
+    };
+    const search = config.tools.searchProvider
+      ? await loadSearchProvider(resolve(workspaceDir, config.tools.searchProvider))
+      : datasetSearchProvider([...allTasks]);
+    const customReward = config.reward.module ? await loadCustomReward(resolve(workspaceDir, config.reward.module), { timeoutMs: config.reward.customTimeoutMs }) : null;
+    const loadTables = async (): Promise<{ proteins: LookupTable; geneOntology: LookupTable }> => ({
+      proteins: await loadLookupTable(resolve(labDir, config.tools.proteinTable)),
+      geneOntology: await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable)),
+    });
+    // A module graph may never touch the research-lab tools (`init --graph` writes no tables): their tables are needed only if it reads ctx.tools.
+    const tables =
+      config.graph.kind === 'module'
+        ? await loadTables().then((t) => ({ ok: true as const, ...t }), (err: unknown) => ({ ok: false as const, err }))
+        : { ok: true as const, ...(await loadTables()) };
+    const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> => {
+      if (!tables.ok) throw new ConfigError(`the graph reads ctx.tools, the research-lab tools, but ${errorMessage(tables.err)}`);
+      const { proteins, geneOntology } = tables;
+      return researchLabTools({ search, proteins, geneOntology, topK: config.tools.searchTopK, currentTaskId: taskId, excludeCurrentTask: config.tools.excludeCurrentTask });
+    };
+    const models = new Map<string, BaseChatModel>();
+    const model = (agent: string): BaseChatModel => {
+      let m = models.get(agent);
+      if (!m) {
+        const moved = resolvedVariant?.models.get(agent);
+        const resolved = config.agents[agent] ? this.router.forAgent(agent, moved) : this.router.resolve(moved ?? agent);
+        m = new RoutedChatModel({ resolved, agent });
+        models.set(agent, m);
+      }
+      return m;
+    };
+    const recursionLimit = config.runner.maxTurns * 6 + 50;
+    if (config.bandit.mode !== 'off' && config.graph.kind === 'module') {
+      throw new ConfigError(
+        `bandit.mode "${config.bandit.mode}" needs the built-in research-lab graph's Supervisor; set bandit.mode to "off" in .rollout-lab/lab.json for graph kind "module"`,
+      );
+    }
+    // Read once per batch: every rollout of it uses the same policy version.
+    const supervisorPolicy = loadSupervisorPolicy(labDir, config);
+
+    let runGraph: RolloutEnvironment['runGraph'];
+    if (config.graph.kind === 'module') {
+      const file = resolve(workspaceDir, config.graph.module!);
+      const user = await loadUserGraph(file, config.graph.export, {
+        model,
+        get tools() {
+          return toolsFor('');
+        },
+        prompt,
+        maxTurns: config.runner.maxTurns,
+      });
+      runGraph = async (task, { callbacks, signal, seed }): Promise<GraphOutcome> => {
+        // Only what the agents may see goes in: the gold answer and the rest of the row reach the reward alone.
+        const state = await withRequestSeed(seed, () => user.graph.invoke(user.input(visibleTask(task)), { callbacks, signal, recursionLimit, runName: 'rollout' }));
+        return user.outcome(state);
+      };
+    } else {
+      runGraph = async (task, { callbacks, signal, seed }): Promise<GraphOutcome> => {
+        const graph = buildResearchLabGraph({
+          model,
+          tools: toolsFor(task.id),
+          agentTools: (agent) => config.agents[agent]?.tools ?? [],
+          prompt,
+          maxTurns: config.runner.maxTurns,
+          agents: [...RESEARCH_LAB_AGENTS],
+          supervisorPolicy,
+        });
+        const input = { task: { id: task.id, goal: task.goal, context: task.context } };
+        const state = await withRequestSeed(seed, () => graph.invoke(input, { callbacks, signal, recursionLimit, runName: 'rollout' }));
+        return researchLabOutcome(state);
+      };
+    }
+    return {
+      config,
+      store: this.store,
+      runGraph,
+      judgeModel: new RoutedChatModel({ resolved: this.router.forJudge(), agent: 'Judge' }),
+      versions,
+      simulated: this.simulated,
+      customReward,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    await this.sim?.close();
+  }
+}
