@@ -11,7 +11,7 @@ import type { RequestHandlers } from './webviews/panelHost';
 /**
  * The host's answers to the panels' requests (the message catalogue in
  * src/shared/protocol.ts). Parameters arrive already checked by PanelHost.
- * The graph and reward queries live in core (labViews.ts), loaded on first
+ * The graph and reward queries live in core (lab/graphDescription.ts, analysis/graphStats.ts, analysis/rewardSeries.ts), loaded on first
  * use like the rest of the core.
  */
 export function labRequestHandlers(service: LabService): RequestHandlers {
@@ -40,20 +40,20 @@ export function labRequestHandlers(service: LabService): RequestHandlers {
       return { runs: store.listRuns().sort((a, b) => b.startTime - a.startTime) };
     },
     'graph/describe': async () => {
-      const { describeLabGraph } = await import('../core/lab/labViews');
+      const { describeLabGraph } = await import('../core/lab/graphDescription');
       return describeLabGraph(await service.lab());
     },
     'graph/rolloutOverlay': async ({ rolloutId }) => {
-      const { rolloutOverlay } = await import('../core/lab/labViews');
+      const { rolloutOverlay } = await import('../core/analysis/graphStats');
       const { store } = await findRollout(service, rolloutId);
       return { rolloutId, ...rolloutOverlay(store.getSpans(rolloutId)) };
     },
     'graph/aggregate': async ({ runId }) => {
-      const { nodeAggregates } = await import('../core/lab/labViews');
+      const { nodeAggregates } = await import('../core/analysis/graphStats');
       return nodeAggregates(await service.store(), { runId });
     },
     'rewards/series': async ({ runId }) => {
-      const { rewardSeries } = await import('../core/lab/labViews');
+      const { rewardSeries } = await import('../core/analysis/rewardSeries');
       const lab = await service.lab();
       return rewardSeries(lab.store, Object.keys(lab.loaded.config.reward.criteria), { runId });
     },

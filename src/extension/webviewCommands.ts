@@ -77,7 +77,7 @@ export async function latestRolloutVisiting(service: LabService, node: string): 
   const recent = store.listRollouts({ sort: 'startTime', order: 'desc', limit: 200 }).rollouts;
   const byRow = recent.find((r) => r.agents.some((a) => a.agent === node && a.visits > 0));
   if (byRow) return byRow.id;
-  const { rolloutOverlay } = await import('../core/lab/labViews');
+  const { rolloutOverlay } = await import('../core/analysis/graphStats');
   for (const r of recent.slice(0, SPAN_SCAN_LIMIT)) {
     if ((rolloutOverlay(store.getSpans(r.id)).visits[node] ?? 0) > 0) return r.id;
   }

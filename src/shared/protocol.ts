@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import type { SpanRecord } from '../core/trace/span';
-import type { AgentAggregate, RolloutRecord, RunRecord } from '../core/store/types';
+import type { RolloutRecord, RunRecord } from '../core/store/types';
+import type { GraphDescription } from '../core/lab/graphDescription';
+import type { GraphAggregate, RolloutOverlay } from '../core/analysis/graphStats';
+import type { RewardSeries } from '../core/analysis/rewardSeries';
 import type { LearningCurve } from '../core/train/pipeline/learningCurve';
 import { WeightsCommandArgs, WeightsRequestParams, type WeightsNotifications, type WeightsRequestResults } from './weightsProtocol';
 import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type ReportRequestResults } from './reportProtocol';
@@ -16,6 +19,10 @@ import { TableCommandArgs, TableRequestParams, type TableRequestResults } from '
  * its parameter schema (checked on the host: webview input is external input)
  * and its result type.
  */
+
+export type { GraphDescription, GraphEdgeInfo, GraphNodeInfo } from '../core/lab/graphDescription';
+export type { EdgeTraffic, GraphAggregate, NodeStats, RewardGroup, RolloutOverlay } from '../core/analysis/graphStats';
+export type { RewardPoint, RewardSeries } from '../core/analysis/rewardSeries';
 
 export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison', 'traceDiff', 'rolloutsTable']);
 export type PanelKind = z.infer<typeof PanelKind>;
@@ -60,76 +67,15 @@ export const RequestParams = {
 export type RequestMethod = keyof typeof RequestParams;
 export type RequestParamsOf<M extends RequestMethod> = z.infer<(typeof RequestParams)[M]>;
 
-export interface GraphNodeInfo {
-  id: string;
-  kind: 'agent' | 'tools' | 'start' | 'end' | 'other';
-  /** The agent a node belongs to (a tool node `X_tools` belongs to X). */
-  agent: string | null;
-  /** Whether the agent has a prompt file that can be opened. */
-  hasPrompt: boolean;
-}
-export interface GraphEdgeInfo {
-  source: string;
-  target: string;
-  conditional: boolean;
-  label?: string;
-}
-export interface NodeStats {
-  node: string;
-  visits: number;
-  /** Rollouts in which the node ran at least once. */
-  rollouts: number;
-  meanLatencyMs: number | null;
-  errorRate: number | null;
-  /** Set when the stats come from the spans of only this many most recent rollouts (tool nodes; see nodeAggregates). */
-  sample?: number;
-  /** visits / rollouts: how often the node runs in a rollout that reaches it. */
-  visitsPerRollout: number | null;
-  /** Median and 95th percentile of one visit's duration, over the span sample (null when no visit was read). */
-  p50LatencyMs: number | null;
-  p95LatencyMs: number | null;
-  /** Share of the node's model calls (in the span sample) that needed a retry; null when it made none. */
-  retryRate: number | null;
-  /** Scored rollouts that ran the node more than once, and their mean final reward. */
-  revisited: RewardGroup;
-  /** Scored rollouts that ran the node exactly once, and their mean final reward. */
-  once: RewardGroup;
-}
-export interface RewardGroup {
-  rollouts: number;
-  meanReward: number | null;
-}
-/** How often the graph went from one node to the next (LangGraph step k to step k + 1) over the span sample. */
-export interface EdgeTraffic {
-  source: string;
-  target: string;
-  /** Times the step was taken, over all sampled rollouts. */
-  traversals: number;
-  /** Sampled rollouts that took it at least once. */
-  rollouts: number;
-}
-export interface RewardPoint {
-  rolloutId: string;
-  runId: string;
-  taskId: string;
-  startTime: number;
-  finalReward: number;
-  criteria: Record<string, number> | null;
-  /** Prompt version per agent (content hash) and model version per agent. */
-  promptVersions: Record<string, string | null>;
-  modelVersions: Record<string, string | null>;
-  simulated: boolean;
-}
-
 export interface RequestResults extends WeightsRequestResults, ReportRequestResults, ComparisonRequestResults, TraceDiffRequestResults, TableRequestResults {
   /** `total`: how many spans the rollout has (present when a page was asked for). */
   'trace/get': { rollout: RolloutRecord; spans: SpanRecord[]; total?: number };
   'rollouts/list': { rollouts: RolloutRecord[]; total: number };
   'runs/list': { runs: RunRecord[] };
-  'graph/describe': { nodes: GraphNodeInfo[]; edges: GraphEdgeInfo[]; source: 'research-lab' | 'module' };
-  'graph/rolloutOverlay': { rolloutId: string; visits: Record<string, number>; path: string[]; errors: Record<string, number> };
-  'graph/aggregate': { rollouts: number; nodes: NodeStats[]; agents: AgentAggregate[]; edges: EdgeTraffic[]; spanSample: number };
-  'rewards/series': { points: RewardPoint[]; criteria: string[] };
+  'graph/describe': GraphDescription;
+  'graph/rolloutOverlay': RolloutOverlay & { rolloutId: string };
+  'graph/aggregate': GraphAggregate;
+  'rewards/series': RewardSeries;
   'rewards/learningCurve': LearningCurve;
   'export/save': { saved: boolean; path: string | null };
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/core/config/loader';
 import { registerModelVersion } from '../../src/core/config/modelRegistry';
 import type { Lab } from '../../src/core/lab/lab';
-import { rewardSeries } from '../../src/core/lab/labViews';
+import { rewardSeries } from '../../src/core/analysis/rewardSeries';
 import { learningCurve, type LearningCurve } from '../../src/core/train/pipeline/learningCurve';
 import { registerTrainedModel } from '../../src/core/train/pipeline/pipeline';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { Lab } from '../../src/core/lab/lab';
-import { rewardSeries } from '../../src/core/lab/labViews';
+import { rewardSeries } from '../../src/core/analysis/rewardSeries';
 import type { RequestParamsOf, RewardPoint } from '../../src/shared/protocol';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';
 import { tempLab, type TempLab } from './labViewsData';

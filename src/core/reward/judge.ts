@@ -2,7 +2,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { JUDGE_MARKER, judgeKeysLine, judgeOutputSchema } from '../graph/researchLab/outputs';
+import { JUDGE_MARKER, judgeKeysLine, judgeOutputSchema } from './judgeSchema';
 import { maxTokensCutOf, truncatedError, type MaxTokensCut } from '../llm/maxTokensCut';
 import { repairRequest } from '../llm/repairRequest';
 import { outputSchemaFor, type OutputSchemaCallOption } from '../llm/responseFormat';

@@ -1,43 +1,13 @@
 import { seededRandom, type SeededRandom } from './seededRandom';
 import { messageText, type SimChatRequest } from './simRequest';
 import type { SimAnswer } from './simResponder';
-
-/*
- * The conversation prompt optimisation has with a critic and an editor model.
- * The markers and the prompt block live here, below the optimiser, so the
- * simulated endpoint can recognise those calls and read the prompt back.
- */
-
-/** First line of the critic's system prompt. */
-export const PROMPT_CRITIC_MARKER = '[rollout-lab: prompt critic]';
-/** First line of the editor's system prompt. */
-export const PROMPT_EDITOR_MARKER = '[rollout-lab: prompt editor]';
-
-const OPEN = '<<<PROMPT';
-const CLOSE = 'PROMPT>>>';
-
-/** A prompt quoted in a critic or editor message, between lines the model can tell apart from the prompt. */
-export function promptBlock(text: string): string {
-  return `${OPEN}\n${text.replace(/\s+$/, '')}\n${CLOSE}`;
-}
-
-/** Every prompt quoted with promptBlock in `text`, in order. */
-export function promptsInBlocks(text: string): string[] {
-  const out: string[] = [];
-  const re = new RegExp(`^${OPEN}\\n([\\s\\S]*?)\\n${CLOSE}$`, 'gm');
-  for (const m of text.matchAll(re)) out.push(m[1]!);
-  return out;
-}
-
-/** The editor's request line for `n` rewrites; the simulator reads `n` back from it. */
-export function rewriteCountLine(n: number): string {
-  return `Write ${n} rewritten prompt${n === 1 ? '' : 's'}.`;
-}
-
-const COUNT_RE = /Write (\d+) rewritten prompts?\./;
-
-/** `{name}` and `{{name}}` tokens: slots the graph or the user's code fills in, which a rewrite must keep. */
-export const PLACEHOLDER_RE = /\{\{\s*[A-Za-z_][\w.-]*\s*\}\}|\{[A-Za-z_][\w.-]*\}/g;
+import {
+  PLACEHOLDER_RE,
+  PROMPT_CRITIC_MARKER,
+  PROMPT_EDITOR_MARKER,
+  promptsInBlocks,
+  rewriteCountOf,
+} from '../train/apo/apoWire';
 
 export interface PromptOptimizerSimOptions {
   seed: number;
@@ -116,7 +86,7 @@ function critique(prompt: string, user: string, rng: SeededRandom): string {
 }
 
 function rewrites(prompt: string, user: string, rng: SeededRandom, dropPlaceholder: boolean): string[] {
-  const n = Math.min(10, Math.max(1, Number(COUNT_RE.exec(user)?.[1] ?? 1)));
+  const n = Math.min(10, Math.max(1, rewriteCountOf(user) ?? 1));
   const unused = INSTRUCTIONS.filter((s) => !prompt.includes(s));
   // A seeded shuffle of the instructions the prompt does not have yet.
   for (let i = unused.length - 1; i > 0; i--) {

@@ -1,4 +1,5 @@
-import { parseJudgeKeys, ROLE_MARKER_RE } from '../graph/researchLab/outputs';
+import { ROLE_MARKER_RE } from '../graph/researchLab/outputs';
+import { parseJudgeKeys } from '../reward/judgeSchema';
 import { messageText, type SimChatRequest } from './simRequest';
 import { labelledSections, sectionMatching, sentences } from './textFeatures';
 

@@ -5,7 +5,8 @@ import { HumanMessage, SystemMessage } from '@langchain/core/messages';
 // The tokenizers of OpenAI's models (o200k: GPT-4o; cl100k: GPT-4, close to Llama 3's and Qwen's), to check the bound against.
 import { getEncoding } from 'js-tiktoken';
 import { loadDataset, type Task } from '../../../src/core/data/dataset';
-import { JUDGE_MARKER, roleMarker, type ResearchLabAgent } from '../../../src/core/graph/researchLab/outputs';
+import { roleMarker, type ResearchLabAgent } from '../../../src/core/graph/researchLab/outputs';
+import { JUDGE_MARKER } from '../../../src/core/reward/judgeSchema';
 import { DEFAULT_PROMPTS } from '../../../src/core/graph/researchLab/prompts';
 import { estimatePromptTokens, estimateTextTokens, promptTruncation } from '../../../src/core/llm/promptTruncation';
 import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { initWorkspace } from '../../../src/core/lab/init';
 import { Lab } from '../../../src/core/lab/lab';
-import { rewardSeries } from '../../../src/core/lab/labViews';
+import { rewardSeries } from '../../../src/core/analysis/rewardSeries';
 import { rolloutSeed, runRollouts } from '../../../src/core/rollout/runner';
 import { computeMetrics } from '../../../src/core/analysis/metrics';
 import { rewardSetupOf } from '../../../src/core/reward/rewardSetup';

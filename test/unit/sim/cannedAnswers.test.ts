@@ -10,7 +10,7 @@ import { AGENT_HEADER } from '../../../src/core/llm/client';
 import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { loadCannedAnswers } from '../../../src/core/sim/cannedAnswers';
-import { PROMPT_CRITIC_MARKER } from '../../../src/core/sim/promptOptimizerAnswer';
+import { PROMPT_CRITIC_MARKER } from '../../../src/core/train/apo/apoWire';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';
 
 type Message = OpenAI.Chat.ChatCompletionMessageParam;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { judgeKeysLine, roleMarker } from '../../../src/core/graph/researchLab/outputs';
+import { roleMarker } from '../../../src/core/graph/researchLab/outputs';
+import { judgeKeysLine } from '../../../src/core/reward/judgeSchema';
 
 /** The real PubMedQA PQA-L set, kept beside the repository (../shared), never copied into it. */
 export const PUBMEDQA_FILE = join(__dirname, '..', '..', '..', '..', 'shared', 'data', 'pubmedqa', 'ori_pqal.json');

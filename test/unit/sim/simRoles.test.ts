@@ -6,9 +6,9 @@ import {
   JUNIOR_AGENTS,
   RESEARCH_LAB_AGENTS,
   REVIEW_AGENTS,
-  judgeOutputSchema,
   type ResearchLabAgent,
 } from '../../../src/core/graph/researchLab/outputs';
+import { judgeOutputSchema } from '../../../src/core/reward/judgeSchema';
 import { extractJson, parseStructured } from '../../../src/core/llm/structuredOutput';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';
 import { agentMessages, judgeMessages, LAB_TOOLS, pubmedqaTasks, taskBlock, type LabTask, type WireMessage } from './labFixtures';

@@ -4,7 +4,8 @@ import { promptHash } from '../../../src/core/config/loader';
 import { missingPlaceholders, promptPlaceholders, screenCandidates } from '../../../src/core/train/apo/placeholders';
 import { criticMessages, editorMessages } from '../../../src/core/train/apo/apoMessages';
 import { trimMiddle } from '../../../src/core/train/apo/lowRewardExamples';
-import { promptOptimizerAnswer, promptBlock, promptsInBlocks } from '../../../src/core/sim/promptOptimizerAnswer';
+import { promptOptimizerAnswer } from '../../../src/core/sim/promptOptimizerAnswer';
+import { promptBlock, promptsInBlocks } from '../../../src/core/train/apo/apoWire';
 import { toOpenAIMessages } from '../../../src/core/llm/messageConversion';
 import type { SimChatRequest } from '../../../src/core/sim/simRequest';
 

@@ -1,5 +1,5 @@
 import { HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
-import { PROMPT_CRITIC_MARKER, PROMPT_EDITOR_MARKER, promptBlock, rewriteCountLine } from '../../sim/promptOptimizerAnswer';
+import { PROMPT_CRITIC_MARKER, PROMPT_EDITOR_MARKER, promptBlock, rewriteCountLine } from './apoWire';
 import type { ApoExample } from './lowRewardExamples';
 
 const CRITIC_INSTRUCTIONS = `You review the system prompt of one agent in a multi-agent LLM system.

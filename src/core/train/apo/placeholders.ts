@@ -1,5 +1,5 @@
 import { promptHash } from '../../config/loader';
-import { PLACEHOLDER_RE } from '../../sim/promptOptimizerAnswer';
+import { PLACEHOLDER_RE } from './apoWire';
 
 /** The placeholders of a prompt (`{name}`, `{{name}}`), each once, in order of appearance; spaces inside `{{ }}` do not count. */
 export function promptPlaceholders(text: string): string[] {

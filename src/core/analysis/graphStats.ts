@@ -1,106 +1,65 @@
-import { resolve } from 'node:path';
-import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import type { GraphEdgeInfo, GraphNodeInfo, NodeStats, RequestResults, RewardPoint } from '../../shared/protocol';
-import { readAgentPrompt } from '../config/loader';
-import { ConfigError } from '../errors';
-import { describeGraph, type Drawable } from '../graph/introspect';
-import { buildResearchLabGraph } from '../graph/researchLab/graph';
-import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
-import type { LookupTable } from '../graph/tools/lookup';
-import { researchLabTools } from '../graph/tools/researchLabTools';
-import { datasetSearchProvider } from '../graph/tools/search';
-import { loadUserGraph } from '../graph/userGraph';
-import { RoutedChatModel } from '../llm/routedChatModel';
-import { SCORED_STATUSES, isScored } from '../reward/scoredRollouts';
+import { isScored } from '../reward/scoredRollouts';
+import type { AgentAggregate } from '../store/types';
+import type { TraceStore } from '../store/traceStore';
 import { agentOfNode } from '../trace/langchainTracer';
 import { Attr, type SpanRecord } from '../trace/span';
-import type { TraceStore } from '../store/traceStore';
-import type { Lab } from './lab';
 
 /*
- * The data behind the graph view and the reward curve: what the extension host
- * answers to `graph/*` and `rewards/series`. Everything reads the trace store
- * or LangGraph's own introspection; nothing here runs a rollout.
+ * What the graph view overlays on the graph (`graph/rolloutOverlay`,
+ * `graph/aggregate`): node visits, latencies, errors and step traffic read from
+ * the trace store; nothing here runs a rollout.
  */
+
+export interface NodeStats {
+  node: string;
+  visits: number;
+  /** Rollouts in which the node ran at least once. */
+  rollouts: number;
+  meanLatencyMs: number | null;
+  errorRate: number | null;
+  /** Set when the stats come from the spans of only this many most recent rollouts (tool nodes; see nodeAggregates). */
+  sample?: number;
+  /** visits / rollouts: how often the node runs in a rollout that reaches it. */
+  visitsPerRollout: number | null;
+  /** Median and 95th percentile of one visit's duration, over the span sample (null when no visit was read). */
+  p50LatencyMs: number | null;
+  p95LatencyMs: number | null;
+  /** Share of the node's model calls (in the span sample) that needed a retry; null when it made none. */
+  retryRate: number | null;
+  /** Scored rollouts that ran the node more than once, and their mean final reward. */
+  revisited: RewardGroup;
+  /** Scored rollouts that ran the node exactly once, and their mean final reward. */
+  once: RewardGroup;
+}
+export interface RewardGroup {
+  rollouts: number;
+  meanReward: number | null;
+}
+/** How often the graph went from one node to the next (LangGraph step k to step k + 1) over the span sample. */
+export interface EdgeTraffic {
+  source: string;
+  target: string;
+  /** Times the step was taken, over all sampled rollouts. */
+  traversals: number;
+  /** Sampled rollouts that took it at least once. */
+  rollouts: number;
+}
+/** The nodes one rollout visited, in order, with visit and error counts per node. */
+export interface RolloutOverlay {
+  visits: Record<string, number>;
+  path: string[];
+  errors: Record<string, number>;
+}
+export interface GraphAggregate {
+  rollouts: number;
+  nodes: NodeStats[];
+  agents: AgentAggregate[];
+  edges: EdgeTraffic[];
+  spanSample: number;
+}
 
 /** Rollouts whose spans nodeAggregates reads for tool nodes, newest first. */
 export const DEFAULT_SPAN_SAMPLE = 200;
-
-function emptyTable(kind: LookupTable['kind']): LookupTable {
-  return { kind, file: null, entries: [], lookup: (query) => ({ found: false, query, message: 'not available while drawing the graph' }) };
-}
-
-/**
- * The compiled graph the lab's rollouts would run, built only to be drawn:
- * the same builder and config as Lab.environment, but with tools over empty
- * indexes (never called here) so drawing does not index the dataset.
- */
-async function graphForIntrospection(lab: Lab): Promise<Drawable> {
-  const { config, workspaceDir } = lab.loaded;
-  const tools = researchLabTools({
-    search: datasetSearchProvider([]),
-    proteins: emptyTable('protein'),
-    geneOntology: emptyTable('gene_ontology'),
-    topK: config.tools.searchTopK,
-  });
-  const models = new Map<string, BaseChatModel>();
-  const model = (agent: string): BaseChatModel => {
-    let m = models.get(agent);
-    if (!m) {
-      m = new RoutedChatModel({ resolved: config.agents[agent] ? lab.router.forAgent(agent) : lab.router.resolve(agent), agent });
-      models.set(agent, m);
-    }
-    return m;
-  };
-  // A user factory may read prompts while it builds; they must be at hand synchronously.
-  const prompts = new Map<string, string>();
-  for (const agent of Object.keys(config.agents)) {
-    try {
-      prompts.set(agent, (await readAgentPrompt(lab.loaded, agent)).text);
-    } catch {
-      // A missing prompt file does not change the graph's shape; running it reports the problem.
-    }
-  }
-  const prompt = (agent: string): string => {
-    const text = prompts.get(agent);
-    if (text === undefined) throw new ConfigError(`agent "${agent}" has no readable prompt in .rollout-lab/lab.json`);
-    return text;
-  };
-  if (config.graph.kind === 'module') {
-    const user = await loadUserGraph(resolve(workspaceDir, config.graph.module!), config.graph.export, {
-      model,
-      tools,
-      prompt,
-      maxTurns: config.runner.maxTurns,
-    });
-    return user.graph;
-  }
-  return buildResearchLabGraph({
-    model,
-    tools,
-    agentTools: (agent) => config.agents[agent]?.tools ?? [],
-    prompt,
-    maxTurns: config.runner.maxTurns,
-    agents: Object.keys(config.agents).length ? Object.keys(config.agents) : [...RESEARCH_LAB_AGENTS],
-  });
-}
-
-/**
- * Nodes and edges of the graph the lab runs, from LangGraph's introspection,
- * so a user's module graph draws the same way as the research lab. A node
- * belongs to an agent by the tracer's rule (`X_tools` belongs to X), and
- * hasPrompt says whether lab.json configures a prompt for that agent.
- */
-export async function describeLabGraph(lab: Lab): Promise<RequestResults['graph/describe']> {
-  const d = await describeGraph(await graphForIntrospection(lab));
-  const agents = lab.loaded.config.agents;
-  const nodes: GraphNodeInfo[] = d.nodes.map((n) => {
-    const agent = n.kind === 'start' || n.kind === 'end' ? null : agentOfNode(n.id);
-    return { id: n.id, kind: n.kind, agent, hasPrompt: agent !== null && Object.prototype.hasOwnProperty.call(agents, agent) };
-  });
-  const edges: GraphEdgeInfo[] = d.edges.map((e) => ({ ...e }));
-  return { nodes, edges, source: lab.loaded.config.graph.kind === 'module' ? 'module' : 'research-lab' };
-}
 
 interface NodeVisit {
   name: string;
@@ -155,7 +114,7 @@ function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
  * (a name that repeats is a tool round or a revision loop), visits per node,
  * and per node the visits that failed (the node or a model/tool call in it).
  */
-export function rolloutOverlay(spans: SpanRecord[]): Omit<RequestResults['graph/rolloutOverlay'], 'rolloutId'> {
+export function rolloutOverlay(spans: SpanRecord[]): RolloutOverlay {
   const path: string[] = [];
   const visits: Record<string, number> = {};
   const errors: Record<string, number> = {};
@@ -245,7 +204,7 @@ const rewardGroup = (a: RewardAcc): { rollouts: number; meanReward: number | nul
  * the traffic along the edges (see stepTransitions). Per agent, the mean
  * final reward by prompt version comes from the store's aggregate.
  */
-export function nodeAggregates(store: TraceStore, opts: { runId?: string; maxRollouts?: number } = {}): RequestResults['graph/aggregate'] {
+export function nodeAggregates(store: TraceStore, opts: { runId?: string; maxRollouts?: number } = {}): GraphAggregate {
   const { rollouts } = store.listRollouts({
     runId: opts.runId,
     status: ['succeeded', 'failed', 'cancelled'],
@@ -350,41 +309,4 @@ export function nodeAggregates(store: TraceStore, opts: { runId?: string; maxRol
     .sort((x, y) => x.node.localeCompare(y.node));
   const edgeList = [...edges.values()].sort((x, y) => x.source.localeCompare(y.source) || x.target.localeCompare(y.target));
   return { rollouts: rollouts.length, nodes, agents: store.aggregateByAgent({ runId: opts.runId }), edges: edgeList, spanSample: sample.length };
-}
-
-/**
- * Finished rollouts with a reward (isScored: the rollouts every mean reward is over), oldest first, each with its criterion
- * scores and, per agent, the prompt version (content hash) and model version
- * it ran. A model version is the logical model, with `@version` when the
- * config pins one, so switching an agent to another model or to a newly
- * trained version both show as a change. `criteria` lists the configured
- * criteria first, then any other criterion found in the rollouts.
- */
-export function rewardSeries(store: TraceStore, criteria: string[], opts: { runId?: string } = {}): RequestResults['rewards/series'] {
-  const { rollouts } = store.listRollouts({ runId: opts.runId, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' });
-  const names = [...criteria];
-  const extra = new Set<string>();
-  const points: RewardPoint[] = [];
-  for (const r of rollouts) {
-    if (!isScored(r) || r.finalReward === null) continue;
-    for (const k of Object.keys(r.criteria ?? {})) if (!names.includes(k)) extra.add(k);
-    const promptVersions: Record<string, string | null> = {};
-    const modelVersions: Record<string, string | null> = {};
-    for (const a of r.agents) {
-      promptVersions[a.agent] = a.promptVersion;
-      modelVersions[a.agent] = a.model === null ? a.modelVersion : a.modelVersion ? `${a.model}@${a.modelVersion}` : a.model;
-    }
-    points.push({
-      rolloutId: r.id,
-      runId: r.runId,
-      taskId: r.taskId,
-      startTime: r.startTime,
-      finalReward: r.finalReward,
-      criteria: r.criteria,
-      promptVersions,
-      modelVersions,
-      simulated: r.simulated,
-    });
-  }
-  return { points, criteria: [...names, ...[...extra].sort()] };
 }
