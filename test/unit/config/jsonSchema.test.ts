@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { defaultLabConfig } from '../../../src/core/lab/defaults';
+import { defaultLabConfig } from '../../../src/core/lab/labTemplates';
 import { labConfigJsonSchema, labConfigJsonSchemaText } from '../../../src/core/config/jsonSchema';
 
 const MEDIA_SCHEMA = path.resolve(__dirname, '../../../media/lab.schema.json');

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'jsonc-parser';
-import { defaultLabConfig } from '../../../src/core/lab/defaults';
+import { defaultLabConfig } from '../../../src/core/lab/labTemplates';
 import { editLabJsonText, writeLabJsonChanges } from '../../../src/core/config/labJsonEdit';
 import { loadConfig } from '../../../src/core/config/loader';
 import { DEFAULT_CRITERIA } from '../../../src/core/config/schema';

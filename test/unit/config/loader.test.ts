@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigValidationError } from '../../../src/core/config/configIssues';
-import { defaultLabConfig } from '../../../src/core/lab/defaults';
+import { defaultLabConfig } from '../../../src/core/lab/labTemplates';
 import { loadConfig, parseLabConfigText } from '../../../src/core/config/loader';
 import { ConfigError } from '../../../src/core/errors';
 import { RESEARCH_LAB_AGENTS } from '../../../src/core/graph/researchLab/outputs';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { defaultLabConfig } from '../../../src/core/lab/defaults';
+import { defaultLabConfig } from '../../../src/core/lab/labTemplates';
 import { loadConfig } from '../../../src/core/config/loader';
 import {
   activateModelVersion,

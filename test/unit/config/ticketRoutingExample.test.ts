@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initWorkspace } from '../../../src/core/lab/init';
-import { examplesDir } from '../../../src/core/lab/examples';
+import { examplesDir } from '../../../src/core/lab/exampleLabs';
 import { loadConfig } from '../../../src/core/config/loader';
 import { generateTickets, queueOf, QUEUE_NAMES, ticketsJsonl } from '../../../examples/ticket-routing/tickets';
 import answer from '../../../examples/ticket-routing/sim/teacher';

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PUBMEDQA_SHARED_PATH } from '../../../src/core/lab/defaults';
+import { PUBMEDQA_SHARED_PATH } from '../../../src/core/lab/labTemplates';
 import { initWorkspace } from '../../../src/core/lab/init';
 import { labConfigJsonSchemaText } from '../../../src/core/config/jsonSchema';
 import { loadConfig } from '../../../src/core/config/loader';

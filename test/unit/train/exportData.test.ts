@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { defaultLabConfig } from '../../../src/core/lab/defaults';
+import { defaultLabConfig } from '../../../src/core/lab/labTemplates';
 import { initWorkspace } from '../../../src/core/lab/init';
 import { LabConfigSchema, type LabConfig } from '../../../src/core/config/schema';
 import { UsageError } from '../../../src/core/errors';
