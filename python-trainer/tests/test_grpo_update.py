@@ -2,8 +2,8 @@
 
 import io
 import json
-from dataclasses import replace
 from contextlib import redirect_stdout
+from dataclasses import replace
 
 import pytest
 import torch
