@@ -2,7 +2,6 @@
 transformers model with a peft LoRA adapter. Both offer the Policy interface described
 in policy.py, which is all that sft.py, grpo.py and serve.py use."""
 
-
 from ..errors import SpecError
 from ..events import Emitter
 from ..policy import Policy

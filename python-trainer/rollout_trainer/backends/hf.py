@@ -20,6 +20,7 @@ from ..data import tool_call_arguments
 from ..errors import SpecError
 from ..hparams import SftParams, target_modules
 from ..spec import JobSpec
+from ..tokenizer import Message, Tool
 from .common import PolicyBase, positions
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -83,7 +84,7 @@ class HfTokenizer:
             out.append(msg)
         return out
 
-    def render(self, messages: list[dict[str, Any]], tools: list | None = None, add_generation_prompt: bool = False) -> str:
+    def render(self, messages: list[Message], tools: list[Tool] | None = None, add_generation_prompt: bool = False) -> str:
         text = self.tok.apply_chat_template(self._for_template(messages), tools=tools or None,
                                             add_generation_prompt=add_generation_prompt, tokenize=False)
         if isinstance(text, list):  # a batch of one, in some versions

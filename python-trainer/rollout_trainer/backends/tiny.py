@@ -22,6 +22,7 @@ from torch import nn
 from ..data import tool_call_arguments
 from ..errors import SpecError
 from ..spec import JobSpec
+from ..tokenizer import Message, Tool
 from .common import PolicyBase, positions
 
 SPECIALS = ["<|pad|>", "<|im_start|>", "<|im_end|>", "<|endoftext|>"]
@@ -59,7 +60,7 @@ class ByteChatTokenizer:
             body += "<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>"
         return body
 
-    def render(self, messages: list[dict[str, Any]], tools: list | None = None, add_generation_prompt: bool = False) -> str:
+    def render(self, messages: list[Message], tools: list[Tool] | None = None, add_generation_prompt: bool = False) -> str:
         msgs = list(messages)
         if tools:
             listing = "# Tools\n<tools>\n" + "\n".join(json.dumps(t.get("function", t), ensure_ascii=False, sort_keys=True) for t in tools) + "\n</tools>"

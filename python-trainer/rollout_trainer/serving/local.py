@@ -4,6 +4,7 @@ from weights a /control/train is halfway through changing; requests wait instead
 
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from ..chat import end_of_turn_ids
 from ..policy import Policy, Sampled
@@ -109,7 +110,7 @@ class LocalGenerator:
                 ids, logprobs, top, text, stopped = kept, logprobs[: len(kept)], top[: len(kept)], before_stop, True
         finish = "stop" if stopped else "length"
         content: str | None = text
-        calls: list[dict] = []
+        calls: list[dict[str, Any]] = []
         if req.tools and req.parse_tools:
             content, calls = parse_tool_calls(text)
             if calls:
