@@ -20,7 +20,7 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -203,7 +203,10 @@ def sized_samples(policy: Policy, records: list[dict[str, Any]], hp: GrpoParams,
     return samples, counts
 
 
-def _chunks(items: Sequence[Any], n: int) -> list[Sequence[Any]]:
+T = TypeVar("T")
+
+
+def _chunks(items: Sequence[T], n: int) -> list[Sequence[T]]:
     return [items[i : i + n] for i in range(0, len(items), n)]
 
 
@@ -214,6 +217,15 @@ def planned_steps(useful: int, hp: GrpoParams) -> int:
     per_epoch = math.ceil(math.ceil(useful / hp.batch_size) / hp.grad_accum)
     total = per_epoch * max(1, hp.epochs)
     return min(total, hp.max_steps) if hp.max_steps > 0 else total
+
+
+def _scored(rows: list[torch.Tensor | None]) -> list[torch.Tensor]:
+    """A batch's π_old or π_ref logprobs, which _update scores for every sample it trains on
+    before its first step."""
+    scored = [r for r in rows if r is not None]
+    if len(scored) != len(rows):
+        raise RuntimeError("a sample reached the update without its logprobs scored")
+    return scored
 
 
 def _update(policy: Policy, samples: list[Sample], hp: GrpoParams, emitter: Emitter, step_offset: int,
@@ -256,8 +268,8 @@ def _update(policy: Policy, samples: list[Sample], hp: GrpoParams, emitter: Emit
                 batch = [useful[i] for i in mb]
                 batch_all += batch
                 logp, mask = pad_rows(policy.sequence_logprobs([s.ids for s in batch], [s.start for s in batch]), policy.device)
-                old, _ = pad_rows([s.old for s in batch], policy.device)
-                ref = pad_rows([s.ref for s in batch], policy.device)[0] if kl_coef > 0 else None
+                old, _ = pad_rows(_scored([s.old for s in batch]), policy.device)
+                ref = pad_rows(_scored([s.ref for s in batch]), policy.device)[0] if kl_coef > 0 else None
                 loss, st = grpo_loss(logp, old, ref, [s.advantage for s in batch], mask, clip_eps, kl_coef, hp.loss_agg)
                 if not torch.isfinite(loss):
                     raise TrainingError(f"the GRPO loss is {float(loss)} at step {step_offset + steps + 1} — lower learning_rate")

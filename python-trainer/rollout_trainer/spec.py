@@ -149,7 +149,7 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
-def check_relative(rel: str, where: str) -> str:
+def check_relative(rel: object, where: str) -> str:
     """rel if it is a relative path without '..'; SpecError naming `where` otherwise."""
     if not isinstance(rel, str) or not rel:
         raise SpecError(f"{where}: expected a path relative to the job bundle, got {rel!r}")

@@ -12,7 +12,7 @@ against."""
 import contextlib
 import random
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -128,7 +128,7 @@ class PolicyBase(Generic[TokenizerT, ModelT]):
         return {"backend": self.backend, "device": str(self.device), "base_model": self.base_model, "version": self.version}
 
     @contextlib.contextmanager
-    def eval_mode(self) -> Iterator[None]:
+    def eval_mode(self) -> Generator[None, None, None]:
         """Dropout off (and, for transformers, the KV cache usable) for a while."""
         was = self.model.training
         self.model.eval()

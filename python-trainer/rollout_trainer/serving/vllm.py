@@ -109,7 +109,7 @@ class VllmEngine:
         self.url = f"http://127.0.0.1:{port}"
         self.served_name = served_name
         self._key = key
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.lora: str | None = None
 
     @classmethod
