@@ -111,7 +111,7 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor
     return loss, stats
 
 
-def pad_rows(rows: Sequence[torch.Tensor], device: Any) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(rows: Sequence[torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """1-D tensors of different lengths as [B, T] (zeros after each row's end) and its mask;
     gradients flow through."""
     width = max(int(r.numel()) for r in rows)

@@ -7,6 +7,7 @@ The parts live in rollout_trainer.serving; this module starts them, announces wh
 server listens (the serving event and out/serving.json) and stops cleanly on SIGTERM or
 SIGINT, which is how a serve job ends."""
 
+import argparse
 import importlib.util
 import json
 import os
@@ -62,7 +63,7 @@ def start_engine(app: App) -> None:
         app.engine.publish(spec.served_name, spec.path(spec.model.adapter))
 
 
-def listen_address(spec: JobSpec, args: Any) -> tuple[str, int]:
+def listen_address(spec: JobSpec, args: argparse.Namespace) -> tuple[str, int]:
     port = getattr(args, "port", None)
     if spec.serve is None:
         return "127.0.0.1", 8000 if port is None else int(port)
@@ -133,7 +134,7 @@ def _install_stop_handlers(holder: dict[str, Any]) -> None:
         signal.signal(signal.SIGINT, on_signal)
 
 
-def main(spec: JobSpec, args: Any) -> int:
+def main(spec: JobSpec, args: argparse.Namespace) -> int:
     emitter = Emitter(spec.out)
     started = now()
     holder: dict[str, Any] = {}
