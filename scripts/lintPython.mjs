@@ -2,7 +2,7 @@
 // settings of python-trainer/pyproject.toml's [tool.ruff], then pyright with its [tool.pyright]
 // against the Python that runs the trainer's tests (Debian's python3 with torch; ROLLOUT_LAB_PYTHON
 // overrides it). Prints `file:line:col CODE message` per ruff finding and pyright's own report;
-// exits 1 when either finds anything. `--fix` first applies ruff's safe fixes to the files.
+// exits 1 when either finds anything. `--fix` first applies the fixes ruff offers to the files (review them with git diff).
 // Outside CI a machine without that Python skips pyright with the reason; in CI it fails.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,22 +33,24 @@ function offsetOf(lineStarts, { row, column }) {
   return lineStarts[row - 1] + column - 1;
 }
 
-/** The text with one round of ruff's fixes applied (edits of different fixes never overlap once sorted; overlapping ones wait for the next round). */
+/** The text with one round of ruff's fixes applied, last first; a fix that overlaps one applied already waits for the next round. */
 function applyFixes(text, diagnostics) {
   const lineStarts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
   lineStarts.push(text.length + 1);
   const fixes = diagnostics
     .filter((d) => d.fix && d.fix.edits.length)
-    .map((d) => d.fix.edits.map((e) => ({ start: offsetOf(lineStarts, e.location), end: offsetOf(lineStarts, e.end_location), content: e.content ?? '' })))
-    .sort((a, b) => b[0].start - a[0].start);
+    .map((d) => {
+      const edits = d.fix.edits.map((e) => ({ start: offsetOf(lineStarts, e.location), end: offsetOf(lineStarts, e.end_location), content: e.content ?? '' }));
+      return { edits: edits.sort((a, b) => b.start - a.start), start: Math.min(...edits.map((e) => e.start)), end: Math.max(...edits.map((e) => e.end)) };
+    })
+    .sort((a, b) => b.start - a.start);
   let out = text;
   let floor = Infinity;
-  for (const edits of fixes) {
-    const last = Math.max(...edits.map((e) => e.end));
-    if (last > floor) continue;
-    for (const e of [...edits].sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.content + out.slice(e.end);
-    floor = Math.min(...edits.map((e) => e.start));
+  for (const fix of fixes) {
+    if (fix.end > floor) continue;
+    for (const e of fix.edits) out = out.slice(0, e.start) + e.content + out.slice(e.end);
+    floor = fix.start;
   }
   return out;
 }
@@ -92,6 +94,7 @@ function ruff(settings) {
       }
       if (text !== readFileSync(file, 'utf8')) writeFileSync(file, text);
     }
+    diagnostics.sort((a, b) => a.start_location.row - b.start_location.row || a.start_location.column - b.start_location.column);
     for (const d of diagnostics) {
       console.log(`${path.relative(root, file)}:${d.start_location.row}:${d.start_location.column} ${d.code ?? 'syntax'} ${d.message}`);
       findings++;
