@@ -7,10 +7,11 @@ the error event say why, the traceback is on stderr); 2 the spec or the data is 
 import argparse
 import sys
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from .errors import SpecError
 from .events import Emitter, now
+from .spec import JobSpec
 
 COMMANDS = ("sft", "grpo", "serve", "validate")
 
@@ -19,9 +20,9 @@ def _fail(message: str) -> None:
     print(f"rollout_trainer: {message}", file=sys.stderr, flush=True)
 
 
-def _run_training(spec: Any, kind: str) -> int:
+def _run_training(spec: JobSpec, kind: str) -> int:
     emitter = Emitter(spec.out)
-    result: Dict[str, Any] = {"status": "failed", "job": spec.id, "phase": kind, "base_model": spec.model.base, "backend": spec.model.backend,
+    result: dict[str, Any] = {"status": "failed", "job": spec.id, "phase": kind, "base_model": spec.model.base, "backend": spec.model.backend,
                               "adapter": None, "merged": None, "steps": 0, "examples": 0, "metrics": {}, "started_at": now(),
                               "ended_at": None, "error": None}
     try:
@@ -53,21 +54,21 @@ def _run_training(spec: Any, kind: str) -> int:
     return code
 
 
-def _validate(spec: Any, spec_path: str) -> int:
+def _validate(spec: JobSpec, spec_path: str) -> int:
     """The spec and its data, checked without loading a model."""
     from .data import read_rl, read_sft
 
     what = ""
     if spec.kind == "sft":
-        what = f", {len(read_sft(spec.path(spec.train)))} examples in {spec.train}"
+        what = f", {len(read_sft(spec.path(spec.train_data)))} examples in {spec.train_data}"
     elif spec.kind == "grpo":
-        records = read_rl(spec.path(spec.train))
-        what = f", {len(records)} records in {len({r['group'] for r in records})} groups in {spec.train}"
+        records = read_rl(spec.path(spec.train_data))
+        what = f", {len(records)} records in {len({r['group'] for r in records})} groups in {spec.train_data}"
     print(f"{spec_path}: a valid {spec.kind} job {spec.id} ({spec.model.backend} {spec.model.base}{what})")
     return 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rollout_trainer", description="Rollout Lab's trainer job: run it in the job bundle.")
     parser.add_argument("command", choices=COMMANDS, help="sft, grpo or serve: run that job; validate: check the spec and its data")
     parser.add_argument("--spec", default="job.yaml", help="the job spec (default: job.yaml in the current directory)")

@@ -19,11 +19,14 @@ prompt) break the prefix property. Then the conversation is tokenised once and e
 assistant turn is the token range that its own prefixes share with the whole: an
 approximation, but never one that learns a user or tool message."""
 
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from collections.abc import Sequence
+from typing import Any
+
+from .tokenizer import ChatTokenizer, EncodesWithOffsets, Tool
 
 IGNORE = -100
 
-Messages = List[Dict[str, Any]]
+Messages = list[dict[str, Any]]
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -36,14 +39,14 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-def end_of_turn_ids(tok: Any) -> Set[int]:
-    ids = set(getattr(tok, "end_of_turn_ids", None) or ())
+def end_of_turn_ids(tok: ChatTokenizer) -> set[int]:
+    ids: set[int] = set(getattr(tok, "end_of_turn_ids", None) or ())
     if getattr(tok, "eos_token_id", None) is not None:
         ids.add(int(tok.eos_token_id))
     return ids
 
 
-def through_end_of_turn(ids: Sequence[int], eot: Set[int]) -> int:
+def through_end_of_turn(ids: Sequence[int], eot: set[int]) -> int:
     """How many of `ids` to keep so they end with the last end-of-turn token (all of
     them when there is none: such a template closes turns with ordinary text)."""
     for i in range(len(ids) - 1, -1, -1):
@@ -52,7 +55,7 @@ def through_end_of_turn(ids: Sequence[int], eot: Set[int]) -> int:
     return len(ids)
 
 
-def _render(tok: Any, messages: Messages, tools: Optional[list], gen: bool) -> Optional[str]:
+def _render(tok: ChatTokenizer, messages: Messages, tools: list[Tool] | None, gen: bool) -> str | None:
     """render, or None where the template refuses (e.g. an empty conversation)."""
     try:
         return tok.render(messages, tools or None, add_generation_prompt=gen)
@@ -60,7 +63,7 @@ def _render(tok: Any, messages: Messages, tools: Optional[list], gen: bool) -> O
         return None
 
 
-def _generation_prompt(tok: Any, before: Messages, tools: Optional[list]) -> Optional[str]:
+def _generation_prompt(tok: ChatTokenizer, before: Messages, tools: list[Tool] | None) -> str | None:
     """The conversation before an assistant turn plus its generation header. A template
     may refuse an empty conversation (an assistant turn first): then the header is
     part of the turn's span, which costs nothing for a turn nobody writes."""
@@ -68,7 +71,7 @@ def _generation_prompt(tok: Any, before: Messages, tools: Optional[list]) -> Opt
     return "" if head is None and not before else head
 
 
-def assistant_spans(tok: Any, messages: Messages, tools: Optional[list]) -> Optional[Tuple[str, List[Tuple[int, int]]]]:
+def assistant_spans(tok: ChatTokenizer, messages: Messages, tools: list[Tool] | None) -> tuple[str, list[tuple[int, int]]] | None:
     """(rendered conversation, character spans of the assistant turns' bodies), or None
     when the template is not prefix-stable around some assistant turn.
 
@@ -76,7 +79,7 @@ def assistant_spans(tok: Any, messages: Messages, tools: Optional[list]) -> Opti
     that regroup other messages (Qwen's merges consecutive tool results into one turn)
     still get exact spans."""
     full = tok.render(messages, tools or None, add_generation_prompt=False)
-    spans: List[Tuple[int, int]] = []
+    spans: list[tuple[int, int]] = []
     end = 0
     for k, msg in enumerate(messages):
         if msg["role"] != "assistant":
@@ -90,7 +93,7 @@ def assistant_spans(tok: Any, messages: Messages, tools: Optional[list]) -> Opti
     return full, spans
 
 
-def _labels_from_offsets(tok: Any, text: str, spans: List[Tuple[int, int]], eot: Set[int]) -> Tuple[List[int], List[int]]:
+def _labels_from_offsets(tok: EncodesWithOffsets, text: str, spans: list[tuple[int, int]], eot: set[int]) -> tuple[list[int], list[int]]:
     ids, offsets = tok.encode_with_offsets(text)
     labels = [IGNORE] * len(ids)
     i = 0
@@ -106,9 +109,9 @@ def _labels_from_offsets(tok: Any, text: str, spans: List[Tuple[int, int]], eot:
     return list(ids), labels
 
 
-def _labels_from_pieces(tok: Any, text: str, spans: List[Tuple[int, int]], eot: Set[int]) -> Tuple[List[int], List[int]]:
-    ids: List[int] = []
-    labels: List[int] = []
+def _labels_from_pieces(tok: ChatTokenizer, text: str, spans: list[tuple[int, int]], eot: set[int]) -> tuple[list[int], list[int]]:
+    ids: list[int] = []
+    labels: list[int] = []
     pos = 0
     for start, end in spans:
         if start > pos:
@@ -127,7 +130,7 @@ def _labels_from_pieces(tok: Any, text: str, spans: List[Tuple[int, int]], eot: 
     return ids, labels
 
 
-def _labels_by_tokens(tok: Any, messages: Messages, tools: Optional[list], eot: Set[int]) -> Tuple[List[int], List[int]]:
+def _labels_by_tokens(tok: ChatTokenizer, messages: Messages, tools: list[Tool] | None, eot: set[int]) -> tuple[list[int], list[int]]:
     full = tok.encode(tok.render(messages, tools or None, add_generation_prompt=False))
     labels = [IGNORE] * len(full)
     for k, msg in enumerate(messages):
@@ -147,7 +150,7 @@ def _labels_by_tokens(tok: Any, messages: Messages, tools: Optional[list], eot: 
     return full, labels
 
 
-def assistant_labels(tok: Any, messages: Messages, tools: Optional[list] = None) -> Tuple[List[int], List[int]]:
+def assistant_labels(tok: ChatTokenizer, messages: Messages, tools: list[Tool] | None = None) -> tuple[list[int], list[int]]:
     """(input_ids, labels) of a conversation: labels are the ids on the assistant turns'
     bodies and their end-of-turn tokens, IGNORE (-100) everywhere else."""
     eot = end_of_turn_ids(tok)
@@ -155,20 +158,20 @@ def assistant_labels(tok: Any, messages: Messages, tools: Optional[list] = None)
     if found is None:
         return _labels_by_tokens(tok, messages, tools, eot)
     text, spans = found
-    if hasattr(tok, "encode_with_offsets"):
+    if isinstance(tok, EncodesWithOffsets):
         return _labels_from_offsets(tok, text, spans, eot)
     return _labels_from_pieces(tok, text, spans, eot)
 
 
-def completion_message(completion: Dict[str, Any]) -> Dict[str, Any]:
+def completion_message(completion: dict[str, Any]) -> dict[str, Any]:
     """An RL record's completion ({text, tool_calls}) as the assistant message it was."""
-    msg: Dict[str, Any] = {"role": "assistant", "content": completion.get("text") or ""}
+    msg: dict[str, Any] = {"role": "assistant", "content": completion.get("text") or ""}
     if completion.get("tool_calls"):
         msg["tool_calls"] = completion["tool_calls"]
     return msg
 
 
-def prompt_and_completion_ids(tok: Any, messages: Messages, tools: Optional[list], completion: Dict[str, Any]) -> Tuple[List[int], List[int]]:
+def prompt_and_completion_ids(tok: ChatTokenizer, messages: Messages, tools: list[Tool] | None, completion: dict[str, Any]) -> tuple[list[int], list[int]]:
     """(prompt ids, completion ids) for scoring a completion: the prompt is the
     conversation with the generation header (what the server fed the model), the
     completion is the rest of the rendered conversation up to and including the

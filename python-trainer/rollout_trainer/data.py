@@ -9,7 +9,7 @@ results that follow the assistant turn that called them."""
 import json
 import math
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from .errors import DataError
 
@@ -19,7 +19,7 @@ ROLES = ("system", "user", "assistant", "tool")
 TOOL_CALL_SHAPE = '{"type": "function", "function": {"name": NAME, "arguments": JSON-OBJECT-STRING}}'
 
 
-def read_jsonl(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
+def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; DataError for a line that is not a JSON object."""
     path = Path(path)
     if not path.is_file():
@@ -39,7 +39,7 @@ def read_jsonl(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
     return out
 
 
-def _text(content: Any, where: str) -> Optional[str]:
+def _text(content: Any, where: str) -> str | None:
     """Message content as text: a string, null, or OpenAI's list of text parts (joined)."""
     if content is None or isinstance(content, str):
         return content
@@ -48,7 +48,7 @@ def _text(content: Any, where: str) -> Optional[str]:
     raise DataError(f"{where}: content must be text (a string, null, or a list of {{type: text, text}} parts)")
 
 
-def tool_call_arguments(args: Any) -> Dict[str, Any]:
+def tool_call_arguments(args: Any) -> dict[str, Any]:
     """A tool call's arguments as a dict: OpenAI sends a JSON string, templates want the object."""
     if isinstance(args, dict):
         return args
@@ -58,7 +58,7 @@ def tool_call_arguments(args: Any) -> Dict[str, Any]:
     return parsed
 
 
-def _check_tool_calls(calls: Any, where: str) -> List[Dict[str, Any]]:
+def _check_tool_calls(calls: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(calls, list):
         raise DataError(f"{where}.tool_calls: must be a list of {TOOL_CALL_SHAPE}")
     out = []
@@ -76,11 +76,11 @@ def _check_tool_calls(calls: Any, where: str) -> List[Dict[str, Any]]:
     return out
 
 
-def check_messages(messages: Any, where: str) -> List[Dict[str, Any]]:
+def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
     """The messages, normalised (content as text); DataError naming the message otherwise."""
     if not isinstance(messages, list) or not messages:
         raise DataError(f"{where}: messages must be a non-empty list of {{role, content}}")
-    out: List[Dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
     for i, m in enumerate(messages):
         w = f"{where}: messages[{i}]"
         if not isinstance(m, dict) or m.get("role") not in ROLES:
@@ -105,7 +105,7 @@ def check_messages(messages: Any, where: str) -> List[Dict[str, Any]]:
     return out
 
 
-def check_tools(tools: Any, where: str) -> List[Dict[str, Any]]:
+def check_tools(tools: Any, where: str) -> list[dict[str, Any]]:
     if tools is None:
         return []
     if not isinstance(tools, list):
@@ -117,7 +117,7 @@ def check_tools(tools: Any, where: str) -> List[Dict[str, Any]]:
     return tools
 
 
-def read_sft(path: Path) -> List[Dict[str, Any]]:
+def read_sft(path: Path) -> list[dict[str, Any]]:
     """SFT examples: {messages, tools, metadata, line}. Each needs an assistant turn to learn from."""
     path = Path(path)
     out = []
@@ -132,7 +132,7 @@ def read_sft(path: Path) -> List[Dict[str, Any]]:
     return out
 
 
-def _number_list(v: Any, where: str, key: str, ints: bool) -> Optional[List[Any]]:
+def _number_list(v: Any, where: str, key: str, ints: bool) -> list[Any] | None:
     if v is None:
         return None
     kind = "integers" if ints else "numbers"
@@ -145,7 +145,7 @@ def _number_list(v: Any, where: str, key: str, ints: bool) -> Optional[List[Any]
     return [int(x) for x in v] if ints else [float(x) for x in v]
 
 
-def check_rl_record(rec: Any, where: str) -> Dict[str, Any]:
+def check_rl_record(rec: Any, where: str) -> dict[str, Any]:
     """One RL record (a model call of a rollout), normalised; DataError naming the field otherwise."""
     if not isinstance(rec, dict):
         raise DataError(f"{where}: expected a record object")
@@ -175,7 +175,7 @@ def check_rl_record(rec: Any, where: str) -> Dict[str, Any]:
     }
 
 
-def read_rl(path: Path) -> List[Dict[str, Any]]:
+def read_rl(path: Path) -> list[dict[str, Any]]:
     """RL records, each checked; DataError for the first broken line."""
     path = Path(path)
     out = [check_rl_record(rec, f"{path.name}:{n}") for n, rec in read_jsonl(path)]

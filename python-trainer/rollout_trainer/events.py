@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 PREFIX = "@rollout-trainer "
 
@@ -47,9 +47,9 @@ class Emitter:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.events_file = self.out_dir / "events.jsonl"
         self._lock = threading.Lock()
-        self.metrics_history: List[Dict[str, Any]] = []
+        self.metrics_history: list[dict[str, Any]] = []
 
-    def emit(self, event: Dict[str, Any]) -> Dict[str, Any]:
+    def emit(self, event: dict[str, Any]) -> dict[str, Any]:
         line = json.dumps(_json_safe(event), separators=(",", ":"), default=str, allow_nan=False)
         with self._lock:
             sys.stdout.write(PREFIX + line + "\n")
@@ -64,10 +64,10 @@ class Emitter:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
 
-    def metrics(self, step: int, **numbers: Any) -> Dict[str, Any]:
+    def metrics(self, step: int, **numbers: Any) -> dict[str, Any]:
         """A metrics event; values that are not finite numbers are left out (a NaN would
         make the line invalid JSON, and the contract says numbers only)."""
-        event: Dict[str, Any] = {"event": "metrics", "step": int(step)}
+        event: dict[str, Any] = {"event": "metrics", "step": int(step)}
         for k, v in numbers.items():
             if _finite_number(v):
                 event[k] = v if isinstance(v, int) else float(v)
@@ -75,10 +75,10 @@ class Emitter:
             self.metrics_history.append(event)
         return self.emit(event)
 
-    def checkpoint(self, step: int, path: str) -> Dict[str, Any]:
+    def checkpoint(self, step: int, path: str) -> dict[str, Any]:
         return self.emit({"event": "checkpoint", "step": int(step), "path": path})
 
-    def write_result(self, result: Dict[str, Any]) -> Path:
+    def write_result(self, result: dict[str, Any]) -> Path:
         """out/result.json, replaced atomically: a reader sees the old file or the new one, never half."""
         target = self.out_dir / "result.json"
         tmp = self.out_dir / f".result.json.{os.getpid()}.{threading.get_ident()}.tmp"
@@ -86,6 +86,6 @@ class Emitter:
         os.replace(tmp, target)
         return target
 
-    def last_metrics(self) -> Optional[Dict[str, Any]]:
+    def last_metrics(self) -> dict[str, Any] | None:
         with self._lock:
             return dict(self.metrics_history[-1]) if self.metrics_history else None

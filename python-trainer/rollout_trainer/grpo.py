@@ -18,8 +18,9 @@ object, so serve.py's /control/train can call it again and again; `run_grpo` is 
 import math
 import random
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, TypeVar
 
 import torch
 
@@ -28,17 +29,20 @@ from .context import fit_context, too_long_advice
 from .data import check_rl_record, read_rl
 from .errors import DataError, TrainingError
 from .events import Emitter, now
+from .hparams import GrpoParams
 from .optim import make_optimizer, optimizer_step, set_seed
+from .policy import Policy
+from .spec import JobSpec
 
 LOSS_AGGREGATIONS = ("seq-mean-token-mean", "token-mean")
 
 
 # -- advantages (pure Python) ------------------------------------------------------------
 
-def group_advantages(rewards_by_group: Mapping[str, Sequence[float]], eps: float = 1e-6) -> Dict[str, List[float]]:
+def group_advantages(rewards_by_group: Mapping[str, Sequence[float]], eps: float = 1e-6) -> dict[str, list[float]]:
     """Per group, (r - mean) / (std + eps) for each reward, in order; all zeros for a
     group of one record or with equal rewards. std is the sample standard deviation."""
-    out: Dict[str, List[float]] = {}
+    out: dict[str, list[float]] = {}
     for group, rewards in rewards_by_group.items():
         rs = [float(r) for r in rewards]
         if len(rs) < 2 or max(rs) - min(rs) == 0:
@@ -50,7 +54,7 @@ def group_advantages(rewards_by_group: Mapping[str, Sequence[float]], eps: float
     return out
 
 
-def signal_report(rewards_by_group: Mapping[str, Sequence[float]]) -> Dict[str, int]:
+def signal_report(rewards_by_group: Mapping[str, Sequence[float]]) -> dict[str, int]:
     """How many groups there are, and how many carry no signal (one record, or equal rewards)."""
     singleton = sum(1 for rs in rewards_by_group.values() if len(rs) < 2)
     flat = sum(1 for rs in rewards_by_group.values() if len(rs) >= 2 and max(rs) - min(rs) == 0)
@@ -64,8 +68,8 @@ def _masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(mask, x, torch.zeros_like(x)).sum() / mask.sum().clamp(min=1)
 
 
-def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: Optional[torch.Tensor], advantages: Union[torch.Tensor, Sequence[float]],
-              mask: torch.Tensor, clip_eps: float, kl_coef: float, loss_agg: str = "seq-mean-token-mean") -> Tuple[torch.Tensor, Dict[str, float]]:
+def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, advantages: torch.Tensor | Sequence[float],
+              mask: torch.Tensor, clip_eps: float, kl_coef: float, loss_agg: str = "seq-mean-token-mean") -> tuple[torch.Tensor, dict[str, float]]:
     """The GRPO loss of a batch of completions, padded to [B, T] with `mask` marking
     real tokens, and its statistics.
 
@@ -107,7 +111,7 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: Optional[tor
     return loss, stats
 
 
-def pad_rows(rows: Sequence[torch.Tensor], device: Any) -> Tuple[torch.Tensor, torch.Tensor]:
+def pad_rows(rows: Sequence[torch.Tensor], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """1-D tensors of different lengths as [B, T] (zeros after each row's end) and its mask;
     gradients flow through."""
     width = max(int(r.numel()) for r in rows)
@@ -124,17 +128,17 @@ def pad_rows(rows: Sequence[torch.Tensor], device: Any) -> Tuple[torch.Tensor, t
 class Sample:
     """One record ready for the update."""
 
-    ids: List[int]
+    ids: list[int]
     start: int
     reward: float
     group: str
     advantage: float
-    old: Optional[torch.Tensor] = None  # π_old per completion token
-    ref: Optional[torch.Tensor] = None  # π_ref per completion token
+    old: torch.Tensor | None = None  # π_old per completion token
+    ref: torch.Tensor | None = None  # π_ref per completion token
     behaviour: bool = False  # old came from the record (the sampling server)
 
 
-def tokenized_records(policy: Any, records: List[Dict[str, Any]]) -> List[Tuple[List[int], List[int], Optional[torch.Tensor]]]:
+def tokenized_records(policy: Policy, records: list[dict[str, Any]]) -> list[tuple[list[int], list[int], torch.Tensor | None]]:
     """(prompt ids, completion ids, behaviour logprobs or None) per record: the completion is
     the exact tokens the sampling server reported where it did (and they are in the vocabulary)."""
     tok = policy.tokenizer
@@ -142,7 +146,7 @@ def tokenized_records(policy: Any, records: List[Dict[str, Any]]) -> List[Tuple[
     out = []
     for rec in records:
         prompt, completion = prompt_and_completion_ids(tok, rec["messages"], rec.get("tools"), rec["completion"])
-        old: Optional[torch.Tensor] = None
+        old: torch.Tensor | None = None
         sampled = rec.get("token_ids")
         if sampled and (not vocab or all(0 <= t < vocab for t in sampled)):
             completion = list(sampled)  # the exact tokens the behaviour policy sampled
@@ -153,23 +157,23 @@ def tokenized_records(policy: Any, records: List[Dict[str, Any]]) -> List[Tuple[
     return out
 
 
-def prepare_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], context: bool = True) -> Tuple[List[Sample], Dict[str, int]]:
+def prepare_samples(policy: Policy, records: list[dict[str, Any]], hp: GrpoParams, context: bool = True) -> tuple[list[Sample], dict[str, int]]:
     """Samples of the records (advantages over every record of each group, so a record
     dropped for its length still counts in its group's statistics) and the counts of
     what was left out; context=False ignores the model's own limit (to size it)."""
-    by_group: Dict[str, List[float]] = defaultdict(list)
+    by_group: dict[str, list[float]] = defaultdict(list)
     for rec in records:
         by_group[rec["group"]].append(rec["reward"])
-    adv_by_group = {g: iter(a) for g, a in group_advantages(by_group, float(hp["adv_eps"])).items()}
+    adv_by_group = {g: iter(a) for g, a in group_advantages(by_group, hp.adv_eps).items()}
     limit = policy.max_positions() if context else None
-    samples: List[Sample] = []
+    samples: list[Sample] = []
     counts = {"dropped_too_long": 0, "dropped_empty": 0, "behaviour_logprobs": 0}
     for rec, (prompt, completion, old) in zip(records, tokenized_records(policy, records)):
         advantage = next(adv_by_group[rec["group"]])
         if not completion:
             counts["dropped_empty"] += 1
             continue
-        if len(prompt) > int(hp["max_prompt_length"]) or len(completion) > int(hp["max_response_length"]) or (limit and len(prompt) + len(completion) > limit):
+        if len(prompt) > hp.max_prompt_length or len(completion) > hp.max_response_length or (limit and len(prompt) + len(completion) > limit):
             counts["dropped_too_long"] += 1
             continue
         counts["behaviour_logprobs"] += old is not None
@@ -177,11 +181,11 @@ def prepare_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, An
     return samples, counts
 
 
-def sized_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], emitter: Emitter, source: str) -> Tuple[List[Sample], Dict[str, int]]:
+def sized_samples(policy: Policy, records: list[dict[str, Any]], hp: GrpoParams, emitter: Emitter, source: str) -> tuple[list[Sample], dict[str, int]]:
     """The samples a grpo job trains on: a model built from scratch first grows its context
     to the longest record the length settings let in; records still too long are left out,
     counted, with the settings that would keep them (DataError when no signal is left)."""
-    if getattr(policy, "from_scratch", False):
+    if policy.from_scratch:
         fitting, _ = prepare_samples(policy, records, hp, context=False)
         fit_context(policy, max((len(s.ids) for s in fitting), default=0), emitter)
     samples, counts = prepare_samples(policy, records, hp)
@@ -189,7 +193,7 @@ def sized_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any]
     if counts["dropped_too_long"] or not useful:
         lengths = [(len(p), len(c)) for p, c, _ in tokenized_records(policy, records)]
         longest = max((p + c for p, c in lengths), default=0)
-        caps = [("max_prompt_length", int(hp["max_prompt_length"])), ("max_response_length", int(hp["max_response_length"]))]
+        caps = [("max_prompt_length", hp.max_prompt_length), ("max_response_length", hp.max_response_length)]
         if not useful:
             raise DataError(f"{source}: no record with a signal fits ({counts['dropped_too_long']} of {len(records)} too long, the longest "
                             f"{longest} tokens) — {too_long_advice(policy, caps, longest, name_all=True)}")
@@ -199,26 +203,38 @@ def sized_samples(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any]
     return samples, counts
 
 
-def _chunks(items: Sequence[Any], n: int) -> List[Sequence[Any]]:
+T = TypeVar("T")
+
+
+def _chunks(items: Sequence[T], n: int) -> list[Sequence[T]]:
     return [items[i : i + n] for i in range(0, len(items), n)]
 
 
-def planned_steps(useful: int, hp: Dict[str, Any]) -> int:
+def planned_steps(useful: int, hp: GrpoParams) -> int:
     """Optimizer steps an update over `useful` records takes: epochs × ceil(ceil(useful / batch_size) / grad_accum), capped by max_steps > 0."""
     if useful == 0:
         return 0
-    per_epoch = math.ceil(math.ceil(useful / int(hp["batch_size"])) / int(hp["grad_accum"]))
-    total = per_epoch * max(1, int(hp["epochs"]))
-    return min(total, int(hp["max_steps"])) if int(hp["max_steps"]) > 0 else total
+    per_epoch = math.ceil(math.ceil(useful / hp.batch_size) / hp.grad_accum)
+    total = per_epoch * max(1, hp.epochs)
+    return min(total, hp.max_steps) if hp.max_steps > 0 else total
 
 
-def _update(policy: Any, samples: List[Sample], hp: Dict[str, Any], emitter: Emitter, step_offset: int,
-            on_step: Optional[Callable[[int], None]]) -> Tuple[int, Dict[str, Any]]:
+def _scored(rows: list[torch.Tensor | None]) -> list[torch.Tensor]:
+    """A batch's π_old or π_ref logprobs, which _update scores for every sample it trains on
+    before its first step."""
+    scored = [r for r in rows if r is not None]
+    if len(scored) != len(rows):
+        raise RuntimeError("a sample reached the update without its logprobs scored")
+    return scored
+
+
+def _update(policy: Policy, samples: list[Sample], hp: GrpoParams, emitter: Emitter, step_offset: int,
+            on_step: Callable[[int], None] | None) -> tuple[int, dict[str, Any]]:
     useful = [s for s in samples if s.advantage != 0.0]
     if not useful:
         return 0, {}
-    bs, accum = int(hp["batch_size"]), int(hp["grad_accum"])
-    kl_coef, clip_eps, lr = float(hp["kl_coef"]), float(hp["clip_eps"]), float(hp["learning_rate"])
+    bs, accum = hp.batch_size, hp.grad_accum
+    kl_coef, clip_eps, lr = hp.kl_coef, hp.clip_eps, hp.learning_rate
 
     # π_old where the record did not bring it, and π_ref: once, before the first step.
     with policy.eval_mode(), torch.no_grad():
@@ -234,11 +250,11 @@ def _update(policy: Any, samples: List[Sample], hp: Dict[str, Any], emitter: Emi
     params = policy.trainable_parameters()
     if policy.optimizer is None:
         policy.optimizer = make_optimizer(params, lr)
-    rng = random.Random(int(hp["seed"]) + step_offset)
-    max_steps = int(hp["max_steps"])
-    epochs = max(1, int(hp["epochs"]))
+    rng = random.Random(hp.seed + step_offset)
+    max_steps = hp.max_steps
+    epochs = max(1, hp.epochs)
     steps = 0
-    last: Dict[str, Any] = {}
+    last: dict[str, Any] = {}
     policy.model.train()
     for epoch in range(epochs):
         order = rng.sample(range(len(useful)), len(useful))
@@ -246,15 +262,15 @@ def _update(policy: Any, samples: List[Sample], hp: Dict[str, Any], emitter: Emi
         for k, micro in enumerate(groups_of_micro):
             if max_steps > 0 and steps >= max_steps:
                 break
-            sums: Dict[str, float] = defaultdict(float)
-            batch_all: List[Sample] = []
+            sums: dict[str, float] = defaultdict(float)
+            batch_all: list[Sample] = []
             for mb in micro:
                 batch = [useful[i] for i in mb]
                 batch_all += batch
                 logp, mask = pad_rows(policy.sequence_logprobs([s.ids for s in batch], [s.start for s in batch]), policy.device)
-                old, _ = pad_rows([s.old for s in batch], policy.device)
-                ref = pad_rows([s.ref for s in batch], policy.device)[0] if kl_coef > 0 else None
-                loss, st = grpo_loss(logp, old, ref, [s.advantage for s in batch], mask, clip_eps, kl_coef, str(hp["loss_agg"]))
+                old, _ = pad_rows(_scored([s.old for s in batch]), policy.device)
+                ref = pad_rows(_scored([s.ref for s in batch]), policy.device)[0] if kl_coef > 0 else None
+                loss, st = grpo_loss(logp, old, ref, [s.advantage for s in batch], mask, clip_eps, kl_coef, hp.loss_agg)
                 if not torch.isfinite(loss):
                     raise TrainingError(f"the GRPO loss is {float(loss)} at step {step_offset + steps + 1} — lower learning_rate")
                 (loss / len(micro)).backward()
@@ -278,13 +294,13 @@ def _update(policy: Any, samples: List[Sample], hp: Dict[str, Any], emitter: Emi
     return steps, last
 
 
-def _summary(samples: List[Sample], counts: Dict[str, int], report: Dict[str, int], steps: int, last: Dict[str, Any]) -> Dict[str, Any]:
+def _summary(samples: list[Sample], counts: dict[str, int], report: dict[str, int], steps: int, last: dict[str, Any]) -> dict[str, Any]:
     return {"steps": steps, "records": len(samples), "useful": sum(1 for s in samples if s.advantage != 0.0), **report, **counts,
             "metrics": {k: v for k, v in last.items() if k != "event"}}
 
 
-def grpo_update(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], emitter: Emitter, step_offset: int = 0,
-                on_step: Optional[Callable[[int], None]] = None) -> Dict[str, Any]:
+def grpo_update(policy: Policy, records: list[dict[str, Any]], hp: GrpoParams, emitter: Emitter, step_offset: int = 0,
+                on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
     """One GRPO update over `records` (RL records as exported; checked here, DataError
     naming records[i] otherwise): `epochs` passes over the records with a signal, in
     optimizer steps of batch_size × grad_accum records, at most max_steps (> 0) steps,
@@ -294,7 +310,7 @@ def grpo_update(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], 
     useful_groups, dropped_too_long, dropped_empty, behaviour_logprobs, metrics}; steps is
     0 when no group has a signal (nothing is changed then)."""
     checked = [check_rl_record(rec, f"records[{i}]") for i, rec in enumerate(records)]
-    by_group: Dict[str, List[float]] = defaultdict(list)
+    by_group: dict[str, list[float]] = defaultdict(list)
     for rec in checked:
         by_group[rec["group"]].append(rec["reward"])
     samples, counts = prepare_samples(policy, checked, hp)
@@ -302,30 +318,30 @@ def grpo_update(policy: Any, records: List[Dict[str, Any]], hp: Dict[str, Any], 
     return _summary(samples, counts, signal_report(by_group), steps, last)
 
 
-def run_grpo(spec: Any, emitter: Emitter) -> Dict[str, Any]:
+def run_grpo(spec: JobSpec, emitter: Emitter) -> dict[str, Any]:
     """The grpo job: returns the fields of a succeeded result.json."""
     from .backends import load_policy
 
-    hp = spec.hyperparameters
-    set_seed(hp["seed"])
-    records = read_rl(spec.path(spec.train))
-    by_group: Dict[str, List[float]] = defaultdict(list)
+    hp = spec.params(GrpoParams)
+    set_seed(hp.seed)
+    records = read_rl(spec.path(spec.train_data))
+    by_group: dict[str, list[float]] = defaultdict(list)
     for rec in records:
         by_group[rec["group"]].append(rec["reward"])
     report = signal_report(by_group)
     if report["useful_groups"] == 0:
-        raise DataError(f"{spec.train}: no group has two records with different rewards ({report['singleton_groups']} single-record groups, "
+        raise DataError(f"{spec.train_data}: no group has two records with different rewards ({report['singleton_groups']} single-record groups, "
                         f"{report['zero_variance_groups']} with equal rewards) — GRPO has nothing to learn; sample more rollouts per task")
     policy = load_policy(spec, emitter=emitter)
-    samples, counts = sized_samples(policy, records, hp, emitter, spec.train)
+    samples, counts = sized_samples(policy, records, hp, emitter, spec.train_data)
     useful = sum(1 for s in samples if s.advantage != 0.0)
     total = planned_steps(useful, hp)
     emitter.emit({"event": "start", "job": spec.id, "phase": "grpo", **policy.describe(), "examples": len(records), "steps": total,
                   "useful_records": useful, **report, **counts, "time": now()})
     sizes = [len(rs) for rs in by_group.values()]
-    if any(n != int(hp["group_size"]) for n in sizes):
-        emitter.log(f"note: group sizes {min(sizes)}..{max(sizes)} records (group_size {hp['group_size']}); advantages are normalised within each group as it is")
-    every = int(hp["save_steps"])
+    if any(n != hp.group_size for n in sizes):
+        emitter.log(f"note: group sizes {min(sizes)}..{max(sizes)} records (group_size {hp.group_size}); advantages are normalised within each group as it is")
+    every = hp.save_steps
 
     def checkpoint(step: int) -> None:
         if every > 0 and step % every == 0:

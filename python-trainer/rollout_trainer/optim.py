@@ -6,14 +6,14 @@ batch must not wreck an adapter), linear warm-up then linear decay to zero (SFT)
 constant rate (GRPO, whose updates are small and repeated)."""
 
 import random
-from typing import Any, List
 
 import torch
+from torch.nn.utils.clip_grad import clip_grad_norm_
 
 MAX_GRAD_NORM = 1.0
 
 
-def set_seed(seed: Any) -> None:
+def set_seed(seed: int) -> None:
     """Python, numpy (where installed) and torch (CPU and GPUs) from one seed."""
     seed = int(seed)
     random.seed(seed)
@@ -26,7 +26,7 @@ def set_seed(seed: Any) -> None:
     torch.manual_seed(seed)
 
 
-def make_optimizer(params: List[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
+def make_optimizer(params: list[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
     if not params:
         raise ValueError("the model has no trainable parameters (is the adapter loaded for training?)")
     return torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
@@ -42,11 +42,11 @@ def lr_at(step: int, total: int, warmup: int, base: float) -> float:
     return base * max(0.0, (total - step) / (total - warmup))
 
 
-def optimizer_step(opt: torch.optim.Optimizer, params: List[torch.nn.Parameter], lr: float) -> float:
+def optimizer_step(opt: torch.optim.Optimizer, params: list[torch.nn.Parameter], lr: float) -> float:
     """Clip, step at `lr`, clear the gradients; returns the gradient norm before clipping."""
     for group in opt.param_groups:
         group["lr"] = lr
-    norm = torch.nn.utils.clip_grad_norm_(params, MAX_GRAD_NORM)
+    norm = clip_grad_norm_(params, MAX_GRAD_NORM)
     opt.step()
     opt.zero_grad(set_to_none=True)
     return float(norm)

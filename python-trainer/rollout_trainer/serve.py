@@ -7,6 +7,7 @@ The parts live in rollout_trainer.serving; this module starts them, announces wh
 server listens (the serving event and out/serving.json) and stops cleanly on SIGTERM or
 SIGINT, which is how a serve job ends."""
 
+import argparse
 import importlib.util
 import json
 import os
@@ -14,16 +15,18 @@ import signal
 import sys
 import threading
 import traceback
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 from .backends import load_policy
 from .errors import SpecError
 from .events import Emitter, now
+from .hparams import ServeParams
 from .serving.control import Controller
 from .serving.http import App, PolicyHTTPServer
 from .serving.local import LocalGenerator
 from .serving.protocol import ApiError
 from .serving.vllm import VllmEngine, wants_vllm
+from .spec import JobSpec
 
 API_KEY_ENV = "ROLLOUT_TRAINER_API_KEY"
 
@@ -33,20 +36,20 @@ class Stopped(BaseException):
     KeyboardInterrupt, so no broad `except Exception` on the way swallows it)."""
 
 
-def build_app(spec: Any, emitter: Emitter, api_key: Optional[str] = None) -> App:
+def build_app(spec: JobSpec, emitter: Emitter, api_key: str | None = None) -> App:
     """The policy, the controller and the engine that answers chat requests. The engine
     choice comes first, so `engine: vllm` on a machine without vLLM fails before any
     weights are loaded."""
-    hp = spec.hyperparameters
-    use_vllm = wants_vllm(str(hp["engine"]), spec.model.backend, importlib.util.find_spec("vllm") is not None)
+    hp = spec.params(ServeParams)
+    use_vllm = wants_vllm(hp.engine, spec.model.backend, importlib.util.find_spec("vllm") is not None)
     policy = load_policy(spec, emitter=emitter)
     model = getattr(policy, "model", None)
     if model is not None:
         model.eval()
-    policy.kv_cache = bool(hp["kv_cache"])
+    policy.kv_cache = hp.kv_cache
     engine = VllmEngine.for_spec(spec) if use_vllm else None
     controller = Controller(spec, policy, emitter, publish=engine.publish if engine else None)
-    generator = None if engine else LocalGenerator(policy, int(hp["max_new_tokens"]))
+    generator = None if engine else LocalGenerator(policy, hp.max_new_tokens)
     return App(controller, generator=generator, engine=engine, api_key=api_key)
 
 
@@ -60,7 +63,7 @@ def start_engine(app: App) -> None:
         app.engine.publish(spec.served_name, spec.path(spec.model.adapter))
 
 
-def listen_address(spec: Any, args: Any) -> Tuple[str, int]:
+def listen_address(spec: JobSpec, args: argparse.Namespace) -> tuple[str, int]:
     port = getattr(args, "port", None)
     if spec.serve is None:
         return "127.0.0.1", 8000 if port is None else int(port)
@@ -85,7 +88,7 @@ def public_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}/v1" if ":" in host else f"http://{host}:{port}/v1"
 
 
-def announce(spec: Any, emitter: Emitter, app: App, url: str) -> Dict[str, Any]:
+def announce(spec: JobSpec, emitter: Emitter, app: App, url: str) -> dict[str, Any]:
     """The serving event, and the same object in out/serving.json (written whole, so a
     launcher polling for the file never reads half of it)."""
     serving = {"event": "serving", "url": url, "model": spec.served_name, "version": app.controller.versions.current}
@@ -96,8 +99,8 @@ def announce(spec: Any, emitter: Emitter, app: App, url: str) -> Dict[str, Any]:
     return serving
 
 
-def _result(spec: Any, app: Optional[App], started: float, status: str, error: Optional[str]) -> Dict[str, Any]:
-    result: Dict[str, Any] = {"status": status, "job": spec.id, "phase": "serve", "base_model": spec.model.base, "backend": spec.model.backend,
+def _result(spec: JobSpec, app: App | None, started: float, status: str, error: str | None) -> dict[str, Any]:
+    result: dict[str, Any] = {"status": status, "job": spec.id, "phase": "serve", "base_model": spec.model.base, "backend": spec.model.backend,
                               "adapter": spec.model.adapter, "merged": None, "steps": 0, "examples": 0, "metrics": {},
                               "started_at": started, "ended_at": now(), "error": error}
     if app is not None:
@@ -108,14 +111,14 @@ def _result(spec: Any, app: Optional[App], started: float, status: str, error: O
     return result
 
 
-def _fail(spec: Any, emitter: Emitter, app: Optional[App], started: float, message: str, code: int) -> int:
+def _fail(spec: JobSpec, emitter: Emitter, app: App | None, started: float, message: str, code: int) -> int:
     print(f"rollout_trainer: {message}", file=sys.stderr)
     emitter.write_result(_result(spec, app, started, "failed", message))
     emitter.emit({"event": "error", "message": message})
     return code
 
 
-def _install_stop_handlers(holder: Dict[str, Any]) -> None:
+def _install_stop_handlers(holder: dict[str, Any]) -> None:
     """SIGTERM/SIGINT stop the server cleanly: before it listens, by unwinding the start-up;
     while it serves, by shutting the server down (from another thread: shutdown() waits for
     the serving loop, which runs in this one)."""
@@ -131,12 +134,12 @@ def _install_stop_handlers(holder: Dict[str, Any]) -> None:
         signal.signal(signal.SIGINT, on_signal)
 
 
-def main(spec: Any, args: Any) -> int:
+def main(spec: JobSpec, args: argparse.Namespace) -> int:
     emitter = Emitter(spec.out)
     started = now()
-    holder: Dict[str, Any] = {}
+    holder: dict[str, Any] = {}
     _install_stop_handlers(holder)
-    app: Optional[App] = None
+    app: App | None = None
     try:
         app = build_app(spec, emitter, os.environ.get(API_KEY_ENV) or None)
         policy = app.controller.policy
@@ -169,7 +172,7 @@ def main(spec: Any, args: Any) -> int:
     return _finish(spec, emitter, app, started)
 
 
-def _finish(spec: Any, emitter: Emitter, app: Optional[App], started: float) -> int:
+def _finish(spec: JobSpec, emitter: Emitter, app: App | None, started: float) -> int:
     """A serve job ends by being stopped: that is success, with what it trained."""
     result = _result(spec, app, started, "succeeded", None)
     emitter.write_result(result)

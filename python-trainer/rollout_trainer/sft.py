@@ -15,26 +15,31 @@ import importlib.util
 import inspect
 import math
 import random
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from collections.abc import Iterator
+from typing import Any, TypeGuard
 
 import torch
 
 from .backends import load_policy
 from .backends.common import left_pad
+from .backends.hf import HfPolicy
 from .chat import IGNORE, assistant_labels
 from .context import fit_context, too_long_advice
 from .data import read_sft
 from .errors import DataError, TrainingError
 from .events import Emitter, now
+from .hparams import SftParams
 from .optim import lr_at, make_optimizer, optimizer_step, set_seed
+from .policy import Policy
+from .spec import JobSpec
 
-Example = Tuple[List[int], List[int]]
+Example = tuple[list[int], list[int]]
 
 
-def fit_examples(tokenized: List[Example], max_length: int) -> Tuple[List[Example], Dict[str, int]]:
+def fit_examples(tokenized: list[Example], max_length: int) -> tuple[list[Example], dict[str, int]]:
     """The tokenised examples of at most max_length tokens with an assistant token to learn,
     and how many were dropped and why."""
-    out: List[Example] = []
+    out: list[Example] = []
     too_long = no_tokens = 0
     for ids, labels in tokenized:
         if len(ids) > max_length:
@@ -46,14 +51,15 @@ def fit_examples(tokenized: List[Example], max_length: int) -> Tuple[List[Exampl
     return out, {"dropped_too_long": too_long, "dropped_no_assistant_tokens": no_tokens}
 
 
-def sized_examples(policy: Any, examples: List[Dict[str, Any]], hp: Dict[str, Any], emitter: Emitter, source: str) -> Tuple[List[Example], Dict[str, int]]:
+def sized_examples(policy: Policy, examples: list[dict[str, Any]], hp: SftParams, emitter: Emitter, source: str) -> tuple[list[Example], dict[str, int]]:
     """The examples a job trains on: a model built from scratch first grows its context to
     the longest example max_length lets in; what still does not fit is left out, counted,
     with the setting that would keep it (DataError when nothing is left)."""
     tokenized = [assistant_labels(policy.tokenizer, ex["messages"], ex.get("tools")) for ex in examples]
-    caps = [("max_length", int(hp["max_length"]))]
+    caps = [("max_length", hp.max_length)]
     fit_context(policy, max((len(ids) for ids, _ in tokenized if len(ids) <= caps[0][1]), default=0), emitter)
-    limit = caps[0][1] if not policy.max_positions() else min(caps[0][1], int(policy.max_positions()))
+    context = policy.max_positions()
+    limit = caps[0][1] if not context else min(caps[0][1], int(context))
     data, dropped = fit_examples(tokenized, limit)
     longest = max((len(ids) for ids, _ in tokenized), default=0)
     if not data and not dropped["dropped_too_long"]:
@@ -67,7 +73,7 @@ def sized_examples(policy: Any, examples: List[Dict[str, Any]], hp: Dict[str, An
     return data, dropped
 
 
-def micro_batches(n: int, batch_size: int, seed: int) -> Iterator[Tuple[int, List[int]]]:
+def micro_batches(n: int, batch_size: int, seed: int) -> Iterator[tuple[int, list[int]]]:
     """(epoch, example indices) forever: every epoch a fresh seeded shuffle, cut into
     batches of batch_size (the last one of an epoch may be smaller)."""
     rng = random.Random(seed)
@@ -79,15 +85,15 @@ def micro_batches(n: int, batch_size: int, seed: int) -> Iterator[Tuple[int, Lis
         epoch += 1
 
 
-def plan_steps(n: int, hp: Dict[str, Any]) -> Tuple[int, int]:
+def plan_steps(n: int, hp: SftParams) -> tuple[int, int]:
     """(optimizer steps per epoch, total steps): max_steps when > 0, else epochs × per-epoch."""
-    micro_per_epoch = math.ceil(n / int(hp["batch_size"]))
-    per_epoch = max(1, math.ceil(micro_per_epoch / int(hp["grad_accum"])))
-    total = int(hp["max_steps"]) if int(hp["max_steps"]) > 0 else per_epoch * int(hp["epochs"])
+    micro_per_epoch = math.ceil(n / hp.batch_size)
+    per_epoch = max(1, math.ceil(micro_per_epoch / hp.grad_accum))
+    total = hp.max_steps if hp.max_steps > 0 else per_epoch * hp.epochs
     return per_epoch, total
 
 
-def batch_loss_sum(policy: Any, batch: List[Example]) -> torch.Tensor:
+def batch_loss_sum(policy: Policy, batch: list[Example]) -> torch.Tensor:
     """Summed cross-entropy over the batch's assistant tokens (the caller divides by the
     step's token count, so every assistant token weighs the same across micro-batches).
     Only the labelled positions' logits are turned into float32 probabilities."""
@@ -104,17 +110,17 @@ def assistant_tokens(example: Example) -> int:
     return sum(1 for label in example[1][1:] if label != IGNORE)
 
 
-def train_own_loop(spec: Any, policy: Any, data: List[Example], emitter: Emitter, per_epoch: int, total: int) -> Tuple[int, Dict[str, Any]]:
-    hp = spec.hyperparameters
-    bs, accum = int(hp["batch_size"]), int(hp["grad_accum"])
-    every_log, every_save = max(1, int(hp["logging_steps"])), int(hp["save_steps"])
+def train_own_loop(spec: JobSpec, policy: Policy, data: list[Example], emitter: Emitter, per_epoch: int, total: int) -> tuple[int, dict[str, Any]]:
+    hp = spec.params(SftParams)
+    bs, accum = hp.batch_size, hp.grad_accum
+    every_log, every_save = max(1, hp.logging_steps), hp.save_steps
     params = policy.trainable_parameters()
-    opt = make_optimizer(params, float(hp["learning_rate"]))
-    batches = micro_batches(len(data), bs, int(hp["seed"]))
+    opt = make_optimizer(params, hp.learning_rate)
+    batches = micro_batches(len(data), bs, hp.seed)
     micro_per_epoch = math.ceil(len(data) / bs)
     micro_done = 0
     window_loss = window_tokens = 0.0
-    last: Dict[str, Any] = {}
+    last: dict[str, Any] = {}
     policy.model.train()
     for step in range(total):
         chosen = [next(batches)[1] for _ in range(accum)]
@@ -127,7 +133,7 @@ def train_own_loop(spec: Any, policy: Any, data: List[Example], emitter: Emitter
                 raise TrainingError(f"the loss is {float(loss_sum)} at step {step + 1} — lower learning_rate")
             (loss_sum / step_tokens).backward()
             step_loss += float(loss_sum)
-        lr = lr_at(step, total, int(hp["warmup_steps"]), float(hp["learning_rate"]))
+        lr = lr_at(step, total, hp.warmup_steps, hp.learning_rate)
         grad_norm = optimizer_step(opt, params, lr)
         window_loss += step_loss
         window_tokens += step_tokens
@@ -142,12 +148,12 @@ def train_own_loop(spec: Any, policy: Any, data: List[Example], emitter: Emitter
     return total, last
 
 
-def trl_usable(policy: Any) -> bool:
+def trl_usable(policy: Policy) -> TypeGuard[HfPolicy]:
     """TRL's SFTTrainer runs the transformers backend's loop where trl and datasets are installed."""
-    return policy.backend == "transformers" and all(importlib.util.find_spec(m) is not None for m in ("trl", "datasets"))
+    return isinstance(policy, HfPolicy) and all(importlib.util.find_spec(m) is not None for m in ("trl", "datasets"))
 
 
-def train_with_trl(spec: Any, policy: Any, data: List[Example], emitter: Emitter, total: int) -> Tuple[int, Dict[str, Any]]:
+def train_with_trl(spec: JobSpec, policy: HfPolicy, data: list[Example], emitter: Emitter, total: int) -> tuple[int, dict[str, Any]]:
     """TRL's SFTTrainer on the pre-tokenised examples (input_ids + labels, padded by our
     collator, so TRL's template handling and assistant-mask requirements never apply),
     with a callback that turns its logs and saves into our events."""
@@ -155,11 +161,11 @@ def train_with_trl(spec: Any, policy: Any, data: List[Example], emitter: Emitter
     from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
-    hp = spec.hyperparameters
-    last: Dict[str, Any] = {}
+    hp = spec.params(SftParams)
+    last: dict[str, Any] = {}
 
     class Events(TrainerCallback):
-        def on_log(self, args: Any, state: Any, control: Any, logs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
             nonlocal last
             if logs and "loss" in logs:
                 last = emitter.metrics(state.global_step, epoch=logs.get("epoch"), loss=logs["loss"], lr=logs.get("learning_rate"),
@@ -171,7 +177,7 @@ def train_with_trl(spec: Any, policy: Any, data: List[Example], emitter: Emitter
 
     pad = policy.tokenizer.pad_token_id
 
-    def collate(rows: List[Dict[str, Any]]) -> Dict[str, torch.Tensor]:
+    def collate(rows: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         width = max(len(r["input_ids"]) for r in rows)
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
         labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
@@ -184,23 +190,23 @@ def train_with_trl(spec: Any, policy: Any, data: List[Example], emitter: Emitter
         return {"input_ids": ids, "attention_mask": mask, "labels": labels}
 
     on_gpu = policy.device.type == "cuda"
-    wanted: Dict[str, Any] = {
+    wanted: dict[str, Any] = {
         "output_dir": str(spec.out),
-        "per_device_train_batch_size": int(hp["batch_size"]),
-        "gradient_accumulation_steps": int(hp["grad_accum"]),
-        "learning_rate": float(hp["learning_rate"]),
-        "max_steps": int(hp["max_steps"]) if int(hp["max_steps"]) > 0 else -1,
-        "num_train_epochs": float(hp["epochs"]),
-        "warmup_steps": int(hp["warmup_steps"]),
+        "per_device_train_batch_size": hp.batch_size,
+        "gradient_accumulation_steps": hp.grad_accum,
+        "learning_rate": hp.learning_rate,
+        "max_steps": hp.max_steps if hp.max_steps > 0 else -1,
+        "num_train_epochs": float(hp.epochs),
+        "warmup_steps": hp.warmup_steps,
         "lr_scheduler_type": "linear",
         "weight_decay": 0.0,
         "max_grad_norm": 1.0,
-        "logging_steps": max(1, int(hp["logging_steps"])),
-        "save_strategy": "steps" if int(hp["save_steps"]) > 0 else "no",
-        "save_steps": max(1, int(hp["save_steps"])),
+        "logging_steps": max(1, hp.logging_steps),
+        "save_strategy": "steps" if hp.save_steps > 0 else "no",
+        "save_steps": max(1, hp.save_steps),
         "save_only_model": True,
-        "seed": int(hp["seed"]),
-        "data_seed": int(hp["seed"]),
+        "seed": hp.seed,
+        "data_seed": hp.seed,
         "bf16": on_gpu and policy.dtype == torch.bfloat16,
         "fp16": on_gpu and policy.dtype == torch.float16,
         "gradient_checkpointing": False,  # the backend has set it up already (non-reentrant, with LoRA)
@@ -209,14 +215,14 @@ def train_with_trl(spec: Any, policy: Any, data: List[Example], emitter: Emitter
         "dataset_kwargs": {"skip_prepare_dataset": True},
         "packing": False,
         "disable_tqdm": True,
-        "max_length": int(hp["max_length"]),
+        "max_length": hp.max_length,
     }
     fields = {f.name for f in dataclasses.fields(SFTConfig)}
     if "max_length" not in fields:
         wanted["max_seq_length"] = wanted.pop("max_length")  # TRL before 0.20
     config = SFTConfig(**{k: v for k, v in wanted.items() if k in fields})
     dataset = Dataset.from_dict({"input_ids": [d[0] for d in data], "labels": [d[1] for d in data]})
-    kwargs: Dict[str, Any] = {"model": policy.model, "args": config, "train_dataset": dataset, "data_collator": collate, "callbacks": [Events()]}
+    kwargs: dict[str, Any] = {"model": policy.model, "args": config, "train_dataset": dataset, "data_collator": collate, "callbacks": [Events()]}
     tokenizer_arg = "processing_class" if "processing_class" in inspect.signature(SFTTrainer.__init__).parameters else "tokenizer"
     kwargs[tokenizer_arg] = policy.tokenizer.tok
     trainer = SFTTrainer(**kwargs)
@@ -224,13 +230,13 @@ def train_with_trl(spec: Any, policy: Any, data: List[Example], emitter: Emitter
     return int(trainer.state.global_step), last
 
 
-def run_sft(spec: Any, emitter: Emitter) -> Dict[str, Any]:
+def run_sft(spec: JobSpec, emitter: Emitter) -> dict[str, Any]:
     """The sft job: returns the fields of a succeeded result.json."""
-    hp = spec.hyperparameters
-    set_seed(hp["seed"])
-    examples = read_sft(spec.path(spec.train))
+    hp = spec.params(SftParams)
+    set_seed(hp.seed)
+    examples = read_sft(spec.path(spec.train_data))
     policy = load_policy(spec, emitter=emitter)
-    data, dropped = sized_examples(policy, examples, hp, emitter, spec.train)
+    data, dropped = sized_examples(policy, examples, hp, emitter, spec.train_data)
     per_epoch, total = plan_steps(len(data), hp)
     use_trl = trl_usable(policy)
     emitter.emit({"event": "start", "job": spec.id, "phase": "sft", **policy.describe(), "examples": len(data), "steps": total,
@@ -241,7 +247,7 @@ def run_sft(spec: Any, emitter: Emitter) -> Dict[str, Any]:
         steps, last = train_own_loop(spec, policy, data, emitter, per_epoch, total)
     policy.save_adapter(spec.out / "adapter")
     merged = None
-    if hp["merge"]:
+    if hp.merge:
         policy.merge_and_save(spec.out / "merged")
         merged = f"{spec.output_dir}/merged"
     return {"adapter": f"{spec.output_dir}/adapter", "merged": merged, "steps": steps, "examples": len(data), **dropped,

@@ -10,13 +10,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
 
 from .errors import SpecError
-from .hparams import resolve_hparams
+from .hparams import HyperParameters, P, resolve_hparams
 
 __all__ = ["JobSpec", "SpecError", "load_spec", "check_relative", "validate_document"]
 
@@ -34,16 +34,16 @@ class PhaseSpec:
 class ModelSpec:
     base: str
     backend: str = "transformers"
-    config: Optional[Dict[str, Any]] = None
-    adapter: Optional[str] = None
+    config: dict[str, Any] | None = None
+    adapter: str | None = None
     dtype: str = "auto"
-    servedName: Optional[str] = None
+    servedName: str | None = None
 
 
 @dataclass(frozen=True)
 class DataSpec:
-    train: Optional[str]
-    manifest: Optional[str] = None
+    train: str | None
+    manifest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,9 @@ class OutputSpec:
 @dataclass(frozen=True)
 class ResourcesSpec:
     gpus: int = 1
-    gpuType: Optional[str] = None
-    cpus: Optional[int] = None
-    memoryGb: Optional[float] = None
+    gpuType: str | None = None
+    cpus: int | None = None
+    memoryGb: float | None = None
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,13 @@ class JobSpec:
     id: str
     phase: PhaseSpec
     model: ModelSpec
-    hyperparameters: Dict[str, Any]
+    hyperparameters: HyperParameters
     data: DataSpec
     output: OutputSpec
     resources: ResourcesSpec
-    serve: Optional[ServeSpec]
-    env: List[str]
-    command: List[str]
+    serve: ServeSpec | None
+    env: list[str]
+    command: list[str]
     bundle_dir: Path
     spec_file: Path = field(default=Path("job.yaml"))
 
@@ -87,12 +87,26 @@ class JobSpec:
     def kind(self) -> str:
         return self.phase.kind
 
+    def params(self, of: type[P]) -> P:
+        """The hyper-parameters as the record a job kind reads (SftParams, GrpoParams,
+        ServeParams); SpecError when this spec's kind has other ones."""
+        if not isinstance(self.hyperparameters, of):
+            raise SpecError(f"phase.kind: a {self.kind} job has no {of.__name__} — run the job its kind names")
+        return self.hyperparameters
+
     @property
-    def train(self) -> Optional[str]:
+    def train(self) -> str | None:
         return self.data.train
 
     @property
-    def manifest(self) -> Optional[str]:
+    def train_data(self) -> str:
+        """data.train of a training job, which load_spec has checked an sft or grpo job names."""
+        if not self.data.train:
+            raise SpecError(f"data.train: a {self.kind} job needs training data — export it with `rollout-lab export` and name the file here")
+        return self.data.train
+
+    @property
+    def manifest(self) -> str | None:
         return self.data.manifest
 
     @property
@@ -135,7 +149,7 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
-def check_relative(rel: str, where: str) -> str:
+def check_relative(rel: object, where: str) -> str:
     """rel if it is a relative path without '..'; SpecError naming `where` otherwise."""
     if not isinstance(rel, str) or not rel:
         raise SpecError(f"{where}: expected a path relative to the job bundle, got {rel!r}")
@@ -145,7 +159,7 @@ def check_relative(rel: str, where: str) -> str:
     return rel
 
 
-def _schema() -> Dict[str, Any]:
+def _schema() -> dict[str, Any]:
     return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
 

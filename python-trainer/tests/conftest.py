@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import pytest
 
@@ -19,7 +19,7 @@ TINY = {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "max_positions": 102
 PREFIX = "@rollout-trainer "
 
 
-def write_bundle(tmp: Path, kind: str, data: Optional[str] = None, hp: Optional[Dict[str, Any]] = None, extra: str = "") -> Path:
+def write_bundle(tmp: Path, kind: str, data: str | None = None, hp: dict[str, Any] | None = None, extra: str = "") -> Path:
     """job.yaml for a tiny-model job in tmp, with `data` (a golden fixture) copied to
     data/; `extra` is appended inside the model mapping (e.g. ", adapter: adapters/v1")."""
     (tmp / "data").mkdir(parents=True, exist_ok=True)
@@ -52,16 +52,16 @@ def bundle(tmp_path):
     return lambda kind, data=None, hp=None, extra="": write_bundle(tmp_path, kind, data, hp, extra)
 
 
-def run_cli(cwd: Path, *args: str, env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """python -m rollout_trainer ARGS in cwd, with only this package on the path."""
     base = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
             "OMP_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, "-m", "rollout_trainer", *args], cwd=cwd, capture_output=True, text=True, env={**base, **(env or {})}, timeout=600)
 
 
-def events_of(stdout: str) -> List[Dict[str, Any]]:
+def events_of(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line[len(PREFIX):]) for line in stdout.splitlines() if line.startswith(PREFIX)]
 
 
-def golden(name: str) -> List[Dict[str, Any]]:
+def golden(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (GOLDEN / name).read_text(encoding="utf-8").splitlines() if line.strip()]

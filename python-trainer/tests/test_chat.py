@@ -2,6 +2,7 @@
 templates that are not prefix-stable."""
 
 from conftest import golden
+
 from rollout_trainer.backends.tiny import ByteChatTokenizer
 from rollout_trainer.chat import IGNORE, assistant_labels, assistant_spans, prompt_and_completion_ids
 
@@ -71,7 +72,7 @@ class ForgetfulTemplate(NoOffsets):
 
     def render(self, messages, tools=None, add_generation_prompt=False):
         msgs = [dict(m) for m in messages]
-        for i, m in enumerate(msgs[:-1]):
+        for m in msgs[:-1]:
             if m["role"] == "assistant" and m.get("content"):
                 m["content"] = m["content"].split(" ")[0]
         return self.tok.render(msgs, tools, add_generation_prompt)

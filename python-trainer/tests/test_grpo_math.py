@@ -5,8 +5,8 @@ import math
 
 import pytest
 import torch
-
 from conftest import TINY
+
 from rollout_trainer.backends.tiny import TinyPolicy
 from rollout_trainer.grpo import group_advantages, grpo_loss, pad_rows, signal_report
 

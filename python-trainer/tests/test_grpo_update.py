@@ -3,11 +3,12 @@
 import io
 import json
 from contextlib import redirect_stdout
+from dataclasses import replace
 
 import pytest
 import torch
-
 from conftest import TINY, golden
+
 from rollout_trainer.backends.tiny import TinyPolicy
 from rollout_trainer.errors import DataError
 from rollout_trainer.events import Emitter
@@ -68,5 +69,5 @@ def test_behaviour_logprobs_are_the_ratio_denominator_when_the_record_brings_the
     samples, counts = prepare_samples(policy, recs, hp)
     assert counts["behaviour_logprobs"] == 1 and not samples[0].behaviour and samples[0].ids == prompt + sampled
     # Too long for max_response_length: dropped and counted, its reward still in its group's statistics.
-    samples, counts = prepare_samples(policy, recs, {**hp, "max_response_length": 3})
+    samples, counts = prepare_samples(policy, recs, replace(hp, max_response_length=3))
     assert counts["dropped_too_long"] == 2 and samples == []

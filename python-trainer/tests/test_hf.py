@@ -9,7 +9,6 @@ import shutil
 
 import pytest
 import torch
-
 from conftest import GOLDEN, events_of, golden, run_cli
 
 transformers = pytest.importorskip("transformers", reason="transformers is not installed: the transformers backend is not tested here")

@@ -15,16 +15,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import torch
-
 from conftest import GOLDEN, ROOT
-from rollout_trainer.events import Emitter
-from rollout_trainer.errors import SpecError
+
 from rollout_trainer.backends import load_policy
 from rollout_trainer.backends.common import Sampled
+from rollout_trainer.errors import SpecError
+from rollout_trainer.events import Emitter
 from rollout_trainer.serve import build_app, open_server, public_url
 from rollout_trainer.serving.control import Controller
 from rollout_trainer.serving.http import App
-from rollout_trainer.serving.protocol import parse_chat_request, ApiError
+from rollout_trainer.serving.protocol import ApiError, parse_chat_request
 from rollout_trainer.serving.toolcalls import parse_tool_calls
 from rollout_trainer.serving.vllm import VllmEngine, lora_rank_for, vllm_argv, wants_vllm
 from rollout_trainer.spec import load_spec

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from conftest import events_of, run_cli
+
 from rollout_trainer.errors import DataError, SpecError
 from rollout_trainer.hparams import reference_defaults, resolve_hparams, target_modules
 from rollout_trainer.spec import load_spec
@@ -23,15 +23,15 @@ def test_a_valid_spec_loads_as_a_tree_with_the_reference_defaults(bundle):
     assert spec.bundle_dir == path.parent.resolve()
     assert spec.path("data/rl-equal.jsonl").is_file()
     hp = spec.hyperparameters
-    assert (hp["learning_rate"], hp["group_size"], hp["kl_coef"], hp["clip_eps"], hp["loss_agg"]) == (1e-6, 8, 0.001, 0.2, "seq-mean-token-mean")
-    assert hp["target_modules"] == ["q_proj", "k_proj", "v_proj", "o_proj"]
+    assert (hp.learning_rate, hp.group_size, hp.kl_coef, hp.clip_eps, hp.loss_agg) == (1e-6, 8, 0.001, 0.2, "seq-mean-token-mean")
+    assert hp.target_modules == ["q_proj", "k_proj", "v_proj", "o_proj"]
 
 
 def test_exponent_floats_written_by_the_javascript_yaml_package_are_numbers(bundle):
     path = bundle("grpo", "rl-equal.jsonl")
     path.write_text(path.read_text().replace("hyperparameters: {}", "hyperparameters: {learning_rate: 5e-7, kl_coef: 1e-3}"))
     hp = load_spec(str(path)).hyperparameters
-    assert hp["learning_rate"] == 5e-7 and hp["kl_coef"] == 1e-3
+    assert hp.learning_rate == 5e-7 and hp.kl_coef == 1e-3
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -95,10 +95,10 @@ def test_unknown_names_wrong_types_and_bad_values_are_rejected():
     with pytest.raises(SpecError, match="would train nothing"):
         resolve_hparams("grpo", {"max_steps": 0, "epochs": 0})
     hp = resolve_hparams("sft", {"target_modules": "q_proj, v_proj", "lora_r": 8.0, "learning_rate": 1})
-    assert hp["target_modules"] == ["q_proj", "v_proj"] and hp["lora_r"] == 8 and isinstance(hp["learning_rate"], float)
+    assert hp.target_modules == ["q_proj", "v_proj"] and hp.lora_r == 8 and isinstance(hp.learning_rate, float)
     assert target_modules(resolve_hparams("sft", {"target_modules": "all-linear"})) == "all-linear"
     serve = resolve_hparams("serve", {"max_new_tokens": 64})
-    assert serve["engine"] == "auto" and serve["kl_coef"] == reference_defaults("grpo")["kl_coef"]
+    assert serve.engine == "auto" and serve.kl_coef == reference_defaults("grpo")["kl_coef"]
 
 
 def test_the_cli_exits_2_with_one_line_naming_the_problem(bundle):

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-
 from conftest import TINY
+
 from rollout_trainer.backends.tiny import ByteChatTokenizer, TinyPolicy, resolve_config
 from rollout_trainer.errors import SpecError
 

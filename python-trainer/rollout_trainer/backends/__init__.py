@@ -1,15 +1,16 @@
 """The policy a job trains or serves: the trainer's own tiny torch model (CPU tests), or a
 transformers model with a peft LoRA adapter. Both offer the Policy interface described
-in backends/common.py, which is all that sft.py, grpo.py and serve.py use."""
-
-from typing import Any, Optional
+in policy.py, which is all that sft.py, grpo.py and serve.py use."""
 
 from ..errors import SpecError
+from ..events import Emitter
+from ..policy import Policy
+from ..spec import JobSpec
 
 __all__ = ["load_policy"]
 
 
-def load_policy(spec: Any, device: Optional[str] = None, emitter: Any = None) -> Any:
+def load_policy(spec: JobSpec, device: str | None = None, emitter: Emitter | None = None) -> Policy:
     """The spec's model (with model.adapter loaded where given), on `device` (default: the
     GPU where there is one). Raises SpecError when the backend cannot run here; a
     transformers model on a machine without CUDA says so in the emitter's log."""
@@ -38,7 +39,7 @@ TINY_HINT = ('set training.trainer.backend: "tiny" (and, optionally, training.tr
              '{"hidden_size": 64, "num_layers": 2, "num_heads": 4, "max_positions": 2048}) in .rollout-lab/lab.json')
 
 
-def cpu_only_note(backend: str) -> Optional[str]:
+def cpu_only_note(backend: str) -> str | None:
     """What a transformers job on a machine without a CUDA GPU should know, else None."""
     import torch
 

@@ -1,19 +1,5 @@
-"""What both backends share: per-token logprobs of completions, sampling, the lock.
-
-The Policy interface (serve.py, sft.py and grpo.py depend on exactly this):
-
-- `tokenizer`: `render(messages, tools=None, add_generation_prompt=False) -> str`,
-  `encode(text) -> list[int]`, `decode(ids) -> str`, `token_text(id) -> str`,
-  `eos_token_id`, `pad_token_id`, `end_of_turn_ids`, `vocab_size`
-- `model` (the torch.nn.Module being trained), `device`, `backend` ('tiny' |
-  'transformers'), `base_model`, `version` (the adapter's name, or "base")
-- `sequence_logprobs(input_ids, completion_starts, reference=False, temperature=1.0)`
-- `generate(prompt_ids, max_new_tokens, temperature, top_p, seed, stop_ids=None, top_logprobs=0) -> Sampled`
-- `max_positions()` (None: no limit), `context_setting()` (what sizes it, or None),
-  `grow_context(length)` (a model built from scratch makes room; see context.py)
-- `trainable_parameters()`, `save_adapter(dir)`, `load_adapter(dir, version)`,
-  `merge_and_save(dir)`, `lock` (an RLock around model access), `optimizer` (kept
-  here so repeated GRPO updates in a server continue one AdamW state; None after a load)
+"""What both backends share: per-token logprobs of completions, sampling, the lock. The
+Policy interface they implement (policy.py) is all that serve.py, sft.py and grpo.py use.
 
 Subclasses provide `_forward(ids, mask, keep, reference)` (the logits of the last `keep`
 positions of a left-padded batch) and replace `_gen_start`/`_gen_next` with decoding that
@@ -26,24 +12,21 @@ against."""
 import contextlib
 import random
 import threading
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import torch
+from torch.optim import Optimizer
 
 from ..chat import end_of_turn_ids
+from ..policy import Sampled
+from ..tokenizer import Tokenizer
+
+__all__ = ["PolicyBase", "Sampled", "left_pad", "positions", "sample_token"]
 
 
-class Sampled(NamedTuple):
-    """A completion as generate samples it: the ids, each one's logprob, and per position
-    the `top_logprobs` most likely (id, logprob) pairs, most likely first (empty lists when
-    none were asked for), all under the same temperature-1 distribution."""
-
-    ids: List[int]
-    logprobs: List[float]
-    top: List[List[Tuple[int, float]]]
-
-
-def left_pad(seqs: Sequence[Sequence[int]], pad: int, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor]:
+def left_pad(seqs: Sequence[Sequence[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """(ids, attention mask) of a batch padded on the left, so every sequence ends at the
     last position: the completions then line up at the end, and a model that can compute
     only its last positions' logits need not compute the prompts' (which are most of
@@ -76,12 +59,26 @@ def sample_token(logits: torch.Tensor, temperature: float, top_p: float, gen: to
     return int(torch.multinomial(probs / probs.sum(), 1, generator=gen))
 
 
-class PolicyBase:
+TokenizerT = TypeVar("TokenizerT", bound=Tokenizer)
+ModelT = TypeVar("ModelT", bound=torch.nn.Module)
+
+
+class PolicyBase(Generic[TokenizerT, ModelT]):
+    """The shared half of a Policy (policy.py); a backend sets tokenizer, model, device
+    and base_model, and provides the methods below that raise NotImplementedError."""
+
     backend = "base"
+    # Weights still the config's seed (the tiny model before it loads an adapter).
+    from_scratch = False
+    tokenizer: TokenizerT
+    model: ModelT
+    device: torch.device
+    base_model: str
+    optimizer: Optimizer | None
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.optimizer: Optional[torch.optim.Optimizer] = None
+        self.optimizer = None
         self.version = "base"
         self.kv_cache = True
 
@@ -91,11 +88,11 @@ class PolicyBase:
         """Logits [B, keep, V] of the last `keep` positions of a left-padded batch."""
         raise NotImplementedError
 
-    def max_positions(self) -> Optional[int]:
+    def max_positions(self) -> int | None:
         """The longest sequence the model takes, where it has a limit."""
         return None
 
-    def context_setting(self) -> Optional[str]:
+    def context_setting(self) -> str | None:
         """The setting that sizes the model's context, where one does (the tiny model's)."""
         return None
 
@@ -104,29 +101,34 @@ class PolicyBase:
         scratch); whether the context grew. Call it before training, never on a live policy."""
         return False
 
-    def save_adapter(self, directory: Any) -> None:
+    def save_adapter(self, directory: Path | str) -> None:
         raise NotImplementedError
 
-    def load_adapter(self, directory: Any, version: str) -> None:
+    def load_adapter(self, directory: Path | str, version: str) -> None:
         raise NotImplementedError
 
-    def merge_and_save(self, directory: Any) -> None:
+    def merge_and_save(self, directory: Path | str) -> None:
         raise NotImplementedError
 
     # -- shared ----------------------------------------------------------------------
+
+    def _drop_optimizer(self) -> None:
+        """Adam's moments belong to the weights they were built on: new weights start a new one.
+        (Set here, where `optimizer` is declared, so each backend's type stays the Policy's.)"""
+        self.optimizer = None
 
     def forward_logits(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Logits [B, T, V] of a left-padded batch under the policy, with the graph."""
         return self._forward(ids, mask, ids.shape[1], False)
 
-    def trainable_parameters(self) -> List[torch.nn.Parameter]:
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
 
-    def describe(self) -> Dict[str, str]:
+    def describe(self) -> dict[str, str]:
         return {"backend": self.backend, "device": str(self.device), "base_model": self.base_model, "version": self.version}
 
     @contextlib.contextmanager
-    def eval_mode(self) -> Iterator[None]:
+    def eval_mode(self) -> Generator[None, None, None]:
         """Dropout off (and, for transformers, the KV cache usable) for a while."""
         was = self.model.training
         self.model.eval()
@@ -136,7 +138,7 @@ class PolicyBase:
             self.model.train(was)
 
     def sequence_logprobs(self, input_ids: Sequence[Sequence[int]], completion_starts: Sequence[int], reference: bool = False,
-                          temperature: float = 1.0) -> List[torch.Tensor]:
+                          temperature: float = 1.0) -> list[torch.Tensor]:
         """Per sequence, the logprob of each completion token (ids[start:]) given what
         precedes it: a 1-D float32 tensor of len(ids) - start values. With the graph
         (for the loss) unless reference=True, which scores the reference policy (the
@@ -154,7 +156,7 @@ class PolicyBase:
         width = ids.shape[1]
         keep = min(width, max(comp) + 1)
         ctx = torch.no_grad() if reference else contextlib.nullcontext()
-        out: List[torch.Tensor] = []
+        out: list[torch.Tensor] = []
         with ctx:
             logits = self._forward(ids, mask, keep, reference)
             for i, c in enumerate(comp):
@@ -168,12 +170,12 @@ class PolicyBase:
                 out.append(torch.log_softmax(rows, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1))
         return out
 
-    def _recompute_start(self, prompt_ids: List[int]) -> Tuple[torch.Tensor, Any]:
+    def _recompute_start(self, prompt_ids: list[int]) -> tuple[torch.Tensor, Any]:
         """(next-token logits, state) after the prompt, the state being the ids so far."""
         x = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
         return self._forward(x, torch.ones_like(x), 1, False)[0, -1], list(prompt_ids)
 
-    def _recompute_next(self, state: Any, token: int) -> Tuple[torch.Tensor, Any]:
+    def _recompute_next(self, state: Any, token: int) -> tuple[torch.Tensor, Any]:
         """(next-token logits, state) after one more token, running the whole sequence again."""
         state = state + [token]
         x = torch.tensor([state], dtype=torch.long, device=self.device)
@@ -185,8 +187,8 @@ class PolicyBase:
     _gen_next = _recompute_next
 
     @torch.no_grad()
-    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float, top_p: float, seed: Optional[int],
-                 stop_ids: Optional[Set[int]] = None, top_logprobs: int = 0) -> Sampled:
+    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int, temperature: float, top_p: float, seed: int | None,
+                 stop_ids: set[int] | None = None, top_logprobs: int = 0) -> Sampled:
         """Samples up to max_new_tokens after the prompt, stopping after an end-of-turn
         token or one of stop_ids (which is kept, as vLLM keeps the EOS in token_ids).
         Returns the ids and their logprobs under the policy at temperature 1 (the raw

@@ -12,13 +12,15 @@ without those libraries (the tests skip there and say so)."""
 import inspect
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import torch
 
 from ..data import tool_call_arguments
 from ..errors import SpecError
-from ..hparams import target_modules
+from ..hparams import SftParams, target_modules
+from ..spec import JobSpec
+from ..tokenizer import Message, Tool
 from .common import PolicyBase, positions
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -56,7 +58,7 @@ class HfTokenizer:
             raise SpecError("model.base: the tokenizer has no eos token — set eos_token in its tokenizer_config.json")
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token  # padding is masked out; any id will do
-        self.pad_token_id = int(tok.pad_token_id)
+        self.pad_token_id = int(self.tok.pad_token_id)
         self.eos_token_id = int(tok.eos_token_id)
         vocab = tok.get_vocab()
         self.end_of_turn_ids = {self.eos_token_id} | {int(vocab[t]) for t in TURN_END_TOKENS if t in vocab}
@@ -65,7 +67,7 @@ class HfTokenizer:
             self.encode_with_offsets = self._encode_with_offsets
 
     @staticmethod
-    def _for_template(messages: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    def _for_template(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """OpenAI messages as chat templates expect them: tool-call arguments as objects
         (templates apply `tojson` to them; a JSON string would be encoded twice) and
         text content never null (some templates print "None")."""
@@ -82,29 +84,29 @@ class HfTokenizer:
             out.append(msg)
         return out
 
-    def render(self, messages: List[Dict[str, Any]], tools: Optional[list] = None, add_generation_prompt: bool = False) -> str:
+    def render(self, messages: list[Message], tools: list[Tool] | None = None, add_generation_prompt: bool = False) -> str:
         text = self.tok.apply_chat_template(self._for_template(messages), tools=tools or None,
                                             add_generation_prompt=add_generation_prompt, tokenize=False)
         if isinstance(text, list):  # a batch of one, in some versions
             text = text[0]
         return str(text)
 
-    def encode(self, text: str) -> List[int]:
+    def encode(self, text: str) -> list[int]:
         # The template writes the special tokens (BOS included) as text; don't add them again.
         return list(self.tok(text, add_special_tokens=False)["input_ids"])
 
-    def _encode_with_offsets(self, text: str) -> Tuple[List[int], List[Tuple[int, int]]]:
+    def _encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True)
         return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
 
-    def decode(self, ids: List[int]) -> str:
+    def decode(self, ids: list[int]) -> str:
         return self.tok.decode(list(ids), skip_special_tokens=True)
 
     def token_text(self, i: int) -> str:
         return self.tok.decode([int(i)])
 
 
-def _logits_keep_arg(model: Any) -> Optional[str]:
+def _logits_keep_arg(model: Any) -> str | None:
     """The forward argument that limits the logits to the last positions (renamed in 4.50)."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     params = inspect.signature(base.forward).parameters
@@ -114,7 +116,7 @@ def _logits_keep_arg(model: Any) -> Optional[str]:
     return None
 
 
-class HfPolicy(PolicyBase):
+class HfPolicy(PolicyBase[HfTokenizer, Any]):
     backend = "transformers"
 
     def __init__(self, model: Any, tokenizer: HfTokenizer, device: torch.device, base_model: str, base_path: str,
@@ -131,7 +133,7 @@ class HfPolicy(PolicyBase):
         self.merged = False
 
     @classmethod
-    def from_spec(cls, spec: Any, device: Optional[str] = None) -> "HfPolicy":
+    def from_spec(cls, spec: JobSpec, device: str | None = None) -> "HfPolicy":
         from peft import LoraConfig, PeftModel, get_peft_model
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -139,8 +141,8 @@ class HfPolicy(PolicyBase):
         dev = torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
         dtype = resolve_dtype(spec.model.dtype, dev)
         base = _base_path(spec)
-        quantized = bool(hp.get("load_in_4bit"))
-        checkpointing = bool(hp.get("gradient_checkpointing"))
+        quantized = isinstance(hp, SftParams) and hp.load_in_4bit
+        checkpointing = hp.gradient_checkpointing
         try:
             tok = AutoTokenizer.from_pretrained(base)
         except (OSError, ValueError) as exc:
@@ -156,12 +158,12 @@ class HfPolicy(PolicyBase):
                 config = AutoConfig.for_model(model_type, **cfg)
             except (ValueError, KeyError, TypeError) as exc:
                 raise SpecError(f"model.config: {exc}") from None
-            torch.manual_seed(int(hp.get("seed", 0)))
+            torch.manual_seed(hp.seed)
             # Cast after building: from_config's dtype argument changed name across versions.
             model = AutoModelForCausalLM.from_config(config).to(device=dev, dtype=dtype)
             quantized = False
         else:
-            kwargs: Dict[str, Any] = {dtype_kwarg(): dtype}
+            kwargs: dict[str, Any] = {dtype_kwarg(): dtype}
             if quantized:
                 if dev.type != "cuda":
                     raise SpecError("hyperparameters.load_in_4bit: 4-bit loading (bitsandbytes) needs a CUDA GPU — set it false, or run on a GPU target")
@@ -190,7 +192,7 @@ class HfPolicy(PolicyBase):
         if spec.model.adapter:
             model = PeftModel.from_pretrained(model, str(spec.path(spec.model.adapter)), is_trainable=True)
         else:
-            lora = LoraConfig(r=int(hp["lora_r"]), lora_alpha=int(hp["lora_alpha"]), lora_dropout=float(hp["lora_dropout"]),
+            lora = LoraConfig(r=hp.lora_r, lora_alpha=hp.lora_alpha, lora_dropout=hp.lora_dropout,
                               target_modules=target_modules(hp), task_type="CAUSAL_LM")
             try:
                 model = get_peft_model(model, lora)
@@ -201,7 +203,7 @@ class HfPolicy(PolicyBase):
             policy.version = Path(spec.model.adapter).name
         return policy
 
-    def max_positions(self) -> Optional[int]:
+    def max_positions(self) -> int | None:
         n = getattr(self.model.config, "max_position_embeddings", None)
         return int(n) if n else None
 
@@ -211,7 +213,7 @@ class HfPolicy(PolicyBase):
         return isinstance(self.model, PeftModel)
 
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, keep: int, reference: bool) -> torch.Tensor:
-        kwargs: Dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "position_ids": positions(mask), "use_cache": False}
+        kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "position_ids": positions(mask), "use_cache": False}
         if self._keep_arg and keep < ids.shape[1]:
             kwargs[self._keep_arg] = keep
         if reference and self._is_peft():
@@ -221,18 +223,18 @@ class HfPolicy(PolicyBase):
             logits = self.model(**kwargs).logits
         return logits[:, -keep:]
 
-    def _gen_start(self, prompt_ids: List[int]) -> Tuple[torch.Tensor, Any]:
+    def _gen_start(self, prompt_ids: list[int]) -> tuple[torch.Tensor, Any]:
         x = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
-        kwargs: Dict[str, Any] = {self._keep_arg: 1} if self._keep_arg else {}
+        kwargs: dict[str, Any] = {self._keep_arg: 1} if self._keep_arg else {}
         out = self.model(input_ids=x, use_cache=True, **kwargs)
         return out.logits[0, -1], out.past_key_values
 
-    def _gen_next(self, past: Any, token: int) -> Tuple[torch.Tensor, Any]:
+    def _gen_next(self, past: Any, token: int) -> tuple[torch.Tensor, Any]:
         x = torch.tensor([[token]], dtype=torch.long, device=self.device)
         out = self.model(input_ids=x, past_key_values=past, use_cache=True)
         return out.logits[0, -1], out.past_key_values
 
-    def save_adapter(self, directory: Any) -> None:
+    def save_adapter(self, directory: Path | str) -> None:
         """The LoRA adapter (adapter_config.json, adapter_model.safetensors), as
         `PeftModel.from_pretrained` and `vllm serve --lora-modules` read it."""
         if self.merged:
@@ -241,7 +243,7 @@ class HfPolicy(PolicyBase):
         with self.lock:
             self.model.save_pretrained(str(directory))
 
-    def load_adapter(self, directory: Any, version: str) -> None:
+    def load_adapter(self, directory: Path | str, version: str) -> None:
         """Serve another version: its weights are copied into the current adapter, which
         must have the same LoRA shape (every version a job produces has)."""
         from peft import PeftConfig
@@ -253,7 +255,7 @@ class HfPolicy(PolicyBase):
         incoming = PeftConfig.from_pretrained(str(directory))
         current = self.model.peft_config["default"]
 
-        def shape(c: Any) -> Tuple[Any, Any, Any]:
+        def shape(c: Any) -> tuple[Any, Any, Any]:
             mods = c.target_modules
             return getattr(c, "r", None), getattr(c, "lora_alpha", None), mods if isinstance(mods, str) else sorted(mods or [])
 
@@ -266,9 +268,9 @@ class HfPolicy(PolicyBase):
             if unexpected:
                 raise SpecError(f"{directory}: the adapter has weights this model lacks ({', '.join(unexpected[:3])}...)")
             self.version = version
-            self.optimizer = None
+            self._drop_optimizer()
 
-    def merge_and_save(self, directory: Any) -> None:
+    def merge_and_save(self, directory: Path | str) -> None:
         """The base model with the adapter folded in, as a standalone checkpoint. A 4-bit
         base is reloaded in full precision for this (merging into 4-bit weights would round
         the update away); otherwise the merge happens in place, so call this last."""
@@ -292,7 +294,7 @@ class HfPolicy(PolicyBase):
         self.tokenizer.tok.save_pretrained(str(directory))
 
 
-def _base_path(spec: Any) -> str:
+def _base_path(spec: JobSpec) -> str:
     """model.base: a directory in the bundle where there is one, else a hub id or an absolute path."""
     base = spec.model.base
     if not base.startswith("/") and ".." not in base.replace("\\", "/").split("/"):

@@ -14,22 +14,24 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import torch
 from torch import nn
 
 from ..data import tool_call_arguments
 from ..errors import SpecError
+from ..spec import JobSpec
+from ..tokenizer import Message, Tool
 from .common import PolicyBase, positions
 
 SPECIALS = ["<|pad|>", "<|im_start|>", "<|im_end|>", "<|endoftext|>"]
-DEFAULT_CONFIG: Dict[str, Any] = {"vocab": "bytes", "hidden_size": 64, "num_layers": 2, "num_heads": 4, "max_positions": 2048, "seed": 0}
+DEFAULT_CONFIG: dict[str, Any] = {"vocab": "bytes", "hidden_size": 64, "num_layers": 2, "num_heads": 4, "max_positions": 2048, "seed": 0}
 ARCHITECTURE = ("vocab", "hidden_size", "num_layers", "num_heads", "max_positions")
 WEIGHTS = "tiny_model.pt"
 CONFIG = "tiny_config.json"
 # One layer's cached attention keys and values, [B, heads, tokens, head size] each.
-KeyValues = Tuple[torch.Tensor, torch.Tensor]
+KeyValues = tuple[torch.Tensor, torch.Tensor]
 
 
 class ByteChatTokenizer:
@@ -47,7 +49,7 @@ class ByteChatTokenizer:
         self._split = re.compile("(" + "|".join(re.escape(t) for t in SPECIALS) + ")")
 
     @staticmethod
-    def _body(m: Dict[str, Any]) -> str:
+    def _body(m: dict[str, Any]) -> str:
         body = m.get("content") or ""
         for call in m.get("tool_calls") or []:
             fn = call.get("function", call)
@@ -58,7 +60,7 @@ class ByteChatTokenizer:
             body += "<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>"
         return body
 
-    def render(self, messages: List[Dict[str, Any]], tools: Optional[list] = None, add_generation_prompt: bool = False) -> str:
+    def render(self, messages: list[Message], tools: list[Tool] | None = None, add_generation_prompt: bool = False) -> str:
         msgs = list(messages)
         if tools:
             listing = "# Tools\n<tools>\n" + "\n".join(json.dumps(t.get("function", t), ensure_ascii=False, sort_keys=True) for t in tools) + "\n</tools>"
@@ -71,10 +73,10 @@ class ByteChatTokenizer:
             parts.append("<|im_start|>assistant\n")
         return "".join(parts)
 
-    def encode_with_offsets(self, text: str) -> Tuple[List[int], List[Tuple[int, int]]]:
+    def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and the character span each id came from (a multi-byte character's bytes share its span)."""
-        ids: List[int] = []
-        offsets: List[Tuple[int, int]] = []
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
         pos = 0
         for piece in self._split.split(text):
             if piece in self.special_ids:
@@ -88,10 +90,10 @@ class ByteChatTokenizer:
             pos += len(piece)
         return ids, offsets
 
-    def encode(self, text: str) -> List[int]:
+    def encode(self, text: str) -> list[int]:
         return self.encode_with_offsets(text)[0]
 
-    def decode(self, ids: List[int]) -> str:
+    def decode(self, ids: list[int]) -> str:
         """Text of the ids without the special tokens (like skip_special_tokens=True)."""
         return bytes(i for i in ids if 0 <= i < 256).decode("utf-8", errors="replace")
 
@@ -122,7 +124,7 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor, past: Optional[KeyValues] = None) -> Tuple[torch.Tensor, KeyValues]:
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor, past: KeyValues | None = None) -> tuple[torch.Tensor, KeyValues]:
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         if past is not None:
@@ -142,7 +144,7 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(d)
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor, past: Optional[KeyValues] = None) -> Tuple[torch.Tensor, KeyValues]:
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor, past: KeyValues | None = None) -> tuple[torch.Tensor, KeyValues]:
         a, kv = self.attn(self.ln1(x), allowed, past)
         x = x + a
         return x + self.mlp(self.ln2(x)), kv
@@ -161,7 +163,7 @@ class TinyCausalLM(nn.Module):
         self.ln = nn.LayerNorm(hidden_size)
         self.head = nn.Linear(hidden_size, vocab, bias=False)
 
-    def forward(self, ids: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         t = ids.shape[1]
         self._check_length(t)
         mask = torch.ones_like(ids) if mask is None else mask
@@ -173,7 +175,7 @@ class TinyCausalLM(nn.Module):
             x, _ = block(x, allowed)
         return self.head(self.ln(x))
 
-    def extend(self, ids: torch.Tensor, past: Optional[List[KeyValues]] = None) -> Tuple[torch.Tensor, List[KeyValues]]:
+    def extend(self, ids: torch.Tensor, past: list[KeyValues] | None = None) -> tuple[torch.Tensor, list[KeyValues]]:
         """Logits [B, T, V] of `ids` (unpadded) following the tokens whose keys and values
         are cached in `past` (one pair per layer; None: ids start the sequence), and the
         cache extended by them. The same numbers as forward() on the whole sequence, to
@@ -184,7 +186,7 @@ class TinyCausalLM(nn.Module):
         self._check_length(done + t)
         x = self.embed(ids) + self.pos(torch.arange(done, done + t, device=ids.device))[None]
         allowed = torch.ones(t, done + t, dtype=torch.bool, device=ids.device).tril(diagonal=done)[None, None]
-        cache: List[KeyValues] = []
+        cache: list[KeyValues] = []
         for n, block in enumerate(self.blocks):
             x, kv = block(x, allowed, None if past is None else past[n])
             cache.append(kv)
@@ -195,7 +197,7 @@ class TinyCausalLM(nn.Module):
             raise ValueError(f"a sequence of {t} tokens is longer than the model's max_positions {self.max_positions}")
 
 
-def resolve_config(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def resolve_config(config: dict[str, Any] | None) -> dict[str, Any]:
     """The tiny model's config: the defaults overridden by model.config, checked."""
     cfg = {**DEFAULT_CONFIG, **(config or {})}
     unknown = sorted(set(cfg) - set(DEFAULT_CONFIG))
@@ -213,10 +215,10 @@ def resolve_config(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     return cfg
 
 
-class TinyPolicy(PolicyBase):
+class TinyPolicy(PolicyBase[ByteChatTokenizer, TinyCausalLM]):
     backend = "tiny"
 
-    def __init__(self, config: Dict[str, Any], device: torch.device, base_model: str = "tiny") -> None:
+    def __init__(self, config: dict[str, Any], device: torch.device, base_model: str = "tiny") -> None:
         super().__init__()
         self.config = resolve_config(config)
         self.tokenizer = ByteChatTokenizer()
@@ -224,7 +226,6 @@ class TinyPolicy(PolicyBase):
         self.base_model = base_model
         # Weights from the config's seed, no adapter loaded yet: the context can still grow for free.
         self.from_scratch = True
-        self._reference: Optional[TinyCausalLM] = None
         self._build()
 
     def _build(self) -> None:
@@ -237,10 +238,11 @@ class TinyPolicy(PolicyBase):
         self.freeze_reference()
 
     @classmethod
-    def from_spec(cls, spec: Any, device: Optional[str] = None) -> "TinyPolicy":
+    def from_spec(cls, spec: JobSpec, device: str | None = None) -> "TinyPolicy":
         dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         config = spec.model.config
-        adapter = spec.path(spec.model.adapter) if spec.model.adapter else None
+        rel = spec.model.adapter
+        adapter, version = (spec.path(rel), Path(rel).name) if rel else (None, "base")
         if adapter is not None:
             saved = read_adapter_config(adapter)
             # model.config null: the adapter says what it is. Otherwise its max_positions still
@@ -249,13 +251,14 @@ class TinyPolicy(PolicyBase):
             config = saved if config is None else {**config, **{k: saved[k] for k in ("max_positions",) if k in saved}}
         policy = cls(config or {}, dev, spec.model.base)
         if adapter is not None:
-            policy.load_adapter(adapter, Path(spec.model.adapter).name)
+            policy.load_adapter(adapter, version)
             policy.freeze_reference()
         return policy
 
     def freeze_reference(self) -> None:
         """The reference policy from now on: a frozen copy of the current weights."""
-        ref = copy.deepcopy(self.model).eval()
+        ref = copy.deepcopy(self.model)
+        ref.eval()
         for p in ref.parameters():
             p.requires_grad_(False)
         self._reference = ref
@@ -281,16 +284,16 @@ class TinyPolicy(PolicyBase):
         model = self._reference if reference else self.model
         return model(ids, mask)[:, -keep:]
 
-    def _gen_start(self, prompt_ids: List[int]) -> Tuple[torch.Tensor, List[KeyValues]]:
+    def _gen_start(self, prompt_ids: list[int]) -> tuple[torch.Tensor, list[KeyValues]]:
         x = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
         logits, cache = self.model.extend(x)
         return logits[0, -1], cache
 
-    def _gen_next(self, cache: List[KeyValues], token: int) -> Tuple[torch.Tensor, List[KeyValues]]:
+    def _gen_next(self, cache: list[KeyValues], token: int) -> tuple[torch.Tensor, list[KeyValues]]:
         logits, cache = self.model.extend(torch.tensor([[token]], dtype=torch.long, device=self.device), cache)
         return logits[0, -1], cache
 
-    def save_adapter(self, directory: Any) -> None:
+    def save_adapter(self, directory: Path | str) -> None:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         with self.lock:
@@ -298,7 +301,7 @@ class TinyPolicy(PolicyBase):
         torch.save(state, directory / WEIGHTS)
         (directory / CONFIG).write_text(json.dumps({**self.config, "base_model": self.base_model}, indent=2) + "\n", encoding="utf-8")
 
-    def load_adapter(self, directory: Any, version: str) -> None:
+    def load_adapter(self, directory: Path | str, version: str) -> None:
         directory = Path(directory)
         saved = read_adapter_config(directory)
         mismatch = [k for k in ARCHITECTURE if saved.get(k) != self.config[k]]
@@ -309,14 +312,14 @@ class TinyPolicy(PolicyBase):
             self.model.load_state_dict(state)
             self.version = version
             self.from_scratch = False
-            self.optimizer = None  # Adam's moments belong to the weights they were built on
+            self._drop_optimizer()
 
-    def merge_and_save(self, directory: Any) -> None:
+    def merge_and_save(self, directory: Path | str) -> None:
         """The tiny model has no separate adapter: merged weights are its weights."""
         self.save_adapter(directory)
 
 
-def read_adapter_config(directory: Path) -> Dict[str, Any]:
+def read_adapter_config(directory: Path) -> dict[str, Any]:
     directory = Path(directory)
     if not (directory / WEIGHTS).is_file() or not (directory / CONFIG).is_file():
         raise SpecError(f"{directory}: not a tiny-model adapter ({WEIGHTS} and {CONFIG} expected) — point model.adapter at a previous job's out/adapter")

@@ -10,13 +10,18 @@ import re
 import threading
 import time
 import traceback
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 from ..data import check_rl_record
 from ..errors import SpecError, TrainingError
+from ..events import Emitter
 from ..grpo import grpo_update
-from ..hparams import resolve_hparams
+from ..hparams import ServeParams, resolve_hparams
+from ..policy import Policy
+from ..spec import JobSpec
 from .protocol import ApiError
 
 VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
@@ -25,13 +30,13 @@ VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 class Versions:
     """The served name and the version it resolves to, with every version so far."""
 
-    def __init__(self, name: str, adapter: Optional[str]) -> None:
+    def __init__(self, name: str, adapter: str | None) -> None:
         self.name = name
         self.current = name
         self.adapter = adapter
-        self.history: List[str] = [name]
+        self.history: list[str] = [name]
 
-    def resolve(self, requested: Optional[str]) -> str:
+    def resolve(self, requested: str | None) -> str:
         if requested in (None, "", self.name, self.current):
             return self.current
         if requested in self.history:
@@ -51,20 +56,20 @@ class Versions:
             raise ApiError(400, f"version: {version!r} is the served name itself; give the version its own name", "invalid_value", "version")
         return version
 
-    def switch(self, version: str, adapter: Optional[str]) -> None:
+    def switch(self, version: str, adapter: str | None) -> None:
         if version in self.history:
             self.history.remove(version)
         self.history.append(version)
         self.current = version
         self.adapter = adapter
 
-    def listing(self, created: int, root: str) -> List[Dict[str, Any]]:
+    def listing(self, created: int, root: str) -> list[dict[str, Any]]:
         """The served name first, then every version (only the current one answers)."""
         entry = lambda v: {"id": v, "object": "model", "created": created, "owned_by": "rollout-lab", "root": root, "parent": None if v == self.name else self.name, "current": v == self.current}  # noqa: E731
         return [entry(self.name), *[entry(v) for v in self.history if v != self.name]]
 
 
-def check_records(records: Any) -> List[Dict[str, Any]]:
+def check_records(records: Any) -> list[dict[str, Any]]:
     """The records as the GRPO update takes them (normalised by data.check_rl_record, the
     same check a grpo job's data gets); a 400 naming the first bad record and field."""
     if not isinstance(records, list) or not records:
@@ -82,13 +87,13 @@ class Controller:
     """State shared by the HTTP handlers. `publish(version, path)` makes a saved adapter live
     in a separate serving engine (vLLM); the in-process policy needs no such step."""
 
-    def __init__(self, spec: Any, policy: Any, emitter: Any, publish: Optional[Callable[[str, Path], None]] = None) -> None:
+    def __init__(self, spec: JobSpec, policy: Policy, emitter: Emitter, publish: Callable[[str, Path], None] | None = None) -> None:
         self.spec = spec
         self.policy = policy
         self.emitter = emitter
         self.publish = publish
         self.versions = Versions(spec.served_name, spec.model.adapter)
-        self.hp = dict(spec.hyperparameters)
+        self.hp = spec.params(ServeParams)
         self.state = "idle"
         self.steps = 0
         self.examples = 0
@@ -97,14 +102,14 @@ class Controller:
         self._gate = threading.Lock()
 
     # -- reading ---------------------------------------------------------------------------
-    def status(self) -> Dict[str, Any]:
+    def status(self) -> dict[str, Any]:
         return {"state": self.state, "version": self.versions.current, "base_model": self.policy.base_model, "backend": self.policy.backend,
                 "device": str(self.policy.device), "steps": self.steps, "uptime_s": round(time.time() - self.started, 3)}
 
-    def metrics(self) -> Dict[str, Any]:
+    def metrics(self) -> dict[str, Any]:
         return {"metrics": list(self.emitter.metrics_history)}
 
-    def version(self) -> Dict[str, Any]:
+    def version(self) -> dict[str, Any]:
         return {"version": self.versions.current, "adapter": self.versions.adapter}
 
     # -- changing ----------------------------------------------------------------------------
@@ -116,7 +121,7 @@ class Controller:
         if not self._gate.acquire(blocking=False):
             raise ApiError(409, f"{what}: a training update or adapter load is already running; wait for its answer (GET /control/status says idle)", "busy")
 
-    def _activate(self, version: str, path: Path) -> Dict[str, Any]:
+    def _activate(self, version: str, path: Path) -> dict[str, Any]:
         if self.publish:
             self.publish(version, path)
         shown = self._shown(path)
@@ -124,7 +129,7 @@ class Controller:
         self.emitter.emit({"event": "version", "version": version, "adapter": shown})
         return {"version": version, "adapter": shown}
 
-    def load(self, body: Dict[str, Any]) -> Dict[str, Any]:
+    def load(self, body: dict[str, Any]) -> dict[str, Any]:
         adapter = body.get("adapter")
         if not isinstance(adapter, str) or not adapter.strip():
             raise ApiError(400, "adapter: the adapter folder to serve, relative to the job bundle or absolute on the server", "missing_field", "adapter")
@@ -147,17 +152,17 @@ class Controller:
         finally:
             self._gate.release()
 
-    def _train_hparams(self, given: Any) -> Dict[str, Any]:
+    def _train_hparams(self, given: Any) -> ServeParams:
         if given is None:
-            return dict(self.hp)
+            return self.hp
         if not isinstance(given, dict):
             raise ApiError(400, "hyperparameters: expected an object of serve hyper-parameters, e.g. {learning_rate: 1e-6}", "invalid_value", "hyperparameters")
         try:
-            return resolve_hparams("serve", {**self.hp, **given})
+            return resolve_hparams("serve", {**asdict(self.hp), **given})
         except SpecError as exc:
             raise ApiError(400, str(exc), "invalid_value", "hyperparameters") from None
 
-    def train(self, body: Dict[str, Any]) -> Dict[str, Any]:
+    def train(self, body: dict[str, Any]) -> dict[str, Any]:
         records = check_records(body.get("records"))
         hp = self._train_hparams(body.get("hyperparameters"))
         self._enter("/control/train")
@@ -177,7 +182,7 @@ class Controller:
             self.state = "idle"
             self._gate.release()
 
-    def _update(self, records: List[Dict[str, Any]], hp: Dict[str, Any]) -> Dict[str, Any]:
+    def _update(self, records: list[dict[str, Any]], hp: ServeParams) -> dict[str, Any]:
         """grpo_update under policy.lock; a failed update puts the served weights back."""
         try:
             out = grpo_update(self.policy, records, hp, self.emitter, step_offset=self.steps)
@@ -207,7 +212,7 @@ class Controller:
             return f"reloading {adapter} failed too ({exc}); restart the server"
         return f"{self.versions.current} ({adapter}) is served again"
 
-    def _unchanged(self, out: Dict[str, Any]) -> Dict[str, Any]:
+    def _unchanged(self, out: dict[str, Any]) -> dict[str, Any]:
         """No optimizer step was taken: no new version, and the answer says why, so the
         caller can sample more per task (or raise the length limits)."""
         if out.get("useful_groups", 0) == 0:
@@ -221,14 +226,14 @@ class Controller:
         return {"version": self.versions.current, "adapter": self.versions.adapter, "updated": False, "note": note, "steps": self.steps, "metrics": _answer_metrics(out)}
 
 
-def _answer_metrics(out: Dict[str, Any]) -> Dict[str, Any]:
+def _answer_metrics(out: dict[str, Any]) -> dict[str, Any]:
     """The last metrics event's numbers and the update's counts (steps, records, useful
     records, groups without signal, records dropped), which the caller plots per round."""
     counts = {k: v for k, v in out.items() if k != "metrics" and isinstance(v, (int, float)) and not isinstance(v, bool)}
     return {**out.get("metrics", {}), **counts}
 
 
-def _eval_mode(policy: Any) -> None:
+def _eval_mode(policy: Policy) -> None:
     """Sampling with dropout on (LoRA dropout after an update) would serve noisy logprobs."""
     model = getattr(policy, "model", None)
     if model is not None and hasattr(model, "eval"):

@@ -10,8 +10,9 @@ import sys
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, Iterable, Optional, Tuple
+from typing import Any
 from urllib.parse import urlsplit
 
 from .. import __version__
@@ -28,7 +29,7 @@ class App:
     """What the handlers serve: the controller (versions, control API) and one engine,
     the in-process generator or vLLM."""
 
-    def __init__(self, controller: Controller, generator: Optional[LocalGenerator] = None, engine: Optional[VllmEngine] = None, api_key: Optional[str] = None) -> None:
+    def __init__(self, controller: Controller, generator: LocalGenerator | None = None, engine: VllmEngine | None = None, api_key: str | None = None) -> None:
         if (generator is None) == (engine is None):
             raise ValueError("an App serves through exactly one of generator and engine")
         self.controller = controller
@@ -36,13 +37,13 @@ class App:
         self.engine = engine
         self.api_key = api_key or None
 
-    def authorised(self, header: Optional[str]) -> bool:
+    def authorised(self, header: str | None) -> bool:
         if not self.api_key:
             return True
         expected = f"Bearer {self.api_key}".encode()
         return hmac.compare_digest((header or "").strip().encode(), expected)
 
-    def models(self) -> Dict[str, Any]:
+    def models(self) -> dict[str, Any]:
         c = self.controller
         return {"object": "list", "data": c.versions.listing(int(c.started), c.policy.base_model)}
 
@@ -50,7 +51,7 @@ class App:
 class PolicyHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: Tuple[str, int], app: App) -> None:
+    def __init__(self, address: tuple[str, int], app: App) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.app = app
         super().__init__(address, Handler)
@@ -59,7 +60,8 @@ class PolicyHTTPServer(ThreadingHTTPServer):
         # HTTPServer.server_bind looks the host's name up in DNS, which can hang on a
         # cluster node; the name is never used here.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[0], self.server_address[1]
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -68,7 +70,7 @@ class Handler(BaseHTTPRequestHandler):
     # An idle keep-alive connection is closed after this long (clients give up on theirs
     # within seconds); it bounds socket reads and writes, not how long an update may take.
     timeout = 600
-    server: PolicyHTTPServer
+    server: PolicyHTTPServer  # pyright: ignore[reportIncompatibleVariableOverride] — the only server a Handler runs in
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — the job log carries events, not access lines
         return
@@ -80,10 +82,10 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self._dispatch("POST")
 
-    def _routes(self) -> Dict[str, Dict[str, Callable[[Any], None]]]:
+    def _routes(self) -> dict[str, dict[str, Callable[[Any], None]]]:
         app = self.server.app
         c = app.controller
-        routes: Dict[str, Dict[str, Callable[[Any], None]]] = {
+        routes: dict[str, dict[str, Callable[[Any], None]]] = {
             "/v1/models": {"GET": lambda _: self._json(200, app.models())},
             "/v1/chat/completions": {"POST": self._chat},
             "/control/status": {"GET": lambda _: self._json(200, c.status())},
@@ -118,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
             self._error(ApiError(500, f"{type(exc).__name__}: {exc}", "server_error"))
 
     # -- requests ---------------------------------------------------------------------------
-    def _read_json(self) -> Dict[str, Any]:
+    def _read_json(self) -> dict[str, Any]:
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             raise ApiError(411, "send the request body with a Content-Length, not chunked", "length_required")
         try:
@@ -141,7 +143,7 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(400, f"the request body must be a JSON object, not a {type(body).__name__}", "invalid_json")
         return body
 
-    def _chat(self, body: Dict[str, Any]) -> None:
+    def _chat(self, body: dict[str, Any]) -> None:
         app = self.server.app
         if app.engine:
             return self._proxy("/v1/chat/completions", body)
@@ -149,6 +151,7 @@ class Handler(BaseHTTPRequestHandler):
         policy = app.controller.policy
         # The version is named under the same lock the update switches it under, so the
         # answer's model is the one that produced it.
+        assert app.generator is not None  # an App without an engine has a generator
         with policy.lock:
             version = app.controller.versions.resolve(req.model)
             gen = app.generator.generate(req)
@@ -158,13 +161,14 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._json(200, completion_body(req, gen, version, request_id, created))
 
-    def _proxy(self, path: str, body: Dict[str, Any]) -> None:
+    def _proxy(self, path: str, body: dict[str, Any]) -> None:
         """vLLM answers; its status, headers and body (a stream included) pass through."""
         app = self.server.app
         model = body.get("model")
         if model is not None and not isinstance(model, str):
             raise ApiError(400, "model: expected the served model name", "invalid_value", "model")
         app.controller.versions.resolve(model)
+        assert app.engine is not None  # routed here only when vLLM serves
         status, headers, res = app.engine.forward(path, body)
         lower = {k.lower(): v for k, v in headers.items()}
         try:
@@ -188,7 +192,7 @@ class Handler(BaseHTTPRequestHandler):
             res.close()
 
     # -- answers ----------------------------------------------------------------------------
-    def _json(self, status: int, obj: Dict[str, Any], headers: Iterable[Tuple[str, str]] = ()) -> None:
+    def _json(self, status: int, obj: dict[str, Any], headers: Iterable[tuple[str, str]] = ()) -> None:
         data = json.dumps(obj, allow_nan=False).encode("utf-8")
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -201,7 +205,7 @@ class Handler(BaseHTTPRequestHandler):
         self._answered = True
         self.wfile.write(data)
 
-    def _events(self, chunks: Iterable[Dict[str, Any]]) -> None:
+    def _events(self, chunks: Iterable[dict[str, Any]]) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")

@@ -3,20 +3,22 @@ vLLM is not used). Every use of the model holds policy.lock, so a request never 
 from weights a /control/train is halfway through changing; requests wait instead."""
 
 import threading
-from typing import Any, List, Optional, Sequence, Set, Tuple
+from collections.abc import Sequence
+from typing import Any
 
-from ..backends.common import Sampled
 from ..chat import end_of_turn_ids
+from ..policy import Policy, Sampled
+from ..tokenizer import HasTokenBytes, Tokenizer
 from .protocol import ApiError, ChatRequest, Generation, TokenLogprob
 from .toolcalls import parse_tool_calls
 
 
-def context_limit(policy: Any) -> Optional[int]:
+def context_limit(policy: Policy) -> int | None:
     limit = policy.max_positions() if hasattr(policy, "max_positions") else None
     return int(limit) if limit else None
 
 
-def single_token_stops(tok: Any, stops: Sequence[str]) -> Set[int]:
+def single_token_stops(tok: Tokenizer, stops: Sequence[str]) -> set[int]:
     """Stop strings that are one token stop the sampler itself; longer ones are cut after."""
     out = set()
     for s in stops:
@@ -26,7 +28,7 @@ def single_token_stops(tok: Any, stops: Sequence[str]) -> Set[int]:
     return out
 
 
-def cut_at_stop(tok: Any, ids: List[int], stops: Sequence[str]) -> Tuple[List[int], str, bool]:
+def cut_at_stop(tok: Tokenizer, ids: list[int], stops: Sequence[str]) -> tuple[list[int], str, bool]:
     """(ids up to and including the token that completes the first stop string, the text
     before that stop string, whether one occurred). Token ids keep the stop string's tokens,
     as vLLM's do, so the ids stay the ones actually sampled."""
@@ -44,22 +46,22 @@ def cut_at_stop(tok: Any, ids: List[int], stops: Sequence[str]) -> Tuple[List[in
     return ids[:lo], text[: min(hits)], True
 
 
-def token_bytes(tok: Any, i: int, text: str) -> List[int]:
+def token_bytes(tok: Tokenizer, i: int, text: str) -> list[int]:
     """A token's bytes: the tokenizer's own when it can say (byte-level tokens that are not
     UTF-8 on their own), its text's UTF-8 otherwise."""
-    if hasattr(tok, "token_bytes"):
+    if isinstance(tok, HasTokenBytes):
         return list(tok.token_bytes(i))
     return list(text.encode("utf-8"))
 
 
 class LocalGenerator:
-    def __init__(self, policy: Any, default_max_tokens: int) -> None:
+    def __init__(self, policy: Policy, default_max_tokens: int) -> None:
         self.policy = policy
         self.default_max_tokens = int(default_max_tokens)
         self._next_call_id = 0
         self._ids_lock = threading.Lock()
 
-    def _prompt(self, req: ChatRequest) -> List[int]:
+    def _prompt(self, req: ChatRequest) -> list[int]:
         tok = self.policy.tokenizer
         try:
             text = tok.render(req.messages, req.tools, add_generation_prompt=True)
@@ -93,7 +95,7 @@ class LocalGenerator:
             sampled = self.policy.generate(prompt, budget, req.temperature, req.top_p, req.seed, stop_ids=stop_ids or None, top_logprobs=req.top_logprobs)
         return self.finish(req, prompt, sampled, stop_ids)
 
-    def finish(self, req: ChatRequest, prompt: List[int], sampled: Sampled, stop_ids: Set[int]) -> Generation:
+    def finish(self, req: ChatRequest, prompt: list[int], sampled: Sampled, stop_ids: set[int]) -> Generation:
         """Content, tool calls and finish reason of sampled ids. The ids, logprobs and
         alternatives reported are the sampled ones up to where the completion stopped (the
         stop token or string included); only the text leaves the stop token or string out."""
@@ -107,8 +109,8 @@ class LocalGenerator:
             if hit:
                 ids, logprobs, top, text, stopped = kept, logprobs[: len(kept)], top[: len(kept)], before_stop, True
         finish = "stop" if stopped else "length"
-        content: Optional[str] = text
-        calls: List[dict] = []
+        content: str | None = text
+        calls: list[dict[str, Any]] = []
         if req.tools and req.parse_tools:
             content, calls = parse_tool_calls(text)
             if calls:

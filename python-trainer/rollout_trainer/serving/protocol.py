@@ -8,8 +8,9 @@ and logprobs the behaviour policy sampled."""
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any
 
 ROLES = {"system", "user", "assistant", "tool"}
 # OpenAI's limit on top_logprobs (vLLM's default --max-logprobs is the same).
@@ -21,7 +22,7 @@ MIN_LOGPROB = -9999.0
 class ApiError(Exception):
     """An answer other than 200, with an OpenAI-style error body."""
 
-    def __init__(self, status: int, message: str, code: Optional[str] = None, param: Optional[str] = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None, param: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -35,7 +36,7 @@ class ApiError(Exception):
             return "server_error"
         return "invalid_request_error"
 
-    def body(self) -> Dict[str, Any]:
+    def body(self) -> dict[str, Any]:
         return {"error": {"message": str(self), "type": self.kind, "code": self.code, "param": self.param}}
 
 
@@ -47,14 +48,14 @@ def bad(param: str, message: str) -> ApiError:
 class ChatRequest:
     """A checked chat-completions request, in the shape the generator needs."""
 
-    model: Optional[str]
-    messages: List[Dict[str, Any]]
-    tools: Optional[List[Dict[str, Any]]] = None
+    model: str | None
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
     temperature: float = 1.0
     top_p: float = 1.0
-    max_tokens: Optional[int] = None
-    seed: Optional[int] = None
-    stop: List[str] = field(default_factory=list)
+    max_tokens: int | None = None
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
     logprobs: bool = False
     top_logprobs: int = 0
     return_token_ids: bool = False
@@ -63,7 +64,7 @@ class ChatRequest:
     parse_tools: bool = True
 
 
-def _number(body: Dict[str, Any], name: str, default: float, low: float, high: float, low_open: bool = False) -> float:
+def _number(body: dict[str, Any], name: str, default: float, low: float, high: float, low_open: bool = False) -> float:
     value = body.get(name)
     if value is None:
         return default
@@ -75,7 +76,7 @@ def _number(body: Dict[str, Any], name: str, default: float, low: float, high: f
     return float(value)
 
 
-def _integer(body: Dict[str, Any], name: str, minimum: Optional[int] = None, maximum: Optional[int] = None) -> Optional[int]:
+def _integer(body: dict[str, Any], name: str, minimum: int | None = None, maximum: int | None = None) -> int | None:
     value = body.get(name)
     if value is None:
         return None
@@ -88,7 +89,7 @@ def _integer(body: Dict[str, Any], name: str, minimum: Optional[int] = None, max
     return value
 
 
-def _flag(body: Dict[str, Any], name: str) -> bool:
+def _flag(body: dict[str, Any], name: str) -> bool:
     value = body.get(name)
     if value is None:
         return False
@@ -117,7 +118,7 @@ def _text_content(content: Any, where: str) -> str:
     return "".join(texts)
 
 
-def _tool_calls(calls: Any, where: str) -> List[Dict[str, Any]]:
+def _tool_calls(calls: Any, where: str) -> list[dict[str, Any]]:
     """An assistant turn's tool calls in the one shape the chat template and the training
     data use: {id, type: function, function: {name, arguments (JSON text)}}."""
     if not isinstance(calls, list):
@@ -137,7 +138,7 @@ def _tool_calls(calls: Any, where: str) -> List[Dict[str, Any]]:
     return out
 
 
-def parse_messages(messages: Any) -> List[Dict[str, Any]]:
+def parse_messages(messages: Any) -> list[dict[str, Any]]:
     if not isinstance(messages, list) or not messages:
         raise ApiError(400, "messages: a non-empty list of chat messages is required", "missing_field", "messages")
     out = []
@@ -148,7 +149,7 @@ def parse_messages(messages: Any) -> List[Dict[str, Any]]:
         role = "system" if m.get("role") == "developer" else m.get("role")
         if role not in ROLES:
             raise bad(f"{where}.role", f"expected one of {', '.join(sorted(ROLES | {'developer'}))}, got {json.dumps(m.get('role'))}")
-        msg: Dict[str, Any] = {"role": role, "content": _text_content(m.get("content"), f"{where}.content")}
+        msg: dict[str, Any] = {"role": role, "content": _text_content(m.get("content"), f"{where}.content")}
         if role == "assistant" and m.get("tool_calls"):
             msg["tool_calls"] = _tool_calls(m["tool_calls"], f"{where}.tool_calls")
         if role == "tool" and m.get("tool_call_id") is not None:
@@ -161,7 +162,7 @@ def parse_messages(messages: Any) -> List[Dict[str, Any]]:
     return out
 
 
-def parse_tools(tools: Any) -> Optional[List[Dict[str, Any]]]:
+def parse_tools(tools: Any) -> list[dict[str, Any]] | None:
     if tools is None or tools == []:
         return None
     if not isinstance(tools, list):
@@ -173,7 +174,7 @@ def parse_tools(tools: Any) -> Optional[List[Dict[str, Any]]]:
     return tools
 
 
-def _stops(value: Any) -> List[str]:
+def _stops(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
@@ -183,7 +184,7 @@ def _stops(value: Any) -> List[str]:
     return [s for s in value if s]
 
 
-def top_logprobs_of(body: Dict[str, Any]) -> int:
+def top_logprobs_of(body: dict[str, Any]) -> int:
     """How many alternatives per token the request asks for (0 to 20); alternatives
     without logprobs would have nowhere to go, so that is refused, as OpenAI and vLLM do."""
     k = _integer(body, "top_logprobs", 0, MAX_TOP_LOGPROBS) or 0
@@ -192,13 +193,13 @@ def top_logprobs_of(body: Dict[str, Any]) -> int:
     return k
 
 
-def asks_for_format(body: Dict[str, Any]) -> bool:
+def asks_for_format(body: dict[str, Any]) -> bool:
     """Whether response_format asks for more than plain text (OpenAI's default)."""
     fmt = body.get("response_format")
     return fmt is not None and not (isinstance(fmt, dict) and fmt.get("type") == "text")
 
 
-def check_response_format(body: Dict[str, Any]) -> None:
+def check_response_format(body: dict[str, Any]) -> None:
     """This server samples from the policy as it is, so a format it would have to enforce
     is refused rather than ignored."""
     if not asks_for_format(body):
@@ -209,7 +210,7 @@ def check_response_format(body: Dict[str, Any]) -> None:
     raise bad("response_format", f"{shown} is not supported: this server does not constrain decoding; leave response_format out and read the JSON from the completion's text")
 
 
-def parse_chat_request(body: Dict[str, Any]) -> ChatRequest:
+def parse_chat_request(body: dict[str, Any]) -> ChatRequest:
     """Fields this server does not implement but that do not change what a completion
     means (user, metadata, penalties, ...) are accepted and ignored; fields that would
     (n > 1, response_format, non-text content) are refused."""
@@ -254,7 +255,7 @@ class TokenLogprob:
     id: int
     token: str
     logprob: float
-    bytes: List[int]
+    bytes: list[int]
 
 
 @dataclass
@@ -262,57 +263,57 @@ class Generation:
     """What the policy produced for one request; `top` has, per sampled token, the
     alternatives the request asked for (top_logprobs of them, most likely first)."""
 
-    prompt_ids: List[int]
-    ids: List[int]
-    logprobs: List[float]
-    tokens: List[str]
-    token_bytes: List[List[int]]
-    content: Optional[str]
-    tool_calls: List[Dict[str, Any]]
+    prompt_ids: list[int]
+    ids: list[int]
+    logprobs: list[float]
+    tokens: list[str]
+    token_bytes: list[list[int]]
+    content: str | None
+    tool_calls: list[dict[str, Any]]
     finish_reason: str
-    top: List[List[TokenLogprob]]
+    top: list[list[TokenLogprob]]
 
 
 def _logprob(value: float) -> float:
     return value if math.isfinite(value) else MIN_LOGPROB
 
 
-def _entry(t: TokenLogprob) -> Dict[str, Any]:
+def _entry(t: TokenLogprob) -> dict[str, Any]:
     # `id` is not OpenAI's, but llama.cpp sends it too and clients ignore what they do not know.
     return {"id": t.id, "token": t.token, "logprob": _logprob(t.logprob), "bytes": t.bytes}
 
 
-def logprobs_content(gen: Generation) -> List[Dict[str, Any]]:
+def logprobs_content(gen: Generation) -> list[dict[str, Any]]:
     return [{"token": t, "logprob": _logprob(lp), "bytes": b, "top_logprobs": [_entry(a) for a in alts]}
             for t, lp, b, alts in zip(gen.tokens, gen.logprobs, gen.token_bytes, gen.top)]
 
 
-def usage(gen: Generation) -> Dict[str, int]:
+def usage(gen: Generation) -> dict[str, int]:
     return {"prompt_tokens": len(gen.prompt_ids), "completion_tokens": len(gen.ids), "total_tokens": len(gen.prompt_ids) + len(gen.ids)}
 
 
-def completion_body(req: ChatRequest, gen: Generation, model: str, request_id: str, created: int) -> Dict[str, Any]:
-    message: Dict[str, Any] = {"role": "assistant", "content": gen.content}
+def completion_body(req: ChatRequest, gen: Generation, model: str, request_id: str, created: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": gen.content}
     if gen.tool_calls:
         message["tool_calls"] = gen.tool_calls
-    choice: Dict[str, Any] = {"index": 0, "message": message, "logprobs": None, "finish_reason": gen.finish_reason}
+    choice: dict[str, Any] = {"index": 0, "message": message, "logprobs": None, "finish_reason": gen.finish_reason}
     if req.logprobs:
         choice["logprobs"] = {"content": logprobs_content(gen), "refusal": None}
     if req.return_token_ids:
         choice["token_ids"] = list(gen.ids)
-    body: Dict[str, Any] = {"id": request_id, "object": "chat.completion", "created": created, "model": model, "choices": [choice], "usage": usage(gen)}
+    body: dict[str, Any] = {"id": request_id, "object": "chat.completion", "created": created, "model": model, "choices": [choice], "usage": usage(gen)}
     if req.return_token_ids:
         body["prompt_token_ids"] = list(gen.prompt_ids)
     return body
 
 
-def stream_chunks(req: ChatRequest, gen: Generation, model: str, request_id: str, created: int) -> Iterator[Dict[str, Any]]:
+def stream_chunks(req: ChatRequest, gen: Generation, model: str, request_id: str, created: int) -> Iterator[dict[str, Any]]:
     """The completion as chat.completion.chunk objects: the role, the content (with its
     logprobs and token ids when asked), the tool calls, the finish reason, and the usage
     when stream_options.include_usage asks for it. Generation is not incremental, so the
     chunks come once the completion is done."""
 
-    def chunk(delta: Dict[str, Any], finish: Optional[str] = None, **extra: Any) -> Dict[str, Any]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish, **extra}
         return {"id": request_id, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [choice]}
 
@@ -320,7 +321,7 @@ def stream_chunks(req: ChatRequest, gen: Generation, model: str, request_id: str
     if req.return_token_ids:
         first["prompt_token_ids"] = list(gen.prompt_ids)
     yield first
-    extra: Dict[str, Any] = {}
+    extra: dict[str, Any] = {}
     if req.logprobs:
         extra["logprobs"] = {"content": logprobs_content(gen), "refusal": None}
     if req.return_token_ids:

@@ -5,12 +5,12 @@ not such an object stays in the text, so nothing the model wrote is silently los
 
 import json
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 TOOL_CALL_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
 
 
-def _function_of(block: str) -> Optional[Dict[str, str]]:
+def _function_of(block: str) -> dict[str, str] | None:
     """{name, arguments (JSON text)} of one block, or None when the block is malformed."""
     try:
         obj = json.loads(block.strip())
@@ -33,13 +33,13 @@ def _function_of(block: str) -> Optional[Dict[str, str]]:
     return {"name": obj["name"], "arguments": json.dumps(args, ensure_ascii=False)}
 
 
-def parse_tool_calls(text: str, first_id: int = 0) -> Tuple[Optional[str], List[Dict[str, Any]]]:
+def parse_tool_calls(text: str, first_id: int = 0) -> tuple[str | None, list[dict[str, Any]]]:
     """(content, tool_calls) of a completion's text. Call ids are `call_<n>` counting from
     first_id, so a server can keep them unique over its lifetime. With no well-formed call
     the text comes back unchanged; with calls, the remaining text stripped, or None if empty
     (as OpenAI answers a pure tool call)."""
-    calls: List[Dict[str, Any]] = []
-    kept: List[str] = []
+    calls: list[dict[str, Any]] = []
+    kept: list[str] = []
     pos = 0
     for match in TOOL_CALL_BLOCK.finditer(text):
         function = _function_of(match.group(1))

@@ -18,10 +18,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 from ..errors import SpecError
+from ..spec import JobSpec
 from .protocol import ApiError, asks_for_format, bad
 
 # The values vLLM accepts for --max-lora-rank.
@@ -50,7 +52,7 @@ def wants_vllm(engine: str, backend: str, importable: bool) -> bool:
 
 
 def vllm_argv(base: str, served_name: str, port: int, lora_r: int, executable: str = "vllm",
-              gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION, extra: Sequence[str] = ()) -> List[str]:
+              gpu_memory_utilization: float = GPU_MEMORY_UTILIZATION, extra: Sequence[str] = ()) -> list[str]:
     """The `vllm serve` command as an argument array (no shell ever sees the model name)."""
     return [executable, "serve", base, "--enable-lora", "--max-lora-rank", str(lora_rank_for(lora_r)),
             "--port", str(port), "--host", "127.0.0.1", "--served-model-name", served_name,
@@ -66,7 +68,7 @@ def vllm_executable() -> str:
     return found
 
 
-def model_source(spec: Any) -> str:
+def model_source(spec: JobSpec) -> str:
     """What `vllm serve` loads: the bundle's directory where model.base names one (vLLM
     runs with the bundle as its directory too, but a full path leaves no doubt), else the
     Hugging Face id or absolute path as given."""
@@ -81,7 +83,7 @@ def model_source(spec: Any) -> str:
     return base
 
 
-def check_forwarded(body: Dict[str, Any]) -> None:
+def check_forwarded(body: dict[str, Any]) -> None:
     """vLLM answers top_logprobs and response_format itself (the latter with guided
     decoding). One combination is refused: vLLM applies the grammar's mask to the logits
     before it computes logprobs, so with a format the logprobs it reports are those of the
@@ -101,23 +103,23 @@ def free_port() -> int:
 class VllmEngine:
     """A `vllm serve` child process and the LoRA adapters loaded into it."""
 
-    def __init__(self, argv: List[str], port: int, served_name: str, key: str) -> None:
+    def __init__(self, argv: list[str], port: int, served_name: str, key: str) -> None:
         self.argv = argv
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.served_name = served_name
         self._key = key
-        self.process: Optional[subprocess.Popen] = None
-        self.lora: Optional[str] = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.lora: str | None = None
 
     @classmethod
-    def for_spec(cls, spec: Any) -> "VllmEngine":
+    def for_spec(cls, spec: JobSpec) -> "VllmEngine":
         """The engine a serve job starts: `vllm serve` of the spec's base model on a free
         loopback port, with a fresh key (vLLM reads VLLM_API_KEY) so other local users
         cannot reach it around this server's bearer check."""
         port = free_port()
         extra = shlex.split(os.environ.get(EXTRA_ARGS_ENV, ""))
-        argv = vllm_argv(model_source(spec), spec.served_name, port, int(spec.hyperparameters["lora_r"]), vllm_executable(), extra=extra)
+        argv = vllm_argv(model_source(spec), spec.served_name, port, spec.hyperparameters.lora_r, vllm_executable(), extra=extra)
         return cls(argv, port, spec.served_name, secrets.token_urlsafe(24))
 
     def start(self, timeout_s: float = 1800.0) -> None:
@@ -142,12 +144,12 @@ class VllmEngine:
             except subprocess.TimeoutExpired:
                 self.process.kill()
 
-    def _request(self, path: str, body: Optional[Dict[str, Any]] = None) -> urllib.request.Request:
+    def _request(self, path: str, body: dict[str, Any] | None = None) -> urllib.request.Request:
         data = json.dumps(body).encode() if body is not None else None
         headers = {"authorization": f"Bearer {self._key}", **({"content-type": "application/json"} if data else {})}
         return urllib.request.Request(self.url + path, data=data, headers=headers, method="POST" if data else "GET")
 
-    def _post(self, path: str, body: Dict[str, Any]) -> None:
+    def _post(self, path: str, body: dict[str, Any]) -> None:
         try:
             with urllib.request.urlopen(self._request(path, body), timeout=600) as res:  # noqa: S310 — loopback
                 res.read()
@@ -176,14 +178,14 @@ class VllmEngine:
         """vLLM's name for what the served name means now: the newest LoRA, or the base."""
         return self.lora or self.served_name
 
-    def forward(self, path: str, body: Dict[str, Any]) -> Tuple[int, Dict[str, str], Any]:
+    def forward(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
         """(status, headers, readable body) of vLLM's answer to a proxied request, the body
         still unread so a stream can be passed on as it comes."""
         check_forwarded(body)
         try:
             res = urllib.request.urlopen(self._request(path, {**body, "model": self.target()}), timeout=3600)  # noqa: S310 — loopback
         except urllib.error.HTTPError as exc:
-            res = exc
+            return exc.code, dict(exc.headers.items()), exc
         except urllib.error.URLError as exc:
             raise ApiError(502, f"vLLM did not answer {path}: {exc.reason}", "engine_error") from None
         return res.getcode(), dict(res.headers.items()), res
