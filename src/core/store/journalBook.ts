@@ -78,6 +78,18 @@ export class JournalBook {
     return w;
   }
 
+  /** Journals in use (not replaced by a segment), and the bytes of every file in use. */
+  liveFiles(): { journals: number; bytes: number } {
+    let journals = 0;
+    let bytes = 0;
+    for (const f of this.files.values()) {
+      if (f.state === 'superseded') continue;
+      if (f.kind === 'journal') journals++;
+      bytes += f.size;
+    }
+    return { journals, bytes };
+  }
+
   /** Replaces the stored `files` and `writers` rows with the bookkeeping in memory (inside the caller's transaction). */
   save(): void {
     this.db.exec('DELETE FROM files');

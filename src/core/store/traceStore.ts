@@ -18,13 +18,12 @@
  * - The catalog (catalog.ts, sql.js) is derived from the journals: runs,
  *   rollouts, per-agent facts, prompt versions (text stored once), where each
  *   trace's span frames lie (a few numbers per rollout, not a row per span),
- *   and how far each journal has been consumed. Opening loads
- *   `catalog.sqlite` and catches up on every journal past its consumed offset;
- *   `refresh()` does the same later, which is how one process sees another's
- *   writes. A checkpoint (close, and every N finished rollouts — never per
- *   span) writes the catalog atomically (temp file, fsync, rename). A lost,
- *   corrupt or too-new catalog is rebuilt from the journals (storedCatalog.ts
- *   does the loading, catching up and checkpoints).
+ *   and how far each journal has been consumed. Opening (storedCatalog.ts)
+ *   loads `catalog.sqlite` and catches up on every journal past its consumed
+ *   offset; `refresh()` does the same later, which is how one process sees
+ *   another's writes. A checkpoint (close, and every N finished rollouts —
+ *   never per span) writes the catalog atomically (temp file, fsync, rename).
+ *   A lost, corrupt or too-new catalog is rebuilt from the journals.
  * - A span tree is read from its frames by location with positioned reads;
  *   contiguous frames are one read.
  * - Rollouts still 'running' when their writer closed or died (its pid is gone)
@@ -340,19 +339,14 @@ export class TraceStore implements SpanSink {
   stats(): StoreStats {
     this.assertOpen();
     const { rollouts, spans } = this.catalog.queries.counts();
-    let journals = 0;
-    let bytes = 0;
-    for (const f of this.catalog.journals.files.values()) {
-      if (f.state === 'superseded') continue;
-      if (f.kind === 'journal') journals++;
-      bytes += f.size;
-    }
+    const files = this.catalog.journals.liveFiles();
+    let bytes = files.bytes;
     try {
       bytes += statSync(this.paths.catalog).size;
     } catch {
       // no checkpoint yet
     }
-    return { rollouts, spans, journals, bytes };
+    return { rollouts, spans, journals: files.journals, bytes };
   }
 
   // ---- maintenance ----------------------------------------------------------
