@@ -1,6 +1,9 @@
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { tempFileName } from './storePaths';
+import { HOST, isProcessAlive } from './processLiveness';
+import { tempFileName, tempFilePid } from './storePaths';
+
+const STALE_TEMP_MS = 10 * 60_000;
 
 /**
  * Replaces a file so that a crash at any moment leaves either the old content
@@ -39,5 +42,25 @@ export function fsyncPath(path: string): void {
     }
   } catch {
     // see above
+  }
+}
+
+/** Temp files of checkpoints that a killed process left behind (old, and their pid is gone: not another host's, mid-write). */
+export function removeStaleTemps(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = tempFilePid(name);
+    if (pid === null || isProcessAlive(pid, HOST)) continue;
+    try {
+      const path = join(dir, name);
+      if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) unlinkSync(path);
+    } catch {
+      // another process removed it first
+    }
   }
 }

@@ -2,7 +2,8 @@ import { closeSync, fsyncSync, openSync, readFileSync, readSync, readdirSync, re
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { fsyncPath } from './atomicFile';
-import type { Catalog, FileState } from './catalog';
+import type { Catalog } from './catalog';
+import type { FileState } from './journalBook';
 import { readHeader } from './journalCatchUp';
 import {
   FrameType,
@@ -132,17 +133,17 @@ function cleanLeftovers(ctx: CompactionContext): void {
       unlinkQuiet(join(segmentDir, name));
       continue;
     }
-    if (cat.files.has(name) || !name.endsWith('.seg')) continue;
+    if (cat.journals.files.has(name) || !name.endsWith('.seg')) continue;
     const header = readHeader(join(segmentDir, name));
-    if (header?.kind === 'segment' && header.supersedes.every((j) => cat.files.has(j) && cat.files.get(j)!.state !== 'superseded')) {
+    if (header?.kind === 'segment' && header.supersedes.every((j) => cat.journals.files.has(j) && cat.journals.files.get(j)!.state !== 'superseded')) {
       unlinkQuiet(join(segmentDir, name)); // written but never committed: its journals are still the truth
     }
   }
   let removed = false;
-  for (const f of [...cat.files.values()]) {
+  for (const f of [...cat.journals.files.values()]) {
     if (f.kind === 'journal' && f.state === 'superseded') {
       unlinkQuiet(join(journalDir, f.name));
-      cat.removeFile(f.name);
+      cat.journals.removeFile(f.name);
       removed = true;
     }
   }
@@ -152,7 +153,7 @@ function cleanLeftovers(ctx: CompactionContext): void {
 /** Journals of finished writers, whole writers per batch (a rollout may cross a rotation). */
 function planBatches(cat: Catalog): SourceFile[][] {
   const byWriter = new Map<string, FileState[]>();
-  for (const f of cat.files.values()) {
+  for (const f of cat.journals.files.values()) {
     if (f.kind !== 'journal' || f.writer === null) continue;
     let list = byWriter.get(f.writer);
     if (!list) byWriter.set(f.writer, (list = []));
@@ -162,7 +163,7 @@ function planBatches(cat: Catalog): SourceFile[][] {
   let current: SourceFile[] = [];
   let bytes = 0;
   for (const [writer, files] of [...byWriter].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const w = cat.writers.get(writer);
+    const w = cat.journals.writers.get(writer);
     if (!w || w.state === 'open' || files.some((f) => f.state !== 'done')) continue;
     files.sort((a, b) => (a.name < b.name ? -1 : 1));
     current.push(...files.map((f) => ({ name: f.name, writer, consumed: f.consumed })));
@@ -267,10 +268,10 @@ async function compactBatch(ctx: CompactionContext, batch: SourceFile[], result:
     for (const id of [...open.keys()]) writeBlock(id);
     // What the catalog concluded about these writers (interrupted rollouts and runs) must survive without them.
     const cat = ctx.catalog();
-    for (const r of cat.rolloutsByWriters(writers)) {
+    for (const r of cat.queries.rolloutsByWriters(writers)) {
       if (!ended.has(r.id) && r.status !== 'running') out.write(encodeJsonFrame(FrameType.rolloutEnd, { rollout: r } satisfies RolloutFrame));
     }
-    for (const { run, at } of cat.runsByWriters(writers)) {
+    for (const { run, at } of cat.queries.runsByWriters(writers)) {
       if (run.status === 'interrupted') out.write(encodeJsonFrame(FrameType.run, { at, run } satisfies RunFrame));
     }
     out.flush();
@@ -284,38 +285,38 @@ async function compactBatch(ctx: CompactionContext, batch: SourceFile[], result:
 
   // Phase 2, synchronous: commit against the catalog as it is now (a refresh meanwhile may have replaced it).
   const cat = ctx.catalog();
-  const sources = batch.map((f) => cat.files.get(f.name));
+  const sources = batch.map((f) => cat.journals.files.get(f.name));
   if (sources.some((f, i) => !f || f.state !== 'done' || f.consumed !== batch[i]!.consumed)) {
     unlinkQuiet(tmp);
     return;
   }
   renameSync(tmp, join(paths.segmentDir, name));
   fsyncPath(paths.segmentDir);
-  const seg = cat.addFile(name, 'segment', null);
+  const seg = cat.journals.addFile(name, 'segment', null);
   seg.consumed = out.size;
   seg.size = out.size;
   seg.state = 'done';
   const batchIds = new Set(sources.map((f) => f!.id));
-  cat.transaction(() => {
+  cat.db.transaction(() => {
     for (const [traceId, m] of moved) {
-      const old = cat.traceLocs(traceId);
+      const old = cat.traces.traceLocs(traceId);
       const locs: number[] = [];
       for (let i = 0; i < old.length; i += 3) if (!batchIds.has(old[i]!)) locs.push(old[i]!, old[i + 1]!, old[i + 2]!);
       for (let i = 0; i < m.locs.length; i += 2) locs.push(seg.id, m.locs[i]!, m.locs[i + 1]!);
-      cat.replaceTraceLocs(traceId, locs);
+      cat.traces.replaceTraceLocs(traceId, locs);
     }
   });
   for (const f of sources) {
     f!.state = 'superseded';
-    cat.segmentSupersedes?.add(f!.name);
+    cat.journals.segmentSupersedes?.add(f!.name);
   }
   ctx.checkpoint();
   // The checkpoint re-reads the directory first; if that made the store reload a catalog that does not know
   // the segment, the journals stay (the segment is then an orphan the next compaction removes).
-  if (ctx.catalog().files.get(name)?.state !== 'done') return;
+  if (ctx.catalog().journals.files.get(name)?.state !== 'done') return;
   for (const f of batch) {
     unlinkQuiet(join(paths.journalDir, f.name));
-    ctx.catalog().removeFile(f.name);
+    ctx.catalog().journals.removeFile(f.name);
   }
   fsyncPath(paths.journalDir);
   result.journalsRetired += batch.length;

@@ -2,7 +2,8 @@ import { closeSync, fstatSync, openSync, readSync, readdirSync, statSync } from 
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { spanTextPieces } from './rolloutText';
-import type { Catalog, FileState } from './catalog';
+import type { Catalog } from './catalog';
+import type { FileState } from './journalBook';
 import {
   FrameType,
   JOURNAL_FORMAT_VERSION,
@@ -50,71 +51,71 @@ export function catchUp(cat: Catalog, paths: StorePaths, selfWriter: string | nu
   const segments = listDir(paths.segmentDir).filter(isSegmentFileName).sort();
   const present = new Set([...journals, ...segments]);
   let changed = false;
-  if (!cat.segmentSupersedes) {
-    cat.segmentSupersedes = new Set();
-    for (const f of cat.files.values()) {
+  if (!cat.journals.segmentSupersedes) {
+    cat.journals.segmentSupersedes = new Set();
+    for (const f of cat.journals.files.values()) {
       const h = f.kind === 'segment' ? readHeader(join(paths.segmentDir, f.name)) : null;
-      if (h?.kind === 'segment') for (const j of h.supersedes) cat.segmentSupersedes.add(j);
+      if (h?.kind === 'segment') for (const j of h.supersedes) cat.journals.segmentSupersedes.add(j);
     }
   }
 
   for (const name of segments) {
-    if (cat.files.has(name)) continue;
+    if (cat.journals.files.has(name)) continue;
     const header = readHeader(join(paths.segmentDir, name));
     if (!header || header.kind !== 'segment' || header.v > JOURNAL_FORMAT_VERSION) continue;
     if (header.supersedes.every((j) => present.has(j))) continue;
     for (const j of header.supersedes) {
-      const known = cat.files.get(j);
+      const known = cat.journals.files.get(j);
       if (known && known.state !== 'superseded' && known.consumed > 0) return { changed, needsReload: true };
     }
-    cat.addFile(name, 'segment', null);
+    cat.journals.addFile(name, 'segment', null);
     for (const j of header.supersedes) {
-      (cat.files.get(j) ?? cat.addFile(j, 'journal', null)).state = 'superseded';
-      cat.segmentSupersedes.add(j);
+      (cat.journals.files.get(j) ?? cat.journals.addFile(j, 'journal', null)).state = 'superseded';
+      cat.journals.segmentSupersedes.add(j);
     }
     changed = true;
   }
 
-  for (const f of [...cat.files.values()]) {
+  for (const f of [...cat.journals.files.values()]) {
     // On open, also check that no file the catalog indexed lost data (a power cut before fsync, a hand edit).
     if (opts.verifySizes && present.has(f.name) && f.state !== 'superseded' && sizeOf(filePath(paths, f)) < f.consumed) {
       return { changed, needsReload: true };
     }
     if (present.has(f.name)) continue;
     if (f.state === 'superseded' || f.consumed === 0) {
-      cat.removeFile(f.name);
+      cat.journals.removeFile(f.name);
       continue;
     }
     return { changed, needsReload: true };
   }
 
   for (const name of journals) {
-    if (cat.files.has(name)) continue;
-    if (cat.segmentSupersedes.has(name)) {
+    if (cat.journals.files.has(name)) continue;
+    if (cat.journals.segmentSupersedes.has(name)) {
       // Its content is in a segment already (a compaction stopped before deleting it): never read it again.
-      cat.addFile(name, 'journal', null).state = 'superseded';
+      cat.journals.addFile(name, 'journal', null).state = 'superseded';
       changed = true;
       continue;
     }
     const header = readHeader(join(paths.journalDir, name));
     // No header yet: its writer is creating it right now; pick it up next time.
     if (!header || header.kind !== 'journal' || header.v > JOURNAL_FORMAT_VERSION) continue;
-    cat.addWriter(header.writer, header.pid, header.host);
-    cat.addFile(name, 'journal', header.writer);
+    cat.journals.addWriter(header.writer, header.pid, header.host);
+    cat.journals.addFile(name, 'journal', header.writer);
     changed = true;
   }
 
   // Decide who is dead before reading, so what is read afterwards is all they ever wrote.
   const deadNow = new Set<string>();
-  for (const w of cat.writers.values()) {
+  for (const w of cat.journals.writers.values()) {
     if (w.state === 'open' && w.id !== selfWriter && !isWriterAlive(w.id, w.pid, w.host)) deadNow.add(w.id);
   }
 
-  const open = [...cat.files.values()].filter((f) => f.state === 'open').sort(fileOrder);
+  const open = [...cat.journals.files.values()].filter((f) => f.state === 'open').sort(fileOrder);
   try {
     for (const f of open) if (consumeFile(cat, f, filePath(paths, f))) changed = true;
     for (const f of open) {
-      const w = f.writer === null ? null : cat.writers.get(f.writer);
+      const w = f.writer === null ? null : cat.journals.writers.get(f.writer);
       const final = f.kind === 'segment' || (w !== null && w !== undefined && (w.state === 'closed' || deadNow.has(w.id)));
       if (!final) continue;
       // Its writer has stopped: read to the very end once more, then never again (a torn tail stays ignored).
@@ -127,7 +128,7 @@ export function catchUp(cat: Catalog, paths: StorePaths, selfWriter: string | nu
     throw err;
   }
   for (const id of deadNow) {
-    cat.markWriterDead(id);
+    cat.events.markWriterDead(id);
     changed = true;
   }
   return { changed, needsReload: false };
@@ -176,7 +177,7 @@ function consumeFile(cat: Catalog, f: FileState, path: string): boolean {
       const n = readSync(fd, buf, 0, len, pos);
       const scan = scanFrames(buf.subarray(0, n), pos);
       if (scan.frames.length) {
-        cat.transaction(() => {
+        cat.db.transaction(() => {
           for (const frame of scan.frames) applyFrame(cat, f, frame);
         });
         applied = true;
@@ -202,39 +203,39 @@ function applyFrame(cat: Catalog, f: FileState, frame: RawFrame): void {
   switch (frame.type) {
     case FrameType.span: {
       const traceId = frameTraceId(frame);
-      cat.addSpanLoc(traceId, f.id, frame.offset, frame.length);
-      cat.addSpanText(traceId, spanTextPieces(spanFromFrame(frame)));
+      cat.traces.addSpanLoc(traceId, f.id, frame.offset, frame.length);
+      cat.traces.addSpanText(traceId, spanTextPieces(spanFromFrame(frame)));
       return;
     }
     case FrameType.spanBlock: {
       const traceId = frameTraceId(frame);
-      cat.addSpanLoc(traceId, f.id, frame.offset, frame.length, spanBlockCount(frame));
+      cat.traces.addSpanLoc(traceId, f.id, frame.offset, frame.length, spanBlockCount(frame));
       // The block's spans are gzipped: read them once, for the full-text index.
       const inner = scanFrames(gunzipSync(frame.payload.subarray(SPAN_BLOCK_HEADER_BYTES)), 0);
       const pieces: string[] = [];
       for (const g of inner.frames) if (g.type === FrameType.span) spanTextPieces(spanFromFrame(g), pieces);
-      cat.addSpanText(traceId, pieces);
+      cat.traces.addSpanText(traceId, pieces);
       return;
     }
     case FrameType.run: {
       const { at, run } = frameJson<RunFrame>(frame);
-      cat.applyRun(run, at, f.writer);
+      cat.events.applyRun(run, at, f.writer);
       return;
     }
     case FrameType.rolloutStart:
-      cat.applyRolloutStart(frameJson<RolloutFrame>(frame).rollout, f.writer);
+      cat.events.applyRolloutStart(frameJson<RolloutFrame>(frame).rollout, f.writer);
       return;
     case FrameType.rolloutEnd:
-      cat.applyRolloutEnd(frameJson<RolloutFrame>(frame).rollout, f.writer);
+      cat.events.applyRolloutEnd(frameJson<RolloutFrame>(frame).rollout, f.writer);
       return;
     case FrameType.prompt:
-      cat.applyPrompt(frameJson<PromptFrame>(frame).prompt);
+      cat.events.applyPrompt(frameJson<PromptFrame>(frame).prompt);
       return;
     case FrameType.close:
-      if (f.writer) cat.closeWriter(f.writer);
+      if (f.writer) cat.events.closeWriter(f.writer);
       return;
     case FrameType.rescore:
-      cat.applyRescore(frameJson<RescoreFrame>(frame).rescore);
+      cat.events.applyRescore(frameJson<RescoreFrame>(frame).rescore);
       return;
     default:
       // header, or a record type from a later minor version: nothing to index

@@ -18,12 +18,12 @@
  * - The catalog (catalog.ts, sql.js) is derived from the journals: runs,
  *   rollouts, per-agent facts, prompt versions (text stored once), where each
  *   trace's span frames lie (a few numbers per rollout, not a row per span),
- *   and how far each journal has been consumed. Opening loads
- *   `catalog.sqlite` and catches up on every journal past its consumed offset;
- *   `refresh()` does the same later, which is how one process sees another's
- *   writes. A checkpoint (close, and every N finished rollouts — never per
- *   span) writes the catalog atomically (temp file, fsync, rename). A lost,
- *   corrupt or too-new catalog is rebuilt from the journals.
+ *   and how far each journal has been consumed. Opening (storedCatalog.ts)
+ *   loads `catalog.sqlite` and catches up on every journal past its consumed
+ *   offset; `refresh()` does the same later, which is how one process sees
+ *   another's writes. A checkpoint (close, and every N finished rollouts —
+ *   never per span) writes the catalog atomically (temp file, fsync, rename).
+ *   A lost, corrupt or too-new catalog is rebuilt from the journals.
  * - A span tree is read from its frames by location with positioned reads;
  *   contiguous frames are one read.
  * - Rollouts still 'running' when their writer closed or died (its pid is gone)
@@ -31,17 +31,18 @@
  * - Compaction (compaction.ts) moves the journals of writers that are gone into
  *   segment files with one gzip block per rollout, then retires the journals.
  */
-import { mkdirSync, readFileSync, readdirSync, statSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
 import type { SqlJsStatic } from 'sql.js';
 import { RuntimeFailure } from '../errors';
 import type { SpanRecord } from '../trace/span';
-import { fsyncPath, writeFileAtomic } from './atomicFile';
-import { Catalog, type CatalogOrigin } from './catalog';
+import { removeStaleTemps } from './atomicFile';
+import type { Catalog, CatalogOrigin } from './catalog';
+import type { TableFacets } from './catalogQueries';
 import { spanTextPieces } from './rolloutText';
+import { rescoreProblem } from './rescoreValidation';
 import type { ModelPrices, RolloutTablePage, RolloutTableQuery } from './tableQuery';
 import { compactStore, type CompactionContext, type CompactionResult } from './compaction';
-import { catchUp, filePath } from './journalCatchUp';
+import { filePath } from './journalCatchUp';
 import {
   FrameType,
   encodeJsonFrame,
@@ -53,10 +54,11 @@ import {
   type RunFrame,
 } from './journalFrame';
 import { JournalWriter } from './journalWriter';
-import { HOST, isProcessAlive } from './processLiveness';
+import { HOST } from './processLiveness';
 import { DamagedFrameError, SpanFileReader } from './spanFileReader';
 import { loadSqlJs } from './sqlJsLoader';
-import { newWriterId, storePaths, tempFilePid, type StorePaths } from './storePaths';
+import { StoredCatalog } from './storedCatalog';
+import { newWriterId, storePaths, type StorePaths } from './storePaths';
 import type {
   AgentAggregate,
   PromptVersionRecord,
@@ -91,31 +93,35 @@ export type { CompactionResult } from './compaction';
 
 const DEFAULT_ROTATE_BYTES = 64 << 20;
 const DEFAULT_CHECKPOINT_EVERY = 2000;
-const STALE_TEMP_MS = 10 * 60_000;
 
 export class TraceStore implements SpanSink {
   readonly dir: string;
   private origin: CatalogOrigin = 'created';
-  private catalog!: Catalog;
+  private readonly stored: StoredCatalog;
   private writer: JournalWriter | null = null;
   private readonly writerId = newWriterId();
   private readonly reader = new SpanFileReader();
   private finishedSinceCheckpoint = 0;
-  /** The stored catalog has a newer schema than this code: never overwrite it with an older one. */
-  private keepStoredCatalog = false;
   /** Whether the rollouts stored before the full-text index have been indexed (see ensureTextIndex). */
   private textIndexed = false;
-  /** Journal sizes last fsynced at a checkpoint. */
-  private readonly synced = new Map<string, number>();
   private closed = false;
   private compacting: Promise<CompactionResult> | null = null;
 
   private constructor(
-    private readonly SQL: SqlJsStatic,
+    SQL: SqlJsStatic,
     private readonly paths: StorePaths,
     private readonly opts: TraceStoreOptions,
   ) {
     this.dir = paths.root;
+    this.stored = new StoredCatalog(SQL, paths, this.writerId, opts.readOnly === true, () => {
+      this.reader.closeAll();
+      this.textIndexed = false;
+    });
+  }
+
+  /** The catalog as loaded now (a reload replaces it). */
+  private get catalog(): Catalog {
+    return this.stored.current;
   }
 
   static async open(workspaceDir: string, opts: TraceStoreOptions = {}): Promise<TraceStore> {
@@ -131,7 +137,7 @@ export class TraceStore implements SpanSink {
       removeStaleTemps(paths.root);
     }
     const store = new TraceStore(SQL, paths, opts);
-    store.origin = store.load();
+    store.origin = store.stored.load();
     return store;
   }
 
@@ -148,25 +154,25 @@ export class TraceStore implements SpanSink {
 
   updateRun(id: string, patch: Partial<RunRecord>): void {
     this.assertWritable();
-    const current = this.catalog.getRun(id);
+    const current = this.catalog.queries.getRun(id);
     if (!current) throw new RuntimeFailure(`run ${id} is not in the trace store; start it with startRun first`);
     this.writeRun({ ...current, ...patch, id });
   }
 
   startRollout(r: RolloutRecord): void {
     this.append(encodeJsonFrame(FrameType.rolloutStart, { rollout: r } satisfies RolloutFrame));
-    this.catalog.applyRolloutStart(r, this.writerId);
+    this.catalog.events.applyRolloutStart(r, this.writerId);
   }
 
   writeSpan(span: SpanRecord): void {
     const at = this.append(encodeSpanFrame(span));
-    this.catalog.addSpanLoc(span.traceId, at.fileId, at.offset, at.length);
-    this.catalog.addSpanText(span.traceId, spanTextPieces(span));
+    this.catalog.traces.addSpanLoc(span.traceId, at.fileId, at.offset, at.length);
+    this.catalog.traces.addSpanText(span.traceId, spanTextPieces(span));
   }
 
   finishRollout(r: RolloutRecord): void {
     this.append(encodeJsonFrame(FrameType.rolloutEnd, { rollout: r } satisfies RolloutFrame));
-    this.catalog.applyRolloutEnd(r, this.writerId);
+    this.catalog.events.applyRolloutEnd(r, this.writerId);
     if (++this.finishedSinceCheckpoint >= (this.opts.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY)) {
       try {
         this.checkpoint();
@@ -178,9 +184,9 @@ export class TraceStore implements SpanSink {
   }
 
   putPromptVersion(p: PromptVersionRecord): void {
-    if (this.catalog.getPromptVersion(p.hash, p.agent)) return;
+    if (this.catalog.queries.getPromptVersion(p.hash, p.agent)) return;
     this.append(encodeJsonFrame(FrameType.prompt, { prompt: p } satisfies PromptFrame));
-    this.catalog.applyPrompt(p);
+    this.catalog.events.applyPrompt(p);
   }
 
   /**
@@ -195,17 +201,17 @@ export class TraceStore implements SpanSink {
     const problem = rescoreProblem(r);
     if (problem) throw new RuntimeFailure(`re-score ${String(r.id)} cannot be stored: ${problem}`);
     // Rollouts another process finished since the last look count as stored.
-    this.catchUpOrReload();
-    if (this.catalog.hasRescore(r.id)) throw new RuntimeFailure(`re-score ${r.id} is already in the trace store; give each re-score a new id`);
+    this.stored.refresh();
+    if (this.catalog.queries.hasRescore(r.id)) throw new RuntimeFailure(`re-score ${r.id} is already in the trace store; give each re-score a new id`);
     for (const w of r.rewards) {
-      const status = this.catalog.rolloutStatus(w.rolloutId);
+      const status = this.catalog.queries.rolloutStatus(w.rolloutId);
       if (!status) {
         throw new RuntimeFailure(`re-score ${r.id} names rollout ${w.rolloutId}, which is not in the trace store in ${this.dir}; re-score only rollouts listed by listRollouts`);
       }
       if (status === 'running') throw new RuntimeFailure(`re-score ${r.id} names rollout ${w.rolloutId}, which is still running; re-score it once it has finished`);
     }
     this.append(encodeJsonFrame(FrameType.rescore, { rescore: r } satisfies RescoreFrame));
-    this.catalog.applyRescore(r);
+    this.catalog.events.applyRescore(r);
     // An explicit, rare action: make it durable now, and leave a stored catalog that already knows it.
     this.writer?.sync();
     try {
@@ -218,13 +224,13 @@ export class TraceStore implements SpanSink {
   /** Every re-score, newest first, with how many rollouts each gave a new reward. */
   listRescores(): RescoreSummary[] {
     this.assertOpen();
-    return this.catalog.listRescores();
+    return this.catalog.queries.listRescores();
   }
 
   /** The reward the rollout ran with (rescoreId null), then each re-score in order; empty for an unknown rollout. */
   rewardHistory(rolloutId: string): RewardRevision[] {
     this.assertOpen();
-    return this.catalog.rewardHistory(rolloutId);
+    return this.catalog.queries.rewardHistory(rolloutId);
   }
 
   // ---- reading --------------------------------------------------------------
@@ -232,37 +238,37 @@ export class TraceStore implements SpanSink {
   /** Picks up what other processes wrote since the last look; true if anything changed. */
   async refresh(): Promise<boolean> {
     this.assertOpen();
-    return this.catchUpOrReload();
+    return this.stored.refresh();
   }
 
   getRun(id: string): RunRecord | null {
     this.assertOpen();
-    return this.catalog.getRun(id);
+    return this.catalog.queries.getRun(id);
   }
 
   listRuns(): RunRecord[] {
     this.assertOpen();
-    return this.catalog.listRuns();
+    return this.catalog.queries.listRuns();
   }
 
   /** Defaults: newest first (sort 'startTime', order 'desc'), no limit. */
   listRollouts(q?: RolloutQuery): { rollouts: RolloutRecord[]; total: number } {
     this.assertOpen();
-    return this.catalog.listRollouts(q);
+    return this.catalog.queries.listRollouts(q);
   }
 
   /** A page of the rollouts table: every rollout of the store, filtered, searched and sorted (see RolloutTableQuery). */
   queryTable(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): RolloutTablePage {
     this.assertOpen();
     this.ensureTextIndex(q);
-    return this.catalog.queryTable(q, prices);
+    return this.catalog.queries.queryTable(q, prices);
   }
 
   /** Every rollout id a table query matches, in its order (selecting all rows). */
   queryTableIds(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): string[] {
     this.assertOpen();
     this.ensureTextIndex(q);
-    return this.catalog.queryTableIds(q, prices);
+    return this.catalog.queries.queryTableIds(q, prices);
   }
 
   /**
@@ -274,19 +280,19 @@ export class TraceStore implements SpanSink {
    */
   private ensureTextIndex(q: RolloutTableQuery): void {
     if (this.textIndexed || !q.text?.trim()) return;
-    this.catalog.backfillText((id) => this.readSpans(id));
+    this.catalog.traces.backfillText((id) => this.readSpans(id));
     this.textIndexed = true;
   }
 
   /** What the rollouts table's filters offer: agents, failure categories, prompt and model versions. */
-  tableFacets(): ReturnType<Catalog['tableFacets']> {
+  tableFacets(): TableFacets {
     this.assertOpen();
-    return this.catalog.tableFacets();
+    return this.catalog.queries.tableFacets();
   }
 
   getRollout(id: string): RolloutRecord | null {
     this.assertOpen();
-    return this.catalog.getRollout(id);
+    return this.catalog.queries.getRollout(id);
   }
 
   /** The rollout's whole span tree (running rollouts included), sorted by start time. */
@@ -300,8 +306,7 @@ export class TraceStore implements SpanSink {
         if (!missing && !(err instanceof DamagedFrameError)) throw err;
         // Compaction in another process may have moved the frames: its checkpoint says where.
         if (attempt === 0) {
-          this.reader.closeAll();
-          this.load();
+          this.stored.reload();
           continue;
         }
         if (missing) throw new RuntimeFailure(`spans of rollout ${rolloutId} are in a trace store file that no longer exists under ${this.dir}; the store was changed by hand`);
@@ -312,41 +317,36 @@ export class TraceStore implements SpanSink {
 
   finishedKeys(runId: string): Set<string> {
     this.assertOpen();
-    return this.catalog.finishedKeys(runId);
+    return this.catalog.queries.finishedKeys(runId);
   }
 
   /** One row per agent × prompt version over rollouts that are no longer running; meanLatencyMs is per rollout. */
   aggregateByAgent(q?: { runId?: string; agent?: string }): AgentAggregate[] {
     this.assertOpen();
-    return this.catalog.aggregateByAgent(q);
+    return this.catalog.queries.aggregateByAgent(q);
   }
 
   getPromptVersion(hash: string, agent?: string): PromptVersionRecord | null {
     this.assertOpen();
-    return this.catalog.getPromptVersion(hash, agent);
+    return this.catalog.queries.getPromptVersion(hash, agent);
   }
 
   listPromptVersions(agent?: string): PromptVersionRecord[] {
     this.assertOpen();
-    return this.catalog.listPromptVersions(agent);
+    return this.catalog.queries.listPromptVersions(agent);
   }
 
   stats(): StoreStats {
     this.assertOpen();
-    const { rollouts, spans } = this.catalog.counts();
-    let journals = 0;
-    let bytes = 0;
-    for (const f of this.catalog.files.values()) {
-      if (f.state === 'superseded') continue;
-      if (f.kind === 'journal') journals++;
-      bytes += f.size;
-    }
+    const { rollouts, spans } = this.catalog.queries.counts();
+    const files = this.catalog.journals.liveFiles();
+    let bytes = files.bytes;
     try {
       bytes += statSync(this.paths.catalog).size;
     } catch {
       // no checkpoint yet
     }
-    return { rollouts, spans, journals, bytes };
+    return { rollouts, spans, journals: files.journals, bytes };
   }
 
   // ---- maintenance ----------------------------------------------------------
@@ -357,7 +357,7 @@ export class TraceStore implements SpanSink {
     const ctx: CompactionContext = {
       paths: this.paths,
       catalog: () => this.catalog,
-      refresh: () => this.catchUpOrReload(),
+      refresh: () => this.stored.refresh(),
       checkpoint: () => this.checkpoint(true),
     };
     if (this.compacting) return this.compacting;
@@ -382,7 +382,7 @@ export class TraceStore implements SpanSink {
     try {
       if (this.writer) {
         this.append(encodeJsonFrame(FrameType.close, { at: Date.now() } satisfies CloseFrame));
-        this.catalog.closeWriter(this.writerId);
+        this.catalog.events.closeWriter(this.writerId);
         this.writer.close();
       }
       this.checkpoint();
@@ -399,17 +399,17 @@ export class TraceStore implements SpanSink {
   private writeRun(run: RunRecord): void {
     const at = Date.now();
     this.append(encodeJsonFrame(FrameType.run, { at, run } satisfies RunFrame));
-    this.catalog.applyRun(run, at, this.writerId);
+    this.catalog.events.applyRun(run, at, this.writerId);
   }
 
   private append(frame: Buffer): { fileId: number; offset: number; length: number } {
     this.assertWritable();
     this.writer ??= new JournalWriter(this.paths.journalDir, this.writerId, this.opts.journalRotateBytes ?? DEFAULT_ROTATE_BYTES);
     const a = this.writer.append(frame);
-    let f = this.catalog.files.get(a.file);
+    let f = this.catalog.journals.files.get(a.file);
     if (!f) {
-      this.catalog.addWriter(this.writerId, process.pid, HOST);
-      f = this.catalog.addFile(a.file, 'journal', this.writerId);
+      this.catalog.journals.addWriter(this.writerId, process.pid, HOST);
+      f = this.catalog.journals.addFile(a.file, 'journal', this.writerId);
     }
     // Only this process writes this file, so it is consumed as far as it is written.
     f.consumed = a.offset + a.length;
@@ -417,40 +417,11 @@ export class TraceStore implements SpanSink {
     return { fileId: f.id, offset: a.offset, length: a.length };
   }
 
-  /** Loads the stored catalog and catches up; falls back to a rebuild from the journals when it cannot be used. */
-  private load(): CatalogOrigin {
-    let scratch = false;
-    let origin: CatalogOrigin = 'created';
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const opened = Catalog.open(this.SQL, scratch ? null : readIfPresent(this.paths.catalog));
-      if (!scratch) {
-        origin = opened.origin;
-        this.keepStoredCatalog = opened.origin === 'newer';
-      }
-      if (this.catalog) this.catalog.close();
-      this.catalog = opened.catalog;
-      if (!catchUp(this.catalog, this.paths, this.writerId, { verifySizes: !scratch }).needsReload) {
-        this.textIndexed = false;
-        return scratch ? 'rebuild' : origin;
-      }
-      scratch = true;
-    }
-    throw new RuntimeFailure(`the trace store in ${this.dir} changed while it was being read (files vanished); retry when no other process is compacting it`);
-  }
-
-  private catchUpOrReload(): boolean {
-    const r = catchUp(this.catalog, this.paths, this.writerId);
-    if (!r.needsReload) return r.changed;
-    this.reader.closeAll();
-    this.load();
-    return true;
-  }
-
   private readSpans(rolloutId: string): SpanRecord[] {
-    const locs = this.catalog.traceLocs(rolloutId);
+    const locs = this.catalog.traces.traceLocs(rolloutId);
     const out: SpanRecord[] = [];
     for (let i = 0; i < locs.length; i += 3) {
-      const f = this.catalog.filesById.get(locs[i]!);
+      const f = this.catalog.journals.filesById.get(locs[i]!);
       if (!f) throw Object.assign(new Error(`file #${locs[i]} unknown`), { code: 'ENOENT' });
       const spans = this.reader.spansIn(filePath(this.paths, f), locs[i + 1]!, locs[i + 2]!, rolloutId);
       for (const s of spans) out.push(s);
@@ -458,21 +429,9 @@ export class TraceStore implements SpanSink {
     return out.sort((a, b) => a.startTime - b.startTime);
   }
 
-  /** Writes the catalog atomically, after making the journal bytes it indexes durable. */
+  /** Writes the catalog (see StoredCatalog.checkpoint). */
   private checkpoint(force = false): void {
-    if (this.opts.readOnly || this.keepStoredCatalog) return;
-    this.catchUpOrReload();
-    if (!this.catalog.dirty && !force) return;
-    this.writer?.sync();
-    for (const f of this.catalog.files.values()) {
-      if (f.kind !== 'journal' || f.writer === this.writerId || f.state === 'superseded') continue;
-      if (this.synced.get(f.name) === f.consumed) continue;
-      fsyncPath(filePath(this.paths, f));
-      this.synced.set(f.name, f.consumed);
-    }
-    writeFileAtomic(this.paths.catalog, this.catalog.export());
-    this.catalog.dirty = false;
-    this.finishedSinceCheckpoint = 0;
+    if (this.stored.checkpoint(() => this.writer?.sync(), force)) this.finishedSinceCheckpoint = 0;
   }
 
   private assertOpen(): void {
@@ -482,52 +441,5 @@ export class TraceStore implements SpanSink {
   private assertWritable(): void {
     this.assertOpen();
     if (this.opts.readOnly) throw new RuntimeFailure(`the trace store in ${this.dir} was opened read-only; open it without readOnly to write`);
-  }
-}
-
-/** What is wrong with a re-score record's shape, or null. */
-function rescoreProblem(r: RescoreRecord): string | null {
-  if (typeof r.id !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(r.id)) return 'its id must be 1-64 letters, digits, "_", "-" or "." (e.g. rs_ and 12 hex digits)';
-  if (!Number.isFinite(r.at)) return '"at" must be a time in ms';
-  if (typeof r.criteria !== 'object' || r.criteria === null) return '"criteria" must map each criterion to { weight }';
-  for (const [name, c] of Object.entries(r.criteria)) {
-    if (!c || !Number.isFinite(c.weight)) return `criterion "${name}" has no finite weight`;
-  }
-  if (!Array.isArray(r.rewards) || r.rewards.length === 0) return 'it gives no rollout a reward; leave it out instead';
-  const seen = new Set<string>();
-  for (const w of r.rewards) {
-    if (seen.has(w.rolloutId)) return `rollout ${w.rolloutId} appears twice; give each rollout one reward`;
-    seen.add(w.rolloutId);
-    if (typeof w.after !== 'number' || !Number.isFinite(w.after)) return `the new reward of rollout ${w.rolloutId} is ${String(w.after)}, not a finite number`;
-    if (w.before !== null && (typeof w.before !== 'number' || !Number.isFinite(w.before))) return `the earlier reward of rollout ${w.rolloutId} must be a number or null`;
-  }
-  return null;
-}
-
-function readIfPresent(path: string): Uint8Array | null {
-  try {
-    return readFileSync(path);
-  } catch {
-    return null;
-  }
-}
-
-/** Temp files of checkpoints that a killed process left behind (old, and their pid is gone: not another host's, mid-write). */
-function removeStaleTemps(dir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = tempFilePid(name);
-    if (pid === null || isProcessAlive(pid, HOST)) continue;
-    try {
-      const path = join(dir, name);
-      if (Date.now() - statSync(path).mtimeMs > STALE_TEMP_MS) unlinkSync(path);
-    } catch {
-      // another process removed it first
-    }
   }
 }

@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { metricsTable } from '../../../src/cli/format';
-import { MAX_DECISION_ROWS, buildEvaluationReport, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
+import { buildEvaluationReport, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
+import { MAX_DECISION_ROWS } from '../../../src/core/analysis/reportBreakdowns';
 import { reportMarkdown, reportTables } from '../../../src/core/analysis/reportFormat';
 import { wilsonInterval } from '../../../src/core/analysis/statistics';
 import type { Lab } from '../../../src/core/lab/lab';

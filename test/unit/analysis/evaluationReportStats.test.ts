@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { normalCdf, normalQuantile, wilsonInterval } from '../../../src/core/analysis/statistics';
-import { meanStat, rateStat } from '../../../src/core/analysis/evaluationReport';
+import { meanStat, rateStat } from '../../../src/core/analysis/reportStats';
 
 function near(actual: number, expected: number, tol: number, what: string): void {
   assert.ok(Math.abs(actual - expected) <= tol, `${what}: ${actual} vs ${expected}`);

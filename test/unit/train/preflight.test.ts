@@ -13,14 +13,9 @@ import { startSimServer } from '../../../src/core/sim/simServer';
 import { TraceStore } from '../../../src/core/store/traceStore';
 import type { RolloutAgentRecord, RolloutRecord } from '../../../src/core/store/types';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
-import {
-  MAX_LISTED,
-  defaultPreflightAgents,
-  preflightReportText,
-  runPreflight,
-  type PreflightCheck,
-  type PreflightReport,
-} from '../../../src/core/train/export/preflight';
+import { defaultPreflightAgents, runPreflight } from '../../../src/core/train/export/preflight';
+import { preflightReportText } from '../../../src/core/train/export/preflightText';
+import { MAX_LISTED, type PreflightCheck, type PreflightReport } from '../../../src/core/train/export/preflightTypes';
 import { makeAgent, makeRollout, makeRun } from '../store/helpers/storeFixtures';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');

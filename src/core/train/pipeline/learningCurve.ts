@@ -2,7 +2,7 @@ import type { LoadedConfig } from '../../config/loader';
 import { readRegistry, type ModelRegistry, type ModelRegistryEntry } from '../../config/modelRegistry';
 import type { LabConfig } from '../../config/schema';
 import { UsageError } from '../../errors';
-import { meanStat, REPORT_CONFIDENCE, type MeanStat } from '../../analysis/evaluationReport';
+import { meanStat, REPORT_CONFIDENCE, type MeanStat } from '../../analysis/reportStats';
 import { isScored, SCORED_STATUSES } from '../../reward/scoredRollouts';
 import { clipInterval, mean, pairedTTest } from '../../analysis/statistics';
 import type { TraceStore } from '../../store/traceStore';

@@ -1,0 +1,176 @@
+import type { SqlValue } from 'sql.js';
+import { placeholders, type CatalogDb } from './catalogDb';
+import type { JournalBook } from './journalBook';
+import type { TraceIndex } from './traceIndex';
+import type { PromptVersionRecord, RescoreRecord, RolloutRecord, RunRecord } from './types';
+
+const ROLLOUT_COLUMN_LIST = [
+  'id', 'run_id', 'task_id', 'split', 'sample', 'status', 'final_reward', 'criteria', 'judge_failed', 'decision',
+  'expected_decision', 'turns', 'error', 'simulated', 'start_time', 'end_time', 'span_count', 'writer', 'duration', 'original_reward',
+  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts', 'input_tokens', 'output_tokens',
+];
+const ROLLOUT_COLUMNS = ROLLOUT_COLUMN_LIST.join(', ');
+const ROLLOUT_UPDATES = ROLLOUT_COLUMN_LIST.filter((c) => c !== 'id').map((c) => `${c} = excluded.${c}`).join(', ');
+
+/** The error a rollout gets when its writer died before finishing it. */
+export const INTERRUPTED = 'interrupted';
+
+/**
+ * Applies what the journals record (runs, rollout starts and ends, prompt
+ * versions, re-scores, writers closing or dying) to the catalog's rows. Every
+ * process reads the journals in its own order, so each event is applied so
+ * that the order does not matter and applying one twice changes nothing.
+ */
+export class CatalogEvents {
+  constructor(
+    private readonly db: CatalogDb,
+    private readonly journals: JournalBook,
+    private readonly traces: TraceIndex,
+  ) {}
+
+  /** Last writer wins, by the time the record was written, so every process derives the same run whichever journal it reads first. */
+  applyRun(run: RunRecord, at: number, writer: string | null): void {
+    this.db.run(
+      `INSERT INTO runs(id, start_time, end_time, status, params, simulated, planned, updated_at, writer)
+       VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT(id) DO UPDATE SET start_time = excluded.start_time, end_time = excluded.end_time, status = excluded.status,
+         params = excluded.params, simulated = excluded.simulated, planned = excluded.planned,
+         updated_at = excluded.updated_at, writer = excluded.writer
+       WHERE excluded.updated_at >= runs.updated_at`,
+      [run.id, run.startTime, run.endTime, run.status, JSON.stringify(run.params ?? {}), run.simulated ? 1 : 0, run.planned, at, writer],
+    );
+    this.db.dirty = true;
+  }
+
+  applyRolloutStart(r: RolloutRecord, writer: string | null): void {
+    this.db.transaction(() => {
+      this.db.run(`INSERT OR IGNORE INTO rollouts(${ROLLOUT_COLUMNS}) VALUES(${placeholders(ROLLOUT_COLUMN_LIST.length)})`, rolloutValues(r, writer));
+      if (this.db.rowsModified() > 0) {
+        this.insertAgents(this.rid(r.id), r);
+        this.applyLatestReward(r.id);
+      }
+    });
+    this.db.dirty = true;
+  }
+
+  applyRolloutEnd(r: RolloutRecord, writer: string | null): void {
+    this.db.transaction(() => {
+      // An upsert, not a replace: the row keeps its rid, which its agent rows point at.
+      this.db.run(`INSERT INTO rollouts(${ROLLOUT_COLUMNS}) VALUES(${placeholders(ROLLOUT_COLUMN_LIST.length)}) ON CONFLICT(id) DO UPDATE SET ${ROLLOUT_UPDATES}`, rolloutValues(r, writer));
+      const rid = this.rid(r.id);
+      this.db.run('DELETE FROM rollout_agents WHERE rid = ?', [rid]);
+      this.insertAgents(rid, r);
+      this.applyLatestReward(r.id);
+      this.traces.flushPending(r.id);
+    });
+    this.db.dirty = true;
+  }
+
+  /** Stored once per agent and hash; the earliest sighting dates it, whatever order journals are read in. */
+  applyPrompt(p: PromptVersionRecord): void {
+    this.db.run(
+      `INSERT INTO prompt_versions(hash, agent, text, first_seen) VALUES(?, ?, ?, ?)
+       ON CONFLICT(agent, hash) DO UPDATE SET first_seen = excluded.first_seen
+       WHERE excluded.first_seen < prompt_versions.first_seen`,
+      [p.hash, p.agent, p.text, p.firstSeen],
+    );
+    this.db.dirty = true;
+  }
+
+  /**
+   * Records a re-score and puts each rollout's latest reward in force. Order
+   * independent: a re-score read before its rollout (journals and segments are
+   * read in name order, not time order) waits in reward_revisions and is
+   * applied when the rollout arrives; the latest re-score (by time, then id)
+   * wins whichever was read first. Applying one twice changes nothing.
+   */
+  applyRescore(r: RescoreRecord): void {
+    this.db.transaction(() => {
+      const criteria = JSON.stringify(r.criteria);
+      this.db.run('INSERT OR REPLACE INTO rescores(id, at, criteria, note, rollouts) VALUES(?, ?, ?, ?, ?)', [r.id, r.at, criteria, r.note ?? null, r.rewards.length]);
+      for (const w of r.rewards) {
+        this.db.run('INSERT OR REPLACE INTO reward_revisions(rollout_id, rescore_id, at, reward_before, reward_after) VALUES(?, ?, ?, ?, ?)', [
+          w.rolloutId,
+          r.id,
+          r.at,
+          w.before,
+          w.after,
+        ]);
+        this.applyLatestReward(w.rolloutId);
+      }
+    });
+    this.db.dirty = true;
+  }
+
+  closeWriter(writerId: string): void {
+    const w = this.journals.writers.get(writerId);
+    if (w) w.state = 'closed';
+    this.interruptWriter(writerId);
+  }
+
+  markWriterDead(writerId: string): void {
+    const w = this.journals.writers.get(writerId);
+    if (w && w.state === 'open') w.state = 'dead';
+    this.interruptWriter(writerId);
+  }
+
+  /** A writer that is gone leaves no running rollouts or runs: they failed, and resume must redo them. */
+  private interruptWriter(writerId: string): void {
+    this.db.transaction(() => {
+      this.db.run(`UPDATE rollouts SET status = 'failed', error = ?, failure = 'interrupted' WHERE writer = ? AND status = 'running'`, [INTERRUPTED, writerId]);
+      this.db.run(`UPDATE runs SET status = 'interrupted' WHERE writer = ? AND status = 'running'`, [writerId]);
+    });
+    this.db.dirty = true;
+  }
+
+  private rid(id: string): number {
+    return Number(this.db.get('SELECT rid FROM rollouts WHERE id = ?', [id])!['rid']);
+  }
+
+  /** The latest re-score's reward, if the rollout has one, replaces the reward it ran with. */
+  private applyLatestReward(rolloutId: string): void {
+    const latest = this.db.get('SELECT reward_after FROM reward_revisions WHERE rollout_id = ? ORDER BY at DESC, rescore_id DESC LIMIT 1', [rolloutId]);
+    if (latest) this.db.run('UPDATE rollouts SET final_reward = ? WHERE id = ?', [Number(latest['reward_after']), rolloutId]);
+  }
+
+  private insertAgents(rid: number, r: RolloutRecord): void {
+    r.agents.forEach((a, ord) =>
+      this.db.run(
+        `INSERT INTO rollout_agents(rid, ord, agent, prompt_version, model, model_version, visits, llm_calls, tool_calls, errors, input_tokens, output_tokens, latency_ms)
+         VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [rid, ord, a.agent, a.promptVersion, a.model, a.modelVersion, a.visits, a.llmCalls, a.toolCalls, a.errors, a.inputTokens, a.outputTokens, a.latencyMs],
+      ),
+    );
+  }
+}
+
+function rolloutValues(r: RolloutRecord, writer: string | null): SqlValue[] {
+  return [
+    r.id,
+    r.runId,
+    r.taskId,
+    r.split,
+    r.sample,
+    r.status,
+    r.finalReward,
+    r.criteria ? JSON.stringify(r.criteria) : null,
+    r.judgeFailed ? 1 : 0,
+    r.decision,
+    r.expectedDecision,
+    r.turns,
+    r.error,
+    r.simulated ? 1 : 0,
+    r.startTime,
+    r.endTime,
+    r.spanCount,
+    writer,
+    r.endTime === null ? null : r.endTime - r.startTime,
+    r.finalReward,
+    r.failure ?? null,
+    r.rewardBreakdown ? JSON.stringify(r.rewardBreakdown) : null,
+    r.truncatedAnswers ?? null,
+    r.truncatedPrompts ?? null,
+    r.agents.reduce((n, a) => n + a.inputTokens, 0),
+    r.agents.reduce((n, a) => n + a.outputTokens, 0),
+  ];
+}
