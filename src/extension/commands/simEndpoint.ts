@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { SimServer } from '../../core/sim/simServer';
+import { Disposable } from '../disposable';
 
 export interface SimEndpointInfo {
   url: string;
@@ -12,13 +13,14 @@ export interface SimEndpointInfo {
  * user graph under development). A status bar item says it is running, and
  * says SIMULATED, so nobody mistakes its answers for a model's.
  */
-export class SimEndpoint implements vscode.Disposable {
+export class SimEndpoint extends Disposable {
   private server: SimServer | undefined;
   private starting: Promise<SimServer> | undefined;
   private readonly item: vscode.StatusBarItem;
 
   constructor(private readonly log: (line: string) => void) {
-    this.item = vscode.window.createStatusBarItem('rolloutLab.simulatedEndpoint', vscode.StatusBarAlignment.Left, 10);
+    super();
+    this.item = this.register(vscode.window.createStatusBarItem('rolloutLab.simulatedEndpoint', vscode.StatusBarAlignment.Left, 10));
     this.item.name = 'Rollout Lab: simulated endpoint';
     this.item.command = 'rolloutLab.simulatedEndpointActions';
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
@@ -84,8 +86,8 @@ export class SimEndpoint implements vscode.Disposable {
     if (a === 'Stop Simulated Endpoint') await this.stop();
   }
 
-  dispose(): void {
-    this.item.dispose();
+  override dispose(): void {
+    super.dispose();
     void this.server?.close();
     this.server = undefined;
   }

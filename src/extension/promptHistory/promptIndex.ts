@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import type { PromptVersionStats, VersionComparison } from '../../core/analysis/promptStats';
+import { Disposable } from '../disposable';
 import type { LabService } from '../labService';
 import { changedLines, type PromptLineChange } from '../view/promptDiff';
 import { findInlinePrompts } from './inlinePrompt';
@@ -45,18 +46,18 @@ const LAB_JSON = path.join('.rollout-lab', 'lab.json');
  * changes. The lenses, the markers and the prompt-history commands all read
  * through it, so they agree on which text is which version.
  */
-export class PromptIndex implements vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<string>();
+export class PromptIndex extends Disposable {
+  private readonly changed = this.register(new vscode.EventEmitter<string>());
   /** Fired with the lab folder whose statistics changed (rollouts landed, the lab was reopened). */
   readonly onDidChange = this.changed.event;
   private readonly cache = new Map<string, Promise<AgentStats>>();
-  private readonly disposables: vscode.Disposable[] = [this.changed];
 
   constructor(
     private readonly lab: LabService,
     private readonly log: (line: string) => void,
   ) {
-    this.disposables.push(
+    super();
+    this.register(
       lab.onDidChange((change) => {
         const folder = path.resolve(change.folder);
         for (const key of [...this.cache.keys()]) if (key.startsWith(`${folder}\0`)) this.cache.delete(key);
@@ -174,9 +175,5 @@ export class PromptIndex implements vscode.Disposable {
     if (best.text === undefined) return null;
     const changes = changedLines(best.text, target.text);
     return changes.length ? { best, changes } : null;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }

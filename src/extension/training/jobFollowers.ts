@@ -4,6 +4,7 @@ import { errorMessage } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import type { FollowOptions, JobHooks } from '../../core/train/jobs/trainingJobs';
 import { parseTrainerEvent } from '../../core/train/jobs/trainerEvents';
+import { Disposable } from '../disposable';
 import type { FeatureContext } from '../featureContext';
 import { jobSecrets, listJobsOf } from './jobFiles';
 import { eventLine } from './jobText';
@@ -31,18 +32,20 @@ function key(folder: string, id: string): string {
  * follow stops (the job goes on) when the window closes or the job is
  * cancelled from here.
  */
-export class JobFollowers implements vscode.Disposable {
+export class JobFollowers extends Disposable {
   /** Jobs followed now, each with the controller that stops its follower (a serve job started by a follow shares its controller). */
   private readonly controllers = new Map<string, AbortController>();
   private readonly pending = new Map<string, Promise<JobRecord>>();
   private readonly scanned = new Set<string>();
-  private readonly activity = new vscode.EventEmitter<JobActivity>();
+  private readonly activity = this.register(new vscode.EventEmitter<JobActivity>());
   readonly onActivity: vscode.Event<JobActivity> = this.activity.event;
 
   constructor(
     private readonly ctx: FeatureContext,
     readonly output: vscode.OutputChannel,
-  ) {}
+  ) {
+    super();
+  }
 
   isFollowing(folder: string, id: string): boolean {
     return this.controllers.has(key(folder, id));
@@ -166,10 +169,10 @@ export class JobFollowers implements vscode.Disposable {
     this.output.appendLine(this.controllers.size > 1 ? `[${jobId}] ${text}` : text);
   }
 
-  dispose(): void {
+  override dispose(): void {
     // Stops following; the jobs themselves keep running and the next window reattaches.
     for (const c of this.controllers.values()) c.abort();
     this.controllers.clear();
-    this.activity.dispose();
+    super.dispose();
   }
 }

@@ -7,6 +7,7 @@ import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
 import type { LearningCurve, LearningCurvePoint, LearningCurveSeries } from '../../core/train/pipeline/learningCurve';
 import { intervalGauge, meanWithInterval, pairedChangeText } from '../../core/train/pipeline/learningCurveText';
 import { CoalescingTrigger } from '../coalescingTrigger';
+import { Disposable } from '../disposable';
 import type { LabService } from '../labService';
 import { escapeMarkdown as esc } from '../view/rolloutPresentation';
 import type { JobNode, JobsSection } from './jobsTree';
@@ -56,17 +57,17 @@ const STATE_ICON: Record<PhaseRecord['state'], string> = {
  * lab.json's own settings as the base. Reads pipeline.json, the job records
  * and registry.json from disk each time, so changes made by the CLI show too.
  */
-export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<TrainingNode | undefined>();
+export class TrainingTree extends Disposable implements vscode.TreeDataProvider<TrainingNode> {
+  private readonly changed = this.register(new vscode.EventEmitter<TrainingNode | undefined>());
   readonly onDidChangeTreeData: vscode.Event<TrainingNode | undefined> = this.changed.event;
   private readonly refresher: CoalescingTrigger;
-  private readonly disposables: vscode.Disposable[] = [this.changed];
   private jobs: JobsSection | undefined;
 
   constructor(private readonly service: LabService) {
+    super();
     // Live progress writes pipeline.json once per rollout: redraw once per burst.
-    this.refresher = new CoalescingTrigger(async () => this.changed.fire(undefined), 150);
-    this.disposables.push(this.refresher, service.onDidChange(() => this.refresher.trigger()));
+    this.refresher = this.register(new CoalescingTrigger(async () => this.changed.fire(undefined), 150));
+    this.register(service.onDidChange(() => this.refresher.trigger()));
   }
 
   refresh(): void {
@@ -76,7 +77,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
   /** Adds the "Jobs" section (training jobs), shown once the lab has a job. */
   setJobs(jobs: JobsSection): void {
     this.jobs = jobs;
-    this.disposables.push(jobs);
+    this.register(jobs);
     this.refresh();
   }
 
@@ -298,10 +299,6 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       out.push(entry);
     }
     return out;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
 
