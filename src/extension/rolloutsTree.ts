@@ -7,6 +7,7 @@ import { errorMessage } from '../core/errors';
 import { CoalescingTrigger } from './coalescingTrigger';
 import { Disposable } from './disposable';
 import type { LabService } from './labService';
+import { SETTINGS } from './settings';
 import { describeFilter, filterToQuery, isEmptyFilter, type RolloutFilter } from './view/rolloutFilter';
 import {
   escapeMarkdown,
@@ -29,7 +30,6 @@ export type RolloutsTreeNode =
   | { kind: 'more'; folder: string; runId: string; shown: number; total: number }
   | { kind: 'message'; folder: string | null; text: string; error?: boolean };
 
-export const DEFAULT_PAGE_SIZE = 50;
 /** A running run's mean reward reads all its rollouts: do that at most this often. */
 const RUNNING_SUMMARY_MS = 5000;
 
@@ -57,7 +57,7 @@ export class RolloutsTree extends Disposable implements vscode.TreeDataProvider<
 
   constructor(
     private readonly service: LabService,
-    private readonly pageSize: () => number = () => DEFAULT_PAGE_SIZE,
+    private readonly pageSize: () => number = () => SETTINGS.rolloutsPerPage.default,
   ) {
     super();
     // A run reports every rollout, and watchers fire in bursts: redraw once per burst.
