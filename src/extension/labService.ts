@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { core } from './coreLoader';
 import type { Lab } from '../core/lab/lab';
 import type { TraceStore } from '../core/store/traceStore';
 import { errorMessage } from '../core/errors';
@@ -207,7 +208,7 @@ export class LabService extends Disposable {
 
   private async open(folder: string): Promise<Lab> {
     const started = performance.now();
-    const { Lab } = await import('../core/lab/lab');
+    const { Lab } = await core.lab();
     const env = await this.opts.environment(folder);
     const lab = await Lab.open({ workspace: folder, env });
     this.opts.log(`opened the lab in ${folder} (${lab.store.listRuns().length} runs) in ${Math.round(performance.now() - started)} ms${lab.simulated ? ', SIMULATED endpoint for models without one' : ''}`);

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { core } from '../coreLoader';
 import type { SimServer } from '../../core/sim/simServer';
 import { Disposable } from '../disposable';
 
@@ -35,7 +36,7 @@ export class SimEndpoint extends Disposable {
     const port = typeof arg === 'object' && arg !== null && typeof (arg as { port?: unknown }).port === 'number' ? (arg as { port: number }).port : 0;
     if (!this.server) {
       this.starting ??= (async (): Promise<SimServer> => {
-        const { startSimServer } = await import('../../core/sim/simServer');
+        const { startSimServer } = await core.simServer();
         return startSimServer({ port, host: '127.0.0.1' });
       })();
       try {

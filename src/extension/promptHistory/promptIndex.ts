@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import type { PromptVersionStats, VersionComparison } from '../../core/analysis/promptStats';
 import { Disposable } from '../disposable';
 import type { LabService } from '../labService';
@@ -79,7 +80,7 @@ export class PromptIndex extends Disposable {
    */
   async targetsOf(doc: vscode.TextDocument): Promise<PromptTarget[]> {
     if (doc.uri.scheme !== 'file') return [];
-    const { promptHash } = await import('../../core/config/loader');
+    const { promptHash } = await core.config();
     const configOf = this.labFolderOfConfig(doc.uri.fsPath);
     if (configOf) {
       return findInlinePrompts(doc.getText()).map((p) => ({
@@ -107,7 +108,7 @@ export class PromptIndex extends Disposable {
       const inLabDir = file.startsWith(path.join(folder, '.rollout-lab') + path.sep);
       if (!inLabDir && !this.lab.openedStore(folder)) continue;
       const lab = await this.lab.lab(folder);
-      const { defaultPromptPath } = await import('../../core/config/loader');
+      const { defaultPromptPath } = await core.config();
       for (const [agent, cfg] of Object.entries(lab.loaded.config.agents)) {
         if (cfg.promptText !== undefined) continue;
         if (path.resolve(lab.loaded.labDir, cfg.prompt ?? defaultPromptPath(agent)) === file) return { folder: path.resolve(folder), agent };
@@ -136,7 +137,7 @@ export class PromptIndex extends Disposable {
     const config = await vscode.workspace.openTextDocument(vscode.Uri.file(lab.loaded.file));
     const inline = (await this.targetsOf(config)).find((t) => t.agent === agent);
     if (inline) return inline;
-    const { defaultPromptPath, promptHash } = await import('../../core/config/loader');
+    const { defaultPromptPath, promptHash } = await core.config();
     const file = path.resolve(lab.loaded.labDir, cfg.prompt ?? defaultPromptPath(agent));
     if (!existsSync(file)) throw new Error(`the prompt file ${file} of agent "${agent}" does not exist — create it, or set agents.${agent}.prompt in lab.json`);
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));

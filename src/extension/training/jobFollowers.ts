@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import { errorMessage } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import type { FollowOptions, JobHooks } from '../../core/train/jobs/trainingJobs';
@@ -76,7 +77,7 @@ export class JobFollowers extends Disposable {
     if (running) return running;
     this.controllers.set(k, controller);
     const done = (async (): Promise<JobRecord> => {
-      const { followJob } = await import('../../core/train/jobs/trainingJobs');
+      const { followJob } = await core.trainingJobs();
       // followJob reads only the lab's config: a lab reopened meanwhile (lab.json changed) does not disturb it.
       const lab = await this.ctx.lab.lab(folder);
       return followJob(lab, id, this.hooks(folder, controller), fo);
@@ -126,7 +127,7 @@ export class JobFollowers extends Disposable {
   followInBackground(folder: string, id: string, controller?: AbortController): Promise<JobRecord> {
     // The record says whether the launch asked to serve the result; the serve job gets the SecretStorage values.
     const following = (async (): Promise<JobRecord> => {
-      const { loadConfig } = await import('../../core/config/loader');
+      const { loadConfig } = await core.config();
       const secrets = await jobSecrets(this.ctx, (await loadConfig(folder)).config.training.trainer.secrets);
       return this.follow(folder, id, { secrets }, controller);
     })();

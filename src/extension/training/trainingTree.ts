@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import type { ModelVersion } from '../../core/config/modelRegistry';
 import { errorMessage } from '../../core/errors';
 import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline/pipeline';
@@ -88,15 +89,15 @@ export class TrainingTree extends Disposable implements vscode.TreeDataProvider<
 
   /** Validation reward per version of each trained model, read from the lab's store now. */
   async curve(folder: string): Promise<LearningCurve> {
-    const { loadConfig } = await import('../../core/config/loader');
-    const { learningCurve } = await import('../../core/train/pipeline/learningCurve');
+    const { loadConfig } = await core.config();
+    const { learningCurve } = await core.learningCurve();
     return learningCurve(await this.service.store(folder), await loadConfig(folder));
   }
 
   /** The status the view shows for a lab folder, read now. */
   async status(folder: string): Promise<PipelineStatus> {
-    const { loadConfig } = await import('../../core/config/loader');
-    const { pipelineStatus } = await import('../../core/train/pipeline/pipeline');
+    const { loadConfig } = await core.config();
+    const { pipelineStatus } = await core.pipeline();
     return pipelineStatus({ loaded: await loadConfig(folder) });
   }
 
@@ -141,7 +142,7 @@ export class TrainingTree extends Disposable implements vscode.TreeDataProvider<
         const labDir = path.join(node.folder, '.rollout-lab');
         if (node.section === 'pipeline') {
           if (s.example) {
-            const { pipelineExampleText } = await import('../../core/train/pipeline/pipeline');
+            const { pipelineExampleText } = await core.pipeline();
             return [
               {
                 kind: 'message',
