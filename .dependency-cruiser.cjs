@@ -81,6 +81,13 @@ module.exports = {
       to: { path: '^src/cli/' },
     },
     {
+      name: 'extension-loads-core-lazily-in-one-place',
+      comment: 'activation loads no core module: the extension calls core functions through src/extension/coreLoader.ts (core.<module>()), not its own import()',
+      severity: 'error',
+      from: { path: '^src/extension/', pathNot: '^src/extension/coreLoader\\.ts$' },
+      to: { path: '^src/core/', dependencyTypes: ['dynamic-import'] },
+    },
+    {
       name: 'cli-not-extension',
       severity: 'error',
       from: { path: '^src/cli/' },

@@ -151,7 +151,7 @@ export class PromptIndex extends Disposable {
     let p = this.cache.get(key);
     if (!p) {
       p = (async () => {
-        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([import('../../core/analysis/promptStats'), this.lab.store(folder)]);
+        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([core.promptStats(), this.lab.store(folder)]);
         const stats = promptVersionStats(store, agent);
         return { stats, comparisons: compareToPrevious(stats), best: bestVersion(stats) };
       })();
