@@ -10,7 +10,7 @@ import { labRequestHandlers } from './labRequests';
 import { LabService } from './labService';
 import { Panels } from './panels';
 import { RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
-import { Settings } from './settings';
+import { SETTINGS, Settings } from './settings';
 import { webviewCommandHandlers } from './webviewCommands';
 import { commandArgument, isMenuArgument, type FeatureContext } from './featureContext';
 import { registerRewardWeightsCommands } from './rewardWeights/commands';
@@ -90,6 +90,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   context.subscriptions.push(
     settings.onDidChange((keys) => {
       if (keys.includes('rolloutsPerPage')) tree.refresh();
+      for (const k of keys) if (!SETTINGS[k].live) log(`rolloutLab.${k} changed: it takes effect after a window reload`);
     }),
   );
 
