@@ -2,8 +2,10 @@
  * The core modules the extension uses, each loaded on first use: activation
  * stays fast because nothing here runs until a command, a view or a panel
  * asks (esbuild bundles each import() below as a module that is evaluated
- * when first awaited). Extension code imports core's types statically, but
- * its functions only through here — `const { loadConfig } = await core.config()`.
+ * when first awaited): `const { loadConfig } = await core.config()`. Types,
+ * errors and small pure helpers (formatting, schemas) may still be imported
+ * statically; anything that pulls in the store, the graphs or the trainer
+ * comes through here (`npm run lint` rejects an import() of core elsewhere).
  */
 export const core = {
   // config
