@@ -66,7 +66,7 @@ module.exports = {
       name: 'vscode-only-in-extension',
       comment: "'vscode' exists only in the extension host: adapt core in src/extension",
       severity: 'error',
-      from: { pathNot: '^src/extension/|^test/extension/' },
+      from: { pathNot: '^src/extension/|^test/(extension|unit/extension)/' },
       // Resolved through @types/vscode where it is installed; unresolved ('vscode') where it is not.
       to: { path: '^(vscode|node_modules/@types/vscode/.*)$' },
     },
@@ -76,6 +76,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/extension/' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'extension-loads-core-lazily-in-one-place',
+      comment: 'activation loads no core module: the extension calls core functions through src/extension/coreLoader.ts (core.<module>()), not its own import()',
+      severity: 'error',
+      from: { path: '^src/extension/', pathNot: '^src/extension/coreLoader\\.ts$' },
+      to: { path: '^src/core/', dependencyTypes: ['dynamic-import'] },
     },
     {
       name: 'cli-not-extension',

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { core } from './coreLoader';
 import { ENV_VAR_NAME, apiKeyChoices, mergeSecrets } from './view/apiKeyChoices';
 
 const NAMES_KEY = 'rolloutLab.apiKeyNames';
@@ -47,7 +48,7 @@ export class ApiKeys {
 
   async choicesFor(workspaceDir: string): Promise<ReturnType<typeof apiKeyChoices>> {
     try {
-      const { loadConfig } = await import('../core/config/loader');
+      const { loadConfig } = await core.config();
       return apiKeyChoices((await loadConfig(workspaceDir)).config.models);
     } catch {
       // A broken lab.json is reported when the lab opens; here it only means no names to offer.

@@ -9,7 +9,8 @@ import { SimEndpoint } from './commands/simEndpoint';
 import { labRequestHandlers } from './labRequests';
 import { LabService } from './labService';
 import { Panels } from './panels';
-import { DEFAULT_PAGE_SIZE, RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
+import { RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
+import { SETTINGS, Settings } from './settings';
 import { webviewCommandHandlers } from './webviewCommands';
 import { commandArgument, isMenuArgument, type FeatureContext } from './featureContext';
 import { registerRewardWeightsCommands } from './rewardWeights/commands';
@@ -57,11 +58,11 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   const output = vscode.window.createOutputChannel('Rollout Lab');
   const log = (line: string): void => output.appendLine(line);
   const apiKeys = new ApiKeys(context.secrets, context.globalState);
-  const settings = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('rolloutLab');
+  const settings = new Settings(vscode.workspace);
   const lab = new LabService({
     environment: (dir) => apiKeys.environment(dir),
     log,
-    pollIntervalMs: Math.max(0, settings().get<number>('refreshIntervalSeconds', 2)) * 1000,
+    pollIntervalMs: settings.get('refreshIntervalSeconds') * 1000,
   });
   service = lab;
   let panels: Panels | undefined;
@@ -82,10 +83,16 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     ...rolloutsTableCommandHandlers(lab),
   };
   panels = new Panels(context.extensionUri, requests, webviewCommands, log);
-  const tree = new RolloutsTree(lab, () => Math.max(1, settings().get<number>('rolloutsPerPage', DEFAULT_PAGE_SIZE)));
+  const tree = new RolloutsTree(lab, () => settings.get('rolloutsPerPage'));
   const view = vscode.window.createTreeView<RolloutsTreeNode>('rolloutLab.rollouts', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
   const sim = new SimEndpoint(log);
+  context.subscriptions.push(
+    settings.onDidChange((keys) => {
+      if (keys.includes('rolloutsPerPage')) tree.refresh();
+      for (const k of keys) if (!SETTINGS[k].live) log(`rolloutLab.${k} changed: it takes effect after a window reload`);
+    }),
+  );
 
   // Panels hear about new rollouts (those of the lab they show) as the tree does.
   lab.onDidChange((change) => {

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { core } from './coreLoader';
 import type { RolloutRecord } from '../core/store/types';
 import type { TraceStore } from '../core/store/traceStore';
 import type { RequestResults } from '../shared/protocol';
@@ -40,25 +41,25 @@ export function labRequestHandlers(service: LabService): RequestHandlers {
       return { runs: store.listRuns().sort((a, b) => b.startTime - a.startTime) };
     },
     'graph/describe': async () => {
-      const { describeLabGraph } = await import('../core/lab/graphDescription');
+      const { describeLabGraph } = await core.graphDescription();
       return describeLabGraph(await service.lab());
     },
     'graph/rolloutOverlay': async ({ rolloutId }) => {
-      const { rolloutOverlay } = await import('../core/analysis/graphStats');
+      const { rolloutOverlay } = await core.graphStats();
       const { store } = await findRollout(service, rolloutId);
       return { rolloutId, ...rolloutOverlay(store.getSpans(rolloutId)) };
     },
     'graph/aggregate': async ({ runId }) => {
-      const { nodeAggregates } = await import('../core/analysis/graphStats');
+      const { nodeAggregates } = await core.graphStats();
       return nodeAggregates(await service.store(), { runId });
     },
     'rewards/series': async ({ runId }) => {
-      const { rewardSeries } = await import('../core/analysis/rewardSeries');
+      const { rewardSeries } = await core.rewardSeries();
       const lab = await service.lab();
       return rewardSeries(lab.store, Object.keys(lab.loaded.config.reward.criteria), { runId });
     },
     'rewards/learningCurve': async ({ agent }) => {
-      const { learningCurve } = await import('../core/train/pipeline/learningCurve');
+      const { learningCurve } = await core.learningCurve();
       const lab = await service.lab();
       return learningCurve(lab.store, lab.loaded, agent ? { agent } : {});
     },

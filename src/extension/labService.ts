@@ -1,10 +1,12 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { core } from './coreLoader';
 import type { Lab } from '../core/lab/lab';
 import type { TraceStore } from '../core/store/traceStore';
 import { errorMessage } from '../core/errors';
 import { CoalescingTrigger } from './coalescingTrigger';
+import { Disposable, DisposableStore } from './disposable';
 
 /** Why the rollouts view and the panels should look again. */
 export interface LabChange {
@@ -32,7 +34,8 @@ interface Entry {
   leases: number;
   stale: boolean;
   refresher: CoalescingTrigger;
-  disposables: vscode.Disposable[];
+  /** What lives as long as this opened lab: its refresher and store watchers. */
+  subscriptions: DisposableStore;
 }
 
 const LAB_JSON = path.join('.rollout-lab', 'lab.json');
@@ -44,16 +47,16 @@ const LAB_JSON = path.join('.rollout-lab', 'lab.json');
  * journals, so rollouts that the CLI writes from another process show up, and
  * it reopens the lab after lab.json changes.
  */
-export class LabService implements vscode.Disposable {
+export class LabService extends Disposable {
   private readonly entries = new Map<string, Entry>();
-  private readonly changed = new vscode.EventEmitter<LabChange>();
-  private readonly disposables: vscode.Disposable[] = [this.changed];
+  private readonly changed = this.register(new vscode.EventEmitter<LabChange>());
   private active: string | undefined;
-  private disposed = false;
+  private closing = false;
   /** Fired after the store of a lab changed (here or in another process) and when a lab is reopened. */
   readonly onDidChange: vscode.Event<LabChange> = this.changed.event;
 
   constructor(private readonly opts: LabServiceOptions) {
+    super();
     const labFiles = vscode.workspace.createFileSystemWatcher(`**/${LAB_JSON.split(path.sep).join('/')}`);
     const onLabFile = (uri: vscode.Uri): void => {
       const folder = path.dirname(path.dirname(uri.fsPath));
@@ -61,16 +64,18 @@ export class LabService implements vscode.Disposable {
       this.invalidate(folder);
       void this.updateContext();
     };
-    this.disposables.push(
-      labFiles,
-      labFiles.onDidChange(onLabFile),
-      labFiles.onDidCreate(onLabFile),
-      labFiles.onDidDelete(onLabFile),
+    this.register(labFiles);
+    this.register(labFiles.onDidChange(onLabFile));
+    this.register(labFiles.onDidCreate(onLabFile));
+    this.register(labFiles.onDidDelete(onLabFile));
+    this.register(
       vscode.workspace.onDidChangeWorkspaceFolders(() => {
         for (const folder of [...this.entries.keys()]) if (!this.isWorkspaceFolder(folder)) this.invalidate(folder);
         void this.updateContext();
       }),
-      // A saved lab.json is picked up even where the file watcher is slow.
+    );
+    // A saved lab.json is picked up even where the file watcher is slow.
+    this.register(
       vscode.workspace.onDidSaveTextDocument((doc) => {
         if (doc.uri.scheme === 'file' && doc.uri.fsPath.endsWith(LAB_JSON)) onLabFile(doc.uri);
       }),
@@ -115,7 +120,7 @@ export class LabService implements vscode.Disposable {
     let e = this.entry(dir);
     let lab = await e.opening;
     // lab.json changed while this waited: that lab is retired (closed once its leases end); the one opened since reads the same store.
-    for (let i = 0; i < 3 && e.stale && !this.disposed; i++) {
+    for (let i = 0; i < 3 && e.stale && !this.closing; i++) {
       e = this.entry(dir);
       lab = await e.opening;
     }
@@ -174,11 +179,12 @@ export class LabService implements vscode.Disposable {
   }
 
   private entry(folder: string): Entry {
-    if (this.disposed) throw new Error('Rollout Lab is shutting down');
+    if (this.closing) throw new Error('Rollout Lab is shutting down');
     let e = this.entries.get(folder);
     if (e) return e;
-    const refresher = new CoalescingTrigger(() => this.catchUp(folder), this.opts.debounceMs ?? 150);
-    e = { folder, opening: this.open(folder), leases: 0, stale: false, refresher, disposables: [refresher] };
+    const subscriptions = new DisposableStore();
+    const refresher = subscriptions.add(new CoalescingTrigger(() => this.catchUp(folder), this.opts.debounceMs ?? 150));
+    e = { folder, opening: this.open(folder), leases: 0, stale: false, refresher, subscriptions };
     const created = e;
     this.entries.set(folder, created);
     created.opening.then(
@@ -202,7 +208,7 @@ export class LabService implements vscode.Disposable {
 
   private async open(folder: string): Promise<Lab> {
     const started = performance.now();
-    const { Lab } = await import('../core/lab/lab');
+    const { Lab } = await core.lab();
     const env = await this.opts.environment(folder);
     const lab = await Lab.open({ workspace: folder, env });
     this.opts.log(`opened the lab in ${folder} (${lab.store.listRuns().length} runs) in ${Math.round(performance.now() - started)} ms${lab.simulated ? ', SIMULATED endpoint for models without one' : ''}`);
@@ -213,11 +219,14 @@ export class LabService implements vscode.Disposable {
     const pattern = new vscode.RelativePattern(vscode.Uri.file(e.folder), '.rollout-lab/store/{journal,segments}/**');
     const watcher = vscode.workspace.createFileSystemWatcher(pattern);
     const poke = (): void => e.refresher.trigger();
-    e.disposables.push(watcher, watcher.onDidChange(poke), watcher.onDidCreate(poke), watcher.onDidDelete(poke));
+    e.subscriptions.add(watcher);
+    e.subscriptions.add(watcher.onDidChange(poke));
+    e.subscriptions.add(watcher.onDidCreate(poke));
+    e.subscriptions.add(watcher.onDidDelete(poke));
     const every = this.opts.pollIntervalMs ?? 2000;
     if (every > 0) {
       const timer = setInterval(poke, every);
-      e.disposables.push({ dispose: () => clearInterval(timer) });
+      e.subscriptions.add({ dispose: () => clearInterval(timer) });
     }
   }
 
@@ -239,7 +248,7 @@ export class LabService implements vscode.Disposable {
   }
 
   private retire(e: Entry): void {
-    for (const d of e.disposables.splice(0)) d.dispose();
+    e.subscriptions.dispose();
     e.opening.then(
       (lab) => lab.close(),
       () => undefined,
@@ -257,15 +266,15 @@ export class LabService implements vscode.Disposable {
 
   /** Closes every lab (the store checkpoints its catalog on close). */
   async close(): Promise<void> {
-    this.disposed = true;
+    this.closing = true;
     const all = [...this.entries.values()];
     this.entries.clear();
-    for (const e of all) for (const d of e.disposables.splice(0)) d.dispose();
+    for (const e of all) e.subscriptions.dispose();
     await Promise.all(all.map((e) => e.opening.then((lab) => lab.close(), () => undefined).catch(() => undefined)));
-    for (const d of this.disposables.splice(0)) d.dispose();
+    super.dispose();
   }
 
-  dispose(): void {
+  override dispose(): void {
     void this.close();
   }
 }

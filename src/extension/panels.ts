@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { PanelKind, type PanelState } from '../shared/protocol';
+import { Disposable } from './disposable';
 import { PanelHost, panelOptions, panelTitle, type CommandHandlers, type RequestHandlers } from './webviews/panelHost';
 
 /** viewType of each panel, as registered with VS Code (and named in activationEvents). */
@@ -20,9 +21,8 @@ export const PANEL_VIEW_TYPES: Record<PanelKind, string> = {
  * a window reload through a serializer per viewType, which gets back the
  * state the webview saved (its rollout, node, run) and re-creates the host.
  */
-export class Panels implements vscode.Disposable {
+export class Panels extends Disposable {
   private readonly hosts = new Map<PanelKind, PanelHost>();
-  private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -30,8 +30,9 @@ export class Panels implements vscode.Disposable {
     private readonly commands: CommandHandlers,
     private readonly log: (line: string) => void,
   ) {
+    super();
     for (const kind of PanelKind.options) {
-      this.disposables.push(
+      this.register(
         vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPES[kind], {
           deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown): Promise<void> => {
             this.restore(kind, panel, isPanelState(state) ? state : {});
@@ -171,13 +172,13 @@ export class Panels implements vscode.Disposable {
     });
   }
 
-  dispose(): void {
+  override dispose(): void {
     for (const host of this.hosts.values()) {
       host.dispose();
       host.panel?.dispose();
     }
     this.hosts.clear();
-    for (const d of this.disposables.splice(0)) d.dispose();
+    super.dispose();
   }
 }
 

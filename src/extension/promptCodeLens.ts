@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { errorMessage } from '../core/errors';
+import { Disposable } from './disposable';
 import type { AgentStats, PromptIndex, PromptTarget } from './promptHistory/promptIndex';
 import { differsFromBestMarkdown, isChangedLine, versionLinksMarkdown, type PromptVersionRef } from './view/promptDiff';
 import { promptAnnotation, type PromptAnnotation, type SparklineTheme } from './view/promptLens';
@@ -30,10 +31,9 @@ export function mayHoldPrompt(doc: vscode.TextDocument): boolean {
  * the per-criterion breakdown; the hover on lines that differ from the best
  * version says so and links to the diff.
  */
-export class PromptCodeLensProvider implements vscode.CodeLensProvider, vscode.HoverProvider, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<void>();
+export class PromptCodeLensProvider extends Disposable implements vscode.CodeLensProvider, vscode.HoverProvider {
+  private readonly changed = this.register(new vscode.EventEmitter<void>());
   readonly onDidChangeCodeLenses = this.changed.event;
-  private readonly disposables: vscode.Disposable[] = [this.changed];
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -41,8 +41,9 @@ export class PromptCodeLensProvider implements vscode.CodeLensProvider, vscode.H
     private readonly log: (line: string) => void,
     private readonly debounceMs = 300,
   ) {
-    this.disposables.push(
-      index.onDidChange(() => this.changed.fire()),
+    super();
+    this.register(index.onDidChange(() => this.changed.fire()));
+    this.register(
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0 && mayHoldPrompt(e.document)) this.scheduleRefresh();
       }),
@@ -117,9 +118,9 @@ export class PromptCodeLensProvider implements vscode.CodeLensProvider, vscode.H
     }
   }
 
-  dispose(): void {
+  override dispose(): void {
     if (this.timer) clearTimeout(this.timer);
-    for (const d of this.disposables.splice(0)) d.dispose();
+    super.dispose();
   }
 }
 

@@ -5,7 +5,9 @@ import type { RolloutRecord, RunRecord } from '../core/store/types';
 import type { TraceStore } from '../core/store/traceStore';
 import { errorMessage } from '../core/errors';
 import { CoalescingTrigger } from './coalescingTrigger';
+import { Disposable } from './disposable';
 import type { LabService } from './labService';
+import { SETTINGS } from './settings';
 import { describeFilter, filterToQuery, isEmptyFilter, type RolloutFilter } from './view/rolloutFilter';
 import {
   escapeMarkdown,
@@ -28,7 +30,6 @@ export type RolloutsTreeNode =
   | { kind: 'more'; folder: string; runId: string; shown: number; total: number }
   | { kind: 'message'; folder: string | null; text: string; error?: boolean };
 
-export const DEFAULT_PAGE_SIZE = 50;
 /** A running run's mean reward reads all its rollouts: do that at most this often. */
 const RUNNING_SUMMARY_MS = 5000;
 
@@ -44,24 +45,24 @@ interface CachedSummary {
  * split; pages long runs with "Load more…"; follows the store live through
  * LabService's change event.
  */
-export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<RolloutsTreeNode | undefined>();
+export class RolloutsTree extends Disposable implements vscode.TreeDataProvider<RolloutsTreeNode> {
+  private readonly changed = this.register(new vscode.EventEmitter<RolloutsTreeNode | undefined>());
   readonly onDidChangeTreeData: vscode.Event<RolloutsTreeNode | undefined> = this.changed.event;
   private filter: RolloutFilter = {};
   /** How many rollouts of a run are shown, by `${folder}\0${runId}`. */
   private readonly shown = new Map<string, number>();
   private readonly summaries = new Map<string, CachedSummary>();
   private readonly refresher: CoalescingTrigger;
-  private readonly disposables: vscode.Disposable[] = [this.changed];
   private view: vscode.TreeView<RolloutsTreeNode> | undefined;
 
   constructor(
     private readonly service: LabService,
-    private readonly pageSize: () => number = () => DEFAULT_PAGE_SIZE,
+    private readonly pageSize: () => number = () => SETTINGS.rolloutsPerPage.default,
   ) {
+    super();
     // A run reports every rollout, and watchers fire in bursts: redraw once per burst.
-    this.refresher = new CoalescingTrigger(async () => this.changed.fire(undefined), 200);
-    this.disposables.push(this.refresher, service.onDidChange(() => this.refresher.trigger()));
+    this.refresher = this.register(new CoalescingTrigger(async () => this.changed.fire(undefined), 200));
+    this.register(service.onDidChange(() => this.refresher.trigger()));
   }
 
   /** The view this provider feeds: its description and message show the filter. */
@@ -231,10 +232,6 @@ export class RolloutsTree implements vscode.TreeDataProvider<RolloutsTreeNode>, 
     const text = describeFilter(this.filter);
     this.view.description = text ? `filtered: ${text}` : undefined;
     this.view.message = text ? `Showing rollouts where ${text}. Clear the filter to see all.` : undefined;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
 

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { core } from './coreLoader';
 import type { LabService } from './labService';
 import type { Panels } from './panels';
 import type { CommandHandlers } from './webviews/panelHost';
@@ -37,7 +38,7 @@ export function webviewCommandHandlers(service: LabService, panels: () => Panels
 export async function openPrompt(service: LabService, agentOrNode: string): Promise<void> {
   const lab = await service.lab();
   const { config, labDir, file: labJson } = lab.loaded;
-  const { agentOfNode } = await import('../core/trace/langchainTracer');
+  const { agentOfNode } = await core.langchainTracer();
   const agent = Object.prototype.hasOwnProperty.call(config.agents, agentOrNode) ? agentOrNode : agentOfNode(agentOrNode);
   const cfg = config.agents[agent];
   if (!cfg) throw new Error(`agent "${agentOrNode}" is not under "agents" in .rollout-lab/lab.json, so it has no prompt to open`);
@@ -45,7 +46,7 @@ export async function openPrompt(service: LabService, agentOrNode: string): Prom
     await revealJsonPath(labJson, ['agents', agent, 'promptText']);
     return;
   }
-  const { defaultPromptPath } = await import('../core/config/loader');
+  const { defaultPromptPath } = await core.config();
   const file = path.resolve(labDir, cfg.prompt ?? defaultPromptPath(agent));
   if (!existsSync(file)) {
     const fix = cfg.prompt ? `fix agents.${agent}.prompt` : `set agents.${agent}.prompt or promptText`;
@@ -77,7 +78,7 @@ export async function latestRolloutVisiting(service: LabService, node: string): 
   const recent = store.listRollouts({ sort: 'startTime', order: 'desc', limit: 200 }).rollouts;
   const byRow = recent.find((r) => r.agents.some((a) => a.agent === node && a.visits > 0));
   if (byRow) return byRow.id;
-  const { rolloutOverlay } = await import('../core/analysis/graphStats');
+  const { rolloutOverlay } = await core.graphStats();
   for (const r of recent.slice(0, SPAN_SCAN_LIMIT)) {
     if ((rolloutOverlay(store.getSpans(r.id)).visits[node] ?? 0) > 0) return r.id;
   }

@@ -6,7 +6,7 @@ import { loadCustomReward, type CustomReward, type CustomRewardResult } from '..
 import { TraceStore } from '../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../src/core/trace/span';
 import type { RolloutRecord } from '../../src/core/store/types';
-import { startOpenAIStub, tokenId, type StubReply, type StubRequest } from '../doubles/openaiStub';
+import { startOpenAIStub, tokenId, type StubReply, type StubRequest } from '../fakes/openaiStub';
 import { REPO, cli, cliAsync, json, tempWorkspace, type RunDoc } from './cliHelpers';
 
 /*

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { core } from '../coreLoader';
 import type { LabService } from '../labService';
 
 /** Set up for the research lab, or for the user's own module (`{ graph }`, relative to the folder or absolute). */
@@ -46,7 +47,7 @@ export async function initializeLab(lab: LabService, output: vscode.OutputChanne
   const dir = folder.uri.fsPath;
   const choice = await choose(folder, arg);
   if (!choice) return;
-  const { initWorkspace } = await import('../../core/lab/init');
+  const { initWorkspace } = await core.init();
   const r = await initWorkspace(dir, choice === 'research-lab' ? {} : { graph: choice.graph });
   output.appendLine(`Initialized ${dir}: created ${r.created.length}, kept ${r.skipped.length}`);
   if (r.agents) output.appendLine(`Agents of the graph module: ${r.agents.names.join(', ')}; write each one's prompt in .rollout-lab/prompts/.`);

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { Lab } from '../../core/lab/lab';
 import type { EvalMetrics } from '../../core/analysis/metrics';
+import { core } from '../coreLoader';
 import { commandArgument } from '../featureContext';
 import type { LabService } from '../labService';
 import type { RolloutsTreeNode } from '../rolloutsTree';
@@ -180,10 +181,10 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}):
 
 async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: 'run' | 'eval', plan: RunPlan): Promise<RunSummaryResult | EvaluateResult> {
   const { output, service } = ctx;
-  const { runRollouts } = await import('../../core/rollout/runner');
-  const { warningSummaryLine } = await import('../../core/rollout/runWarnings');
-  const { computeMetrics } = await import('../../core/analysis/metrics');
-  const { rewardSetupOf } = await import('../../core/reward/rewardSetup');
+  const { runRollouts } = await core.runner();
+  const { warningSummaryLine } = await core.runWarnings();
+  const { computeMetrics } = await core.metrics();
+  const { rewardSetupOf } = await core.rewardSetup();
   const { config } = lab.loaded;
   const seed = config.runner.seed;
   const ds = await lab.loadDataset(plan.dataset);

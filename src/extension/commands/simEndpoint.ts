@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import { core } from '../coreLoader';
 import type { SimServer } from '../../core/sim/simServer';
+import { Disposable } from '../disposable';
 
 export interface SimEndpointInfo {
   url: string;
@@ -12,13 +14,14 @@ export interface SimEndpointInfo {
  * user graph under development). A status bar item says it is running, and
  * says SIMULATED, so nobody mistakes its answers for a model's.
  */
-export class SimEndpoint implements vscode.Disposable {
+export class SimEndpoint extends Disposable {
   private server: SimServer | undefined;
   private starting: Promise<SimServer> | undefined;
   private readonly item: vscode.StatusBarItem;
 
   constructor(private readonly log: (line: string) => void) {
-    this.item = vscode.window.createStatusBarItem('rolloutLab.simulatedEndpoint', vscode.StatusBarAlignment.Left, 10);
+    super();
+    this.item = this.register(vscode.window.createStatusBarItem('rolloutLab.simulatedEndpoint', vscode.StatusBarAlignment.Left, 10));
     this.item.name = 'Rollout Lab: simulated endpoint';
     this.item.command = 'rolloutLab.simulatedEndpointActions';
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
@@ -33,7 +36,7 @@ export class SimEndpoint implements vscode.Disposable {
     const port = typeof arg === 'object' && arg !== null && typeof (arg as { port?: unknown }).port === 'number' ? (arg as { port: number }).port : 0;
     if (!this.server) {
       this.starting ??= (async (): Promise<SimServer> => {
-        const { startSimServer } = await import('../../core/sim/simServer');
+        const { startSimServer } = await core.simServer();
         return startSimServer({ port, host: '127.0.0.1' });
       })();
       try {
@@ -84,8 +87,8 @@ export class SimEndpoint implements vscode.Disposable {
     if (a === 'Stop Simulated Endpoint') await this.stop();
   }
 
-  dispose(): void {
-    this.item.dispose();
+  override dispose(): void {
+    super.dispose();
     void this.server?.close();
     this.server = undefined;
   }

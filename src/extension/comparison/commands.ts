@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { core } from '../coreLoader';
 import type { Lab } from '../../core/lab/lab';
 import type { ComparisonRun } from '../../core/analysis/comparison';
 import type { Variant } from '../../core/lab/variant';
@@ -84,7 +85,7 @@ async function compareConfigurations(ctx: FeatureContext, raw: unknown): Promise
 }
 
 async function planFromArgs(lab: Lab, a: CompareArgs): Promise<Plan> {
-  const { parseVariantSpec } = await import('../../core/lab/variant');
+  const { parseVariantSpec } = await core.variant();
   const va = parseVariantSpec(a.a);
   const vb = parseVariantSpec(a.b);
   if (va.label === vb.label) vb.label = `${vb.label} (B)`;
@@ -154,8 +155,8 @@ async function askModelVariants(lab: Lab): Promise<{ a: Variant; b: Variant } | 
 }
 
 async function askPromptVariants(lab: Lab): Promise<{ a: Variant; b: Variant } | undefined> {
-  const { promptVersionStats } = await import('../../core/analysis/promptStats');
-  const { readAgentPrompt, promptHash } = await import('../../core/config/loader');
+  const { promptVersionStats } = await core.promptStats();
+  const { readAgentPrompt, promptHash } = await core.config();
   const agentNames = Object.keys(lab.loaded.config.agents);
   const agent = await vscode.window.showQuickPick(
     agentNames.map((name) => {
@@ -200,7 +201,7 @@ function firstLine(text: string): string {
 }
 
 async function execute(ctx: FeatureContext, lab: Lab, folder: string, plan: Plan): Promise<CompareConfigurationsResult> {
-  const { runComparison, compareRuns } = await import('../../core/analysis/comparison');
+  const { runComparison, compareRuns } = await core.comparison();
   const { output, lab: service } = ctx;
   const seed = lab.loaded.config.runner.seed;
   const ds = await lab.loadDataset(plan.dataset);
@@ -273,7 +274,7 @@ async function openComparison(ctx: FeatureContext, raw: unknown): Promise<void> 
     showComparison(ctx, parsed.data.runA, parsed.data.runB);
     return;
   }
-  const { listComparisons } = await import('../../core/analysis/comparison');
+  const { listComparisons } = await core.comparison();
   const store = await ctx.lab.store();
   const PICK_RUNS = 'runs';
   const items: Array<vscode.QuickPickItem & { runA?: string; runB?: string; action?: string }> = listComparisons(store)

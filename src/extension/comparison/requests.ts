@@ -1,3 +1,4 @@
+import { core } from '../coreLoader';
 import type { LabService } from '../labService';
 import type { CommandHandlers, RequestHandlers } from '../webviews/panelHost';
 import type { Panels } from '../panels';
@@ -20,16 +21,16 @@ export function comparisonRequestHandlers(service: LabService): RequestHandlers 
   };
   return {
     'comparison/list': async () => {
-      const { listComparisons } = await import('../../core/analysis/comparison');
+      const { listComparisons } = await core.comparison();
       return { comparisons: listComparisons(await service.store()) };
     },
     'comparison/get': async ({ runA, runB }) => {
-      const { compareRuns } = await import('../../core/analysis/comparison');
+      const { compareRuns } = await core.comparison();
       const lab = await service.lab();
       return retry(async () => compareRuns(lab.store, runA, runB, Object.keys(lab.loaded.config.reward.criteria)));
     },
     'comparison/task': async ({ runA, runB, taskId }) => {
-      const { comparisonTask } = await import('../../core/analysis/comparison');
+      const { comparisonTask } = await core.comparison();
       const store = await service.store();
       return retry(async () => comparisonTask(store, { runA, runB }, taskId));
     },

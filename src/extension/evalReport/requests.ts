@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import type { Lab } from '../../core/lab/lab';
 import type { EvaluationReport } from '../../core/analysis/evaluationReport';
 import type { ReportRequestResults, ReportRunSummary } from '../../shared/reportProtocol';
@@ -36,7 +37,7 @@ export function evalReportCommandHandlers(service: LabService, panels: () => Pan
 /** The run a report is for: the one asked for (which must exist), else the newest evaluation run, else the newest run; null for an empty store. */
 export async function resolveReportRun(lab: Lab, runId?: string): Promise<string | null> {
   if (!runId) {
-    const { defaultReportRun } = await import('../../core/analysis/evaluationReport');
+    const { defaultReportRun } = await core.evaluationReport();
     return defaultReportRun(lab.store.listRuns())?.id ?? null;
   }
   if (!lab.store.getRun(runId)) {
@@ -51,12 +52,12 @@ export async function resolveReportRun(lab: Lab, runId?: string): Promise<string
 export async function buildReport(lab: Lab, runId?: string): Promise<EvaluationReport | null> {
   const id = await resolveReportRun(lab, runId);
   if (!id) return null;
-  const { buildEvaluationReport, reportOptionsFromConfig } = await import('../../core/analysis/evaluationReport');
+  const { buildEvaluationReport, reportOptionsFromConfig } = await core.evaluationReport();
   return buildEvaluationReport(lab.store, reportOptionsFromConfig(lab.loaded.config, id));
 }
 
 export async function listReportRuns(lab: Lab): Promise<ReportRequestResults['report/runs']> {
-  const { defaultReportRun } = await import('../../core/analysis/evaluationReport');
+  const { defaultReportRun } = await core.evaluationReport();
   const all = lab.store.listRuns();
   // Newest first, and a bounded list: the picker is for choosing, not for browsing history.
   const runs: ReportRunSummary[] = [...all]
@@ -78,7 +79,7 @@ export async function listReportRuns(lab: Lab): Promise<ReportRequestResults['re
 export async function renderReport(lab: Lab, runId: string, format: ReportFormat): Promise<string> {
   const report = await buildReport(lab, runId);
   if (!report) throw new Error('there are no runs to report on yet — run "Rollout Lab: Evaluate on Validation Set" first');
-  const { reportHtml, reportMarkdown } = await import('../../core/analysis/reportFormat');
+  const { reportHtml, reportMarkdown } = await core.reportFormat();
   return format === 'html' ? reportHtml(report) : reportMarkdown(report);
 }
 

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { errorMessage } from '../../core/errors';
+import { Disposable } from '../disposable';
 import { mayHoldPrompt } from '../promptCodeLens';
 import type { PromptLineChange } from '../view/promptDiff';
 import type { PromptIndex } from './promptIndex';
@@ -55,11 +56,11 @@ function inDiffEditor(editor: vscode.TextEditor): boolean {
  * in the editor, a mark in the overview ruler. Updated (debounced) as the
  * user types, when editors are shown and when rollouts land.
  */
-export class PromptDecorations implements vscode.Disposable {
+export class PromptDecorations extends Disposable {
   private readonly types: Record<Kind, vscode.TextEditorDecorationType> = {
-    added: decorationType('added'),
-    modified: decorationType('modified'),
-    deleted: decorationType('deleted'),
+    added: this.register(decorationType('added')),
+    modified: this.register(decorationType('modified')),
+    deleted: this.register(decorationType('deleted')),
   };
   /** What each document was last decorated with, by URI. */
   private readonly shown = new Map<string, PromptLineChange[]>();
@@ -68,24 +69,23 @@ export class PromptDecorations implements vscode.Disposable {
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   /** The editors each document's markers were last drawn in (the extension tests read them). */
   private readonly drawnIn = new Map<string, Array<{ viewColumn: vscode.ViewColumn | undefined; inDiff: boolean }>>();
-  private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly index: PromptIndex,
     private readonly log: (line: string) => void,
     private readonly debounceMs = 300,
   ) {
-    this.disposables.push(
-      ...Object.values(this.types),
-      vscode.window.onDidChangeVisibleTextEditors(() => this.updateAll()),
-      // A diff editor opened on a prompt in an editor's group: its sides lose the markers.
-      vscode.window.tabGroups.onDidChangeTabs(() => this.updateAll()),
-      index.onDidChange(() => this.updateAll()),
+    super();
+    this.register(vscode.window.onDidChangeVisibleTextEditors(() => this.updateAll()));
+    // A diff editor opened on a prompt in an editor's group: its sides lose the markers.
+    this.register(vscode.window.tabGroups.onDidChangeTabs(() => this.updateAll()));
+    this.register(index.onDidChange(() => this.updateAll()));
+    this.register(
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0 && mayHoldPrompt(e.document)) this.schedule(e.document);
       }),
-      vscode.workspace.onDidCloseTextDocument((doc) => this.shown.delete(doc.uri.toString())),
     );
+    this.register(vscode.workspace.onDidCloseTextDocument((doc) => this.shown.delete(doc.uri.toString())));
     this.updateAll();
   }
 
@@ -148,9 +148,9 @@ export class PromptDecorations implements vscode.Disposable {
     this.drawnIn.set(key, drawn);
   }
 
-  dispose(): void {
+  override dispose(): void {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
-    for (const d of this.disposables.splice(0)) d.dispose();
+    super.dispose();
   }
 }

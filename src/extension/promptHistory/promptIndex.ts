@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import type { PromptVersionStats, VersionComparison } from '../../core/analysis/promptStats';
+import { Disposable } from '../disposable';
 import type { LabService } from '../labService';
 import { changedLines, type PromptLineChange } from '../view/promptDiff';
 import { findInlinePrompts } from './inlinePrompt';
@@ -45,18 +47,18 @@ const LAB_JSON = path.join('.rollout-lab', 'lab.json');
  * changes. The lenses, the markers and the prompt-history commands all read
  * through it, so they agree on which text is which version.
  */
-export class PromptIndex implements vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<string>();
+export class PromptIndex extends Disposable {
+  private readonly changed = this.register(new vscode.EventEmitter<string>());
   /** Fired with the lab folder whose statistics changed (rollouts landed, the lab was reopened). */
   readonly onDidChange = this.changed.event;
   private readonly cache = new Map<string, Promise<AgentStats>>();
-  private readonly disposables: vscode.Disposable[] = [this.changed];
 
   constructor(
     private readonly lab: LabService,
     private readonly log: (line: string) => void,
   ) {
-    this.disposables.push(
+    super();
+    this.register(
       lab.onDidChange((change) => {
         const folder = path.resolve(change.folder);
         for (const key of [...this.cache.keys()]) if (key.startsWith(`${folder}\0`)) this.cache.delete(key);
@@ -78,7 +80,7 @@ export class PromptIndex implements vscode.Disposable {
    */
   async targetsOf(doc: vscode.TextDocument): Promise<PromptTarget[]> {
     if (doc.uri.scheme !== 'file') return [];
-    const { promptHash } = await import('../../core/config/loader');
+    const { promptHash } = await core.config();
     const configOf = this.labFolderOfConfig(doc.uri.fsPath);
     if (configOf) {
       return findInlinePrompts(doc.getText()).map((p) => ({
@@ -106,7 +108,7 @@ export class PromptIndex implements vscode.Disposable {
       const inLabDir = file.startsWith(path.join(folder, '.rollout-lab') + path.sep);
       if (!inLabDir && !this.lab.openedStore(folder)) continue;
       const lab = await this.lab.lab(folder);
-      const { defaultPromptPath } = await import('../../core/config/loader');
+      const { defaultPromptPath } = await core.config();
       for (const [agent, cfg] of Object.entries(lab.loaded.config.agents)) {
         if (cfg.promptText !== undefined) continue;
         if (path.resolve(lab.loaded.labDir, cfg.prompt ?? defaultPromptPath(agent)) === file) return { folder: path.resolve(folder), agent };
@@ -135,7 +137,7 @@ export class PromptIndex implements vscode.Disposable {
     const config = await vscode.workspace.openTextDocument(vscode.Uri.file(lab.loaded.file));
     const inline = (await this.targetsOf(config)).find((t) => t.agent === agent);
     if (inline) return inline;
-    const { defaultPromptPath, promptHash } = await import('../../core/config/loader');
+    const { defaultPromptPath, promptHash } = await core.config();
     const file = path.resolve(lab.loaded.labDir, cfg.prompt ?? defaultPromptPath(agent));
     if (!existsSync(file)) throw new Error(`the prompt file ${file} of agent "${agent}" does not exist — create it, or set agents.${agent}.prompt in lab.json`);
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
@@ -149,7 +151,7 @@ export class PromptIndex implements vscode.Disposable {
     let p = this.cache.get(key);
     if (!p) {
       p = (async () => {
-        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([import('../../core/analysis/promptStats'), this.lab.store(folder)]);
+        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([core.promptStats(), this.lab.store(folder)]);
         const stats = promptVersionStats(store, agent);
         return { stats, comparisons: compareToPrevious(stats), best: bestVersion(stats) };
       })();
@@ -174,9 +176,5 @@ export class PromptIndex implements vscode.Disposable {
     if (best.text === undefined) return null;
     const changes = changedLines(best.text, target.text);
     return changes.length ? { best, changes } : null;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }

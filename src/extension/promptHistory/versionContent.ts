@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { Disposable } from '../disposable';
 import type { LabService } from '../labService';
 import { versionReportMarkdown } from '../view/promptLens';
 import type { PromptIndex } from './promptIndex';
@@ -34,27 +35,27 @@ export function parsePromptDocUri(uri: vscode.Uri): PromptDocRef | undefined {
  * a stored version never changes; "Restore This Version" is how its text
  * comes back into the prompt.
  */
-export class PromptVersionContent implements vscode.TextDocumentContentProvider, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+export class PromptVersionContent extends Disposable implements vscode.TextDocumentContentProvider {
+  private readonly changed = this.register(new vscode.EventEmitter<vscode.Uri>());
   readonly onDidChange = this.changed.event;
   private readonly open = new Set<string>();
-  private readonly disposables: vscode.Disposable[] = [this.changed];
 
   constructor(
     private readonly lab: LabService,
     private readonly index: PromptIndex,
   ) {
+    super();
     // Statistics pages and inline prompts' current text follow the store and lab.json.
     const refreshAll = (): void => {
       for (const u of this.open) this.changed.fire(vscode.Uri.parse(u));
     };
-    this.disposables.push(
-      index.onDidChange(refreshAll),
+    this.register(index.onDidChange(refreshAll));
+    this.register(
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0 && index.labFolderOfConfig(e.document.uri.fsPath)) refreshAll();
       }),
-      vscode.workspace.onDidCloseTextDocument((doc) => this.open.delete(doc.uri.toString())),
     );
+    this.register(vscode.workspace.onDidCloseTextDocument((doc) => this.open.delete(doc.uri.toString())));
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
@@ -71,9 +72,5 @@ export class PromptVersionContent implements vscode.TextDocumentContentProvider,
     const stored = (await this.lab.store(ref.folder)).getPromptVersion(ref.version);
     if (!stored) throw new Error(`prompt version ${ref.version} is not in the store of ${ref.folder}`);
     return stored.text;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }

@@ -1,3 +1,4 @@
+import { core } from '../coreLoader';
 import type { LoadedConfig } from '../../core/config/loader';
 import type { AirRuleIssue } from '../../core/reward/airRules';
 import type { RequestResults } from '../../shared/protocol';
@@ -26,11 +27,11 @@ export function rewardWeightsRequestHandlers(service: LabService): RequestHandle
     'weights/save': async ({ criteria, air }): Promise<RequestResults['weights/save']> => {
       const folder = service.resolveFolder();
       const loaded = await currentConfig(service);
-      const { writeLabJsonChanges } = await import('../../core/config/labJsonEdit');
+      const { writeLabJsonChanges } = await core.labJsonEdit();
       const { criteriaList } = await import('./weightsData');
       let rules: unknown[] | undefined;
       if (air !== undefined) {
-        const { knownAirTargets, validateAirRules } = await import('../../core/reward/airRules');
+        const { knownAirTargets, validateAirRules } = await core.airRules();
         const checked = validateAirRules(air, knownAirTargets(loaded.config));
         const errors = checked.issues.filter((i) => i.severity === 'error');
         if (!checked.rules || errors.length) throw new Error(`not saved: the AIR rules have ${errors.length || 'some'} error(s): ${describeIssues(errors)}`);
@@ -67,7 +68,7 @@ export function rewardWeightsCommandHandlers(service: LabService, panels: () => 
 }
 
 async function currentConfig(service: LabService): Promise<LoadedConfig> {
-  const { loadConfig } = await import('../../core/config/loader');
+  const { loadConfig } = await core.config();
   return loadConfig(service.resolveFolder());
 }
 

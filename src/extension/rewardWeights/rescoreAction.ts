@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { core } from '../coreLoader';
 import type { RolloutQuery } from '../../core/store/types';
 import type { LabService } from '../labService';
 
@@ -30,8 +31,8 @@ export interface RescoreOutcome {
  */
 export async function rescoreStored(service: LabService, req: RescoreRequest): Promise<RescoreOutcome> {
   const folder = service.resolveFolder();
-  const { loadConfig } = await import('../../core/config/loader');
-  const { rescoreStoredRollouts } = await import('../../core/analysis/rescoreStore');
+  const { loadConfig } = await core.config();
+  const { rescoreStoredRollouts } = await core.rescoreStore();
   const { rewardChanged } = await import('./whatIf');
   const { config } = await loadConfig(folder);
   const weights = Object.fromEntries(Object.entries(config.reward.criteria).map(([name, c]) => [name, { weight: c.weight }]));

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { core } from '../coreLoader';
 import type { LabConfig } from '../../core/config/schema';
 import type { ModelPrices } from '../../core/store/tableQuery';
 import { RolloutId } from '../../shared/rolloutId';
@@ -96,7 +97,7 @@ async function exportSelection(service: LabService, args: z.infer<typeof ExportA
     if (!target) return null;
     out = target.fsPath;
   }
-  const { exportTrainingData } = await import('../../core/train/export/exportData');
+  const { exportTrainingData } = await core.exportData();
   const manifest = await service.withLab(folder, (lab) =>
     exportTrainingData(lab.store, lab.loaded.config, { format, split: 'all', includeSimulated: true, rolloutIds: args.rolloutIds }, out),
   );
@@ -129,7 +130,7 @@ async function addSelectionToDataset(service: LabService, args: z.infer<typeof D
     if (!target) return null;
     file = target.fsPath;
   }
-  const { addRolloutTasksToDataset } = await import('../../core/lab/addToDataset');
+  const { addRolloutTasksToDataset } = await core.addToDataset();
   const r = await service.withLab(folder, (lab) => addRolloutTasksToDataset(lab, args.rolloutIds, file));
   const notes = [r.duplicates ? `${r.duplicates} already there` : '', r.missing.length ? `${r.missing.length} whose task is in no dataset of the lab any more` : ''].filter(Boolean);
   void vscode.window.showInformationMessage(

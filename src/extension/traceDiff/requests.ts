@@ -1,3 +1,4 @@
+import { core } from '../coreLoader';
 import type { LabService } from '../labService';
 import type { RequestHandlers } from '../webviews/panelHost';
 import { UsageError } from '../../core/errors';
@@ -10,7 +11,7 @@ import { UsageError } from '../../core/errors';
 export function traceDiffRequestHandlers(service: LabService): RequestHandlers {
   return {
     'diff/get': async ({ left, right }) => {
-      const { diffStoredRollouts } = await import('../../core/analysis/traceDiff');
+      const { diffStoredRollouts } = await core.traceDiff();
       try {
         return diffStoredRollouts(await service.store(), left, right);
       } catch (err) {

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
+import { core } from '../coreLoader';
 import type { BanditPolicyInfo, BanditTrainResult } from '../../core/train/bandit/policyStore';
 import { commandArgument, type FeatureContext } from '../featureContext';
 
@@ -39,7 +40,7 @@ function parseArgs<T>(schema: z.ZodType<T>, raw: unknown, command: string, shape
 async function trainBandit(ctx: FeatureContext, raw: unknown): Promise<BanditTrainResult> {
   const given = commandArgument(raw);
   const args = given === undefined ? {} : parseArgs(TrainArgs, given, 'Train Supervisor Bandit', '{ workspace?, split?: "train" | "val" | "all", includeSimulated? }');
-  const { trainBanditPolicy } = await import('../../core/train/bandit/policyStore');
+  const { trainBanditPolicy } = await core.policyStore();
   const { info, mode } = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: 'Training the Supervisor bandit…' },
     () =>
@@ -61,7 +62,7 @@ async function trainBandit(ctx: FeatureContext, raw: unknown): Promise<BanditTra
 async function showBanditPolicy(ctx: FeatureContext, raw: unknown): Promise<{ active: string | null; versions: BanditPolicyInfo[] } | undefined> {
   const given = commandArgument(raw);
   const args = given === undefined ? {} : parseArgs(ShowArgs, given, 'Show Bandit Policy', '{ workspace?, activate?: version | null }');
-  const { activateBanditPolicy, listBanditPolicies } = await import('../../core/train/bandit/policyStore');
+  const { activateBanditPolicy, listBanditPolicies } = await core.policyStore();
   return ctx.lab.withLab(args.workspace, async (lab) => {
     const { config, labDir } = lab.loaded;
     if (given !== undefined) {

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { z } from 'zod';
+import { core } from '../coreLoader';
 import type { Lab } from '../../core/lab/lab';
 import type { ExportFormat, ExportManifest, ExportOptions } from '../../core/train/export/exportData';
 import { commandArgument, type FeatureContext } from '../featureContext';
@@ -58,7 +59,7 @@ async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<Exp
     await lab.store.refresh();
     const chosen = args ?? (await askArgs(lab));
     if (!chosen) return undefined;
-    const { exportTrainingData, manifestPath } = await import('../../core/train/export/exportData');
+    const { exportTrainingData, manifestPath } = await core.exportData();
     const opts: ExportOptions = { format: chosen.format };
     if (chosen.agents) opts.agents = chosen.agents;
     if (chosen.minReward !== undefined) opts.minReward = chosen.minReward;
@@ -109,9 +110,9 @@ function summaryLine(m: ExportManifest): string {
 }
 
 async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {
-  const { defaultExportAgents } = await import('../../core/train/export/exportData');
-  const { simulatedInScope } = await import('../../core/train/export/adapters/rolloutSelection');
-  const { DEFAULT_SFT_MIN_REWARD, isResearchLabGraph } = await import('../../core/train/export/trainingDefaults');
+  const { defaultExportAgents } = await core.exportData();
+  const { simulatedInScope } = await core.rolloutSelection();
+  const { DEFAULT_SFT_MIN_REWARD, isResearchLabGraph } = await core.trainingDefaults();
   const { config } = lab.loaded;
   // The bandit learns the research-lab Supervisor's choice; a module graph records none.
   const formats = isResearchLabGraph(config) ? FORMAT_ITEMS : FORMAT_ITEMS.filter((f) => f.format !== 'bandit');
@@ -130,7 +131,7 @@ async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {
   if (!split) return undefined;
   args.split = split.split;
 
-  const { splitScope } = await import('../../core/train/export/trainingDefaults');
+  const { splitScope } = await core.trainingDefaults();
   const scope = splitScope(split.split);
   const simulated = simulatedInScope(lab.store, scope);
   if (simulated > 0) {

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { core } from '../coreLoader';
 import { jobSecrets } from './jobFiles';
 import { stopJobQuestion } from './jobText';
 import * as path from 'node:path';
@@ -133,23 +134,23 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
   const node = arg as TrainingNode | undefined;
   const fromPhase = node?.kind === 'phase' ? node : undefined;
   const folder = ctx.lab.resolveFolder(args?.folder ?? fromPhase?.folder);
-  const { loadConfig } = await import('../../core/config/loader');
+  const { loadConfig } = await core.config();
   const loaded = await loadConfig(folder);
   let opts: TrainOptions;
   if (args) {
     opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, ...(args.backend ? { backend: args.backend } : {}), hyperparameters: args.hyperparameters, serve: args.serve, ...(args.includeSimulated ? { includeSimulated: true } : {}) };
   } else {
-    const { pipelinePhases } = await import('../../core/train/pipeline/pipeline');
-    const { referenceHyperparameters } = await import('../../core/train/jobs/jobBundle');
+    const { pipelinePhases } = await core.pipeline();
+    const { referenceHyperparameters } = await core.jobBundle();
     const choice = await pickLaunch(loaded, pipelinePhases(loaded.config), referenceHyperparameters, fromPhase?.status.phase.name);
     if (!choice) return undefined;
     opts = { phase: choice.phase.name, target: choice.target, baseModel: choice.baseModel, ...(choice.backend ? { backend: choice.backend } : {}), hyperparameters: choice.hyperparameters, serve: choice.serve };
   }
   opts.secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
-  const core = await import('../../core/train/jobs/trainingJobs');
+  const training = await core.trainingJobs();
 
   if (args?.dryRun) {
-    const dry = await ctx.lab.withLab(folder, (lab) => core.dryRunTraining(lab, opts, (l) => output.appendLine(l)));
+    const dry = await ctx.lab.withLab(folder, (lab) => training.dryRunTraining(lab, opts, (l) => output.appendLine(l)));
     output.appendLine(`DRY RUN — nothing is launched. Job ${dry.spec.id} on ${dry.plan.target}:`);
     for (const step of dry.plan.steps) output.appendLine(`  ${step.title}: ${step.argv.join(' ')}`);
     return dry;
@@ -157,13 +158,13 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
 
   if (!args) {
     // From the pickers: pre-flight and export once (a dry run), then the summary to confirm — Launch, Dry Run or Cancel.
-    const phase = await ctx.lab.withLab(folder, async (lab) => core.resolvePhase(lab, opts.phase));
+    const phase = await ctx.lab.withLab(folder, async (lab) => training.resolvePhase(lab, opts.phase));
     if (GPU_KINDS.has(phase.kind)) {
       const log = (l: string): void => output.appendLine(l);
       const dry = await withProgress(`pre-flight and export of ${opts.phase}`, { log }, true, (signal, hooks) =>
-        ctx.lab.withLab(folder, (lab) => core.dryRunTraining(lab, { ...opts, signal }, hooks.log)),
+        ctx.lab.withLab(folder, (lab) => training.dryRunTraining(lab, { ...opts, signal }, hooks.log)),
       );
-      const { referenceHyperparameters } = await import('../../core/train/jobs/jobBundle');
+      const { referenceHyperparameters } = await core.jobBundle();
       const { launchSummary } = await import('./launchSummary');
       const rows = launchSummary(phase, dry, referenceHyperparameters(phase.kind as 'sft' | 'grpo'), opts.serve ?? true);
       const answer = await confirmLaunch(jobs, opts.phase, rows);
@@ -174,10 +175,10 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
 
   const controller = new AbortController();
   const base = followers.hooks(folder, controller);
-  const phaseKind = await ctx.lab.withLab(folder, async (lab) => core.resolvePhase(lab, opts.phase).kind);
+  const phaseKind = await ctx.lab.withLab(folder, async (lab) => training.resolvePhase(lab, opts.phase).kind);
   if (!GPU_KINDS.has(phaseKind)) {
     // bandit and apo (a gather too) train on this machine, as Run Training Phase runs them.
-    const result = await withProgress(`phase ${opts.phase}`, base, true, (signal, hooks) => ctx.lab.withLab(folder, (lab) => core.trainPhase(lab, { ...opts, signal }, hooks)));
+    const result = await withProgress(`phase ${opts.phase}`, base, true, (signal, hooks) => ctx.lab.withLab(folder, (lab) => training.trainPhase(lab, { ...opts, signal }, hooks)));
     jobs.tree.refresh();
     const rec = result.phase;
     if (rec.state === 'done') void vscode.window.showInformationMessage(`Phase ${rec.name} done${rec.produced ? `: ${rec.produced.kind} ${rec.produced.id}` : ''}.`);
@@ -188,7 +189,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
 
   output.show(true);
   const launched = await withProgress(`launching ${opts.phase}${opts.target ? ` on ${opts.target}` : ''}`, base, true, (signal, hooks) =>
-    ctx.lab.withLab(folder, (lab) => core.launchTraining(lab, { ...opts, signal }, hooks)),
+    ctx.lab.withLab(folder, (lab) => training.launchTraining(lab, { ...opts, signal }, hooks)),
   );
   jobs.tree.poke();
   if (launched.state === 'failed') {
@@ -245,7 +246,7 @@ function confirmLaunch(jobs: Jobs, phase: string, rows: Array<{ label: string; v
 
 /** Dry Run from the summary: what would run (the spec, the files, each command), in the output channel and an editor. */
 async function showDryRun(jobs: Jobs, dry: DryRun): Promise<DryRun> {
-  const { dryRunText } = await import('../../core/train/jobs/dryRunText');
+  const { dryRunText } = await core.dryRunText();
   const text = dryRunText(dry);
   jobs.output.appendLine(text);
   const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
@@ -311,7 +312,7 @@ async function cancel(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> 
   }
   // Stop following first: the follower would otherwise record the killed process as a failure.
   jobs.followers.stop(ref.folder, ref.id);
-  const { cancelJob } = await import('../../core/train/jobs/trainingJobs');
+  const { cancelJob } = await core.trainingJobs();
   try {
     const rec = await cancelJob(await jobs.ctx.lab.lab(ref.folder), ref.id);
     jobs.output.appendLine(`job ${ref.id}: ${rec.error ?? 'cancelled'}`);
@@ -329,9 +330,9 @@ async function serve(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> {
   const ref = await jobRef(jobs, arg, 'Serve Result', (j) => j.kind !== 'serve' && j.state === 'succeeded');
   if (!ref) return undefined;
   const { ctx, followers, output } = jobs;
-  const { loadConfig } = await import('../../core/config/loader');
+  const { loadConfig } = await core.config();
   const secrets = await jobSecrets(ctx, (await loadConfig(ref.folder)).config.training.trainer.secrets);
-  const { serveJobResult } = await import('../../core/train/jobs/trainingJobs');
+  const { serveJobResult } = await core.trainingJobs();
   // The serve job outlives this command: it is followed (and its port forwarded) under this controller until cancelled or the window closes.
   const controller = new AbortController();
   output.show(true);
@@ -390,14 +391,14 @@ async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core
   const explicit = commandArgument(arg);
   const args = explicit === undefined ? {} : parseArgs(OnlineArgs, explicit, 'Start Online Training takes { phase?, target?, rounds?, tasks?, samples?, folder?, includeSimulated? }');
   const folder = ctx.lab.resolveFolder(args.folder);
-  const { loadConfig } = await import('../../core/config/loader');
+  const { loadConfig } = await core.config();
   const loaded = await loadConfig(folder);
-  const { pipelinePhases } = await import('../../core/train/pipeline/pipeline');
+  const { pipelinePhases } = await core.pipeline();
   const grpo = pipelinePhases(loaded.config).filter((p) => p.kind === 'grpo');
   let phase = args.phase;
   if (!phase) {
     if (grpo.length === 0) {
-      const { undeclaredPipelineText } = await import('../../core/train/pipeline/pipeline');
+      const { undeclaredPipelineText } = await core.pipeline();
       const how = loaded.config.training.phases.length || loaded.config.graph.kind === 'research-lab' ? 'declare one under "training.phases" in .rollout-lab/lab.json' : undeclaredPipelineText(loaded.config);
       throw new Error(`no grpo phase to update — online training updates a grpo phase: ${how}`);
     }
@@ -417,7 +418,7 @@ async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core
     rounds = Number(text.trim());
   }
   const secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
-  const { onlineTraining } = await import('../../core/train/pipeline/onlineTraining');
+  const { onlineTraining } = await core.onlineTraining();
   output.show(true);
   const base = followers.hooks(folder, new AbortController());
   const result = await withProgress(`online training of ${phase}`, base, true, (signal, hooks) =>

@@ -1,3 +1,4 @@
+import { core } from '../coreLoader';
 import type { FeatureContext } from '../featureContext';
 import * as path from 'node:path';
 import { jobDir, type JobRecord } from '../../core/train/jobs/jobRecord';
@@ -9,21 +10,21 @@ import { jobDir, type JobRecord } from '../../core/train/jobs/jobRecord';
  */
 
 export async function trainingDirOf(folder: string): Promise<string> {
-  const { loadConfig } = await import('../../core/config/loader');
-  const { pipelineDir } = await import('../../core/train/pipeline/pipeline');
+  const { loadConfig } = await core.config();
+  const { pipelineDir } = await core.pipeline();
   return pipelineDir(await loadConfig(folder));
 }
 
 /** Every job of the lab in a folder, newest first. */
 export async function listJobsOf(folder: string): Promise<{ trainingDir: string; jobs: JobRecord[] }> {
   const trainingDir = await trainingDirOf(folder);
-  const { listJobRecords } = await import('../../core/train/jobs/jobRecord');
+  const { listJobRecords } = await core.jobRecord();
   return { trainingDir, jobs: listJobRecords(trainingDir) };
 }
 
 export async function readJobOf(folder: string, id: string): Promise<{ trainingDir: string; job: JobRecord }> {
   const trainingDir = await trainingDirOf(folder);
-  const { readJobRecord } = await import('../../core/train/jobs/jobRecord');
+  const { readJobRecord } = await core.jobRecord();
   return { trainingDir, job: readJobRecord(jobDir(trainingDir, id)) };
 }
 

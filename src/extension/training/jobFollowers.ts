@@ -1,9 +1,11 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import { errorMessage } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import type { FollowOptions, JobHooks } from '../../core/train/jobs/trainingJobs';
 import { parseTrainerEvent } from '../../core/train/jobs/trainerEvents';
+import { Disposable } from '../disposable';
 import type { FeatureContext } from '../featureContext';
 import { jobSecrets, listJobsOf } from './jobFiles';
 import { eventLine } from './jobText';
@@ -31,18 +33,20 @@ function key(folder: string, id: string): string {
  * follow stops (the job goes on) when the window closes or the job is
  * cancelled from here.
  */
-export class JobFollowers implements vscode.Disposable {
+export class JobFollowers extends Disposable {
   /** Jobs followed now, each with the controller that stops its follower (a serve job started by a follow shares its controller). */
   private readonly controllers = new Map<string, AbortController>();
   private readonly pending = new Map<string, Promise<JobRecord>>();
   private readonly scanned = new Set<string>();
-  private readonly activity = new vscode.EventEmitter<JobActivity>();
+  private readonly activity = this.register(new vscode.EventEmitter<JobActivity>());
   readonly onActivity: vscode.Event<JobActivity> = this.activity.event;
 
   constructor(
     private readonly ctx: FeatureContext,
     readonly output: vscode.OutputChannel,
-  ) {}
+  ) {
+    super();
+  }
 
   isFollowing(folder: string, id: string): boolean {
     return this.controllers.has(key(folder, id));
@@ -73,7 +77,7 @@ export class JobFollowers implements vscode.Disposable {
     if (running) return running;
     this.controllers.set(k, controller);
     const done = (async (): Promise<JobRecord> => {
-      const { followJob } = await import('../../core/train/jobs/trainingJobs');
+      const { followJob } = await core.trainingJobs();
       // followJob reads only the lab's config: a lab reopened meanwhile (lab.json changed) does not disturb it.
       const lab = await this.ctx.lab.lab(folder);
       return followJob(lab, id, this.hooks(folder, controller), fo);
@@ -123,7 +127,7 @@ export class JobFollowers implements vscode.Disposable {
   followInBackground(folder: string, id: string, controller?: AbortController): Promise<JobRecord> {
     // The record says whether the launch asked to serve the result; the serve job gets the SecretStorage values.
     const following = (async (): Promise<JobRecord> => {
-      const { loadConfig } = await import('../../core/config/loader');
+      const { loadConfig } = await core.config();
       const secrets = await jobSecrets(this.ctx, (await loadConfig(folder)).config.training.trainer.secrets);
       return this.follow(folder, id, { secrets }, controller);
     })();
@@ -166,10 +170,10 @@ export class JobFollowers implements vscode.Disposable {
     this.output.appendLine(this.controllers.size > 1 ? `[${jobId}] ${text}` : text);
   }
 
-  dispose(): void {
+  override dispose(): void {
     // Stops following; the jobs themselves keep running and the next window reattaches.
     for (const c of this.controllers.values()) c.abort();
     this.controllers.clear();
-    this.activity.dispose();
+    super.dispose();
   }
 }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { core } from '../coreLoader';
 import type { LoadedConfig } from '../../core/config/loader';
 import type { PhaseConfig, TargetConfig } from '../../core/config/trainingSchema';
 import { hyperparameterSummary, hyperparameterText, parseHyperparameterText, summaryKeys, type Hyperparameters } from './hyperparameterText';
@@ -53,7 +54,7 @@ export async function pickLaunch(
   const { training } = loaded.config;
   const launchable = phases.filter((p) => LAUNCHABLE.has(p.kind));
   if (launchable.length === 0) {
-    const { undeclaredPipelineText } = await import('../../core/train/pipeline/pipeline');
+    const { undeclaredPipelineText } = await core.pipeline();
     // A module graph has no reference pipeline: say how to declare one from its own agents.
     if (phases.length === 0) throw new Error(`no training phases to launch: ${undeclaredPipelineText(loaded.config)}`);
     throw new Error('the training pipeline has no sft, grpo, bandit or apo phase — declare one under "training.phases" in .rollout-lab/lab.json');

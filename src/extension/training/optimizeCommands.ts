@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { core } from '../coreLoader';
 import type { Lab } from '../../core/lab/lab';
 import type { ApoResult, ApoRound } from '../../core/train/apo/apoTypes';
 import type { FeatureContext } from '../featureContext';
@@ -86,7 +87,7 @@ async function optimizePromptCommand(ctx: FeatureContext, docs: Map<string, stri
 
 /** The agent of the prompt file in the active editor, else the one the user picks. */
 async function pickAgent(lab: Lab): Promise<string | undefined> {
-  const { promptTarget } = await import('../../core/train/apo/applyPrompt');
+  const { promptTarget } = await core.applyPrompt();
   const agents = Object.keys(lab.loaded.config.agents);
   const active = vscode.window.activeTextEditor?.document.uri;
   if (active?.scheme === 'file') {
@@ -104,7 +105,7 @@ async function pickAgent(lab: Lab): Promise<string | undefined> {
 }
 
 async function run(ctx: FeatureContext, lab: Lab, folder: string, agent: string, args: Partial<OptimizeArgs>): Promise<ApoResult | undefined> {
-  const { optimizePrompt } = await import('../../core/train/apo/optimizePrompt');
+  const { optimizePrompt } = await core.optimizePrompt();
   const cfg = lab.loaded.config.optimize;
   const rounds = args.rounds ?? cfg.rounds;
   const sim = lab.simulated ? ' (SIMULATED)' : '';
@@ -190,7 +191,7 @@ export function diffTitle(r: ApoResult): string {
 
 /** Writes the winner; refuses while the prompt's document has unsaved edits, which the write would silently overwrite. */
 async function apply(ctx: FeatureContext, folder: string, agent: string, text: string): Promise<{ file: string; version: string }> {
-  const { applyPrompt, promptTarget } = await import('../../core/train/apo/applyPrompt');
+  const { applyPrompt, promptTarget } = await core.applyPrompt();
   return ctx.lab.withLab(folder, async (lab) => {
     const target = promptTarget(lab.loaded, agent);
     const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && path.resolve(d.uri.fsPath) === path.resolve(target.file));

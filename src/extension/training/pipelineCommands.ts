@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import type { ModelRegistryEntry } from '../../core/config/modelRegistry';
 import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
 import type { FeatureContext } from '../featureContext';
@@ -66,7 +67,7 @@ export function registerPipelineCommands(ctx: FeatureContext): { trainingTree: T
 async function runTrainingPhase(ctx: FeatureContext, tree: TrainingTree, arg: unknown): Promise<PhaseRecord | undefined> {
   const args = await phaseArgs(ctx, tree, arg);
   if (!args) return undefined;
-  const { runPhase } = await import('../../core/train/pipeline/pipeline');
+  const { runPhase } = await core.pipeline();
   const folder = ctx.lab.resolveFolder(args.folder);
   const record = await ctx.lab.withLab(folder, async (lab): Promise<PhaseRecord> =>
     vscode.window.withProgress(
@@ -137,7 +138,7 @@ async function phaseArgs(ctx: FeatureContext, tree: TrainingTree, arg: unknown):
       'Copy Example',
     );
     if (choice === 'Copy Example') {
-      const { pipelineExampleText } = await import('../../core/train/pipeline/pipeline');
+      const { pipelineExampleText } = await core.pipeline();
       await vscode.env.clipboard.writeText(pipelineExampleText(status.example));
     }
     return undefined;
@@ -194,7 +195,7 @@ async function rollback(ctx: FeatureContext, tree: TrainingTree, arg: unknown): 
     );
     if (answer !== 'Roll Back') return undefined;
   }
-  const { rollbackModelVersion, routedVersion, routesText } = await import('../../core/config/modelRegistry');
+  const { rollbackModelVersion, routedVersion, routesText } = await core.modelRegistry();
   const entry = rollbackModelVersion(path.join(folder, '.rollout-lab'), model);
   // The lab is opened again on next use, with the registry's new active version laid over lab.json.
   ctx.lab.invalidate(folder);

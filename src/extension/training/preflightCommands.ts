@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
+import { core } from '../coreLoader';
 import type { PreflightCheck, PreflightPhase, PreflightReport } from '../../core/train/export/preflight';
 import type { TraceStore } from '../../core/store/traceStore';
 import { commandArgument, type FeatureContext } from '../featureContext';
@@ -60,7 +61,7 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
     if (!picked) return undefined;
     args = picked;
   }
-  const { configuredValTasks, preflightReportText, runPreflight } = await import('../../core/train/export/preflight');
+  const { configuredValTasks, preflightReportText, runPreflight } = await core.preflight();
   const { report, store } = await ctx.lab.withLab(args.workspace, async (lab, dir) => {
     // Rollouts another process (the CLI, a worker) finished since the last look count too.
     await lab.store.refresh();
@@ -87,8 +88,8 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
 
 /** The phase, and whether simulated rollouts count when the store has some. */
 async function askArgs(ctx: FeatureContext): Promise<PreflightArgs | undefined> {
-  const { defaultDataSplit, isResearchLabGraph, splitScope } = await import('../../core/train/export/trainingDefaults');
-  const { simulatedInScope } = await import('../../core/train/export/adapters/rolloutSelection');
+  const { defaultDataSplit, isResearchLabGraph, splitScope } = await core.trainingDefaults();
+  const { simulatedInScope } = await core.rolloutSelection();
   const researchLab = await ctx.lab.withLab(undefined, async (lab) => isResearchLabGraph(lab.loaded.config));
   const picked = await vscode.window.showQuickPick(phaseItems(researchLab), { title: TITLE, placeHolder: 'Which training phase is about to run?' });
   if (!picked) return undefined;

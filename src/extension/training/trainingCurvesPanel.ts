@@ -12,6 +12,7 @@ import {
   type CurvesNotifications,
   type CurvesNotificationType,
 } from '../../shared/trainingCurvesProtocol';
+import { Disposable } from '../disposable';
 import { panelOptions, webviewPageHtml } from '../webviews/panelHost';
 import { jobLogPath, readJobOf } from './jobFiles';
 import { JobLogTail } from './jobLogTail';
@@ -41,10 +42,9 @@ function key(folder: string, id: string): string {
  * it on each event; a watcher on job.log covers a job followed by another
  * process, such as the CLI).
  */
-export class CurvesPanel implements vscode.Disposable {
+export class CurvesPanel extends Disposable {
   private ready = false;
   private readonly queue: CurvesHostMessage[] = [];
-  private readonly disposables: vscode.Disposable[] = [];
   private tail: JobLogTail | null = null;
   private job: CurvesJob | null = null;
   /** The latest messages (at most 100), so extension tests can see what the panel was told. */
@@ -57,10 +57,11 @@ export class CurvesPanel implements vscode.Disposable {
     extensionUri: vscode.Uri,
     private readonly log: (line: string) => void,
   ) {
+    super();
     panel.webview.options = panelOptions(extensionUri);
     panel.webview.html = webviewPageHtml(panel.webview, extensionUri, { bundle: CURVES_PANEL, title: 'Training Curves', stylesheet: CURVES_PANEL });
     panel.title = `Training Curves: ${jobId}`;
-    this.disposables.push(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
+    this.register(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
     void this.load();
   }
 
@@ -108,7 +109,9 @@ export class CurvesPanel implements vscode.Disposable {
   private watch(file: string): void {
     const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(path.dirname(file)), path.basename(file)));
     const poke = (): void => this.update();
-    this.disposables.push(watcher, watcher.onDidChange(poke), watcher.onDidCreate(poke));
+    this.register(watcher);
+    this.register(watcher.onDidChange(poke));
+    this.register(watcher.onDidCreate(poke));
   }
 
   private post<N extends CurvesNotificationType>(type: N, params: CurvesNotifications[N]): void {
@@ -142,10 +145,6 @@ export class CurvesPanel implements vscode.Disposable {
   get isReady(): boolean {
     return this.ready;
   }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
-  }
 }
 
 /**
@@ -153,15 +152,15 @@ export class CurvesPanel implements vscode.Disposable {
  * reveals its panel), restored after a window reload from the job id and
  * folder the webview keeps in its state.
  */
-export class CurvesPanels implements vscode.Disposable {
+export class CurvesPanels extends Disposable {
   private readonly panels = new Map<string, CurvesPanel>();
-  private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly log: (line: string) => void,
   ) {
-    this.disposables.push(
+    super();
+    this.register(
       vscode.window.registerWebviewPanelSerializer(CURVES_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown): Promise<void> => {
           if (!isCurvesState(state) || this.panels.has(key(state.folder, state.jobId))) {
@@ -219,12 +218,12 @@ export class CurvesPanels implements vscode.Disposable {
     return host;
   }
 
-  dispose(): void {
+  override dispose(): void {
     for (const p of this.panels.values()) {
       p.dispose();
       p.panel.dispose();
     }
     this.panels.clear();
-    for (const d of this.disposables.splice(0)) d.dispose();
+    super.dispose();
   }
 }

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { core } from '../coreLoader';
 import type { ModelVersion } from '../../core/config/modelRegistry';
 import { errorMessage } from '../../core/errors';
 import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline/pipeline';
@@ -7,6 +8,7 @@ import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
 import type { LearningCurve, LearningCurvePoint, LearningCurveSeries } from '../../core/train/pipeline/learningCurve';
 import { intervalGauge, meanWithInterval, pairedChangeText } from '../../core/train/pipeline/learningCurveText';
 import { CoalescingTrigger } from '../coalescingTrigger';
+import { Disposable } from '../disposable';
 import type { LabService } from '../labService';
 import { escapeMarkdown as esc } from '../view/rolloutPresentation';
 import type { JobNode, JobsSection } from './jobsTree';
@@ -56,17 +58,17 @@ const STATE_ICON: Record<PhaseRecord['state'], string> = {
  * lab.json's own settings as the base. Reads pipeline.json, the job records
  * and registry.json from disk each time, so changes made by the CLI show too.
  */
-export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<TrainingNode | undefined>();
+export class TrainingTree extends Disposable implements vscode.TreeDataProvider<TrainingNode> {
+  private readonly changed = this.register(new vscode.EventEmitter<TrainingNode | undefined>());
   readonly onDidChangeTreeData: vscode.Event<TrainingNode | undefined> = this.changed.event;
   private readonly refresher: CoalescingTrigger;
-  private readonly disposables: vscode.Disposable[] = [this.changed];
   private jobs: JobsSection | undefined;
 
   constructor(private readonly service: LabService) {
+    super();
     // Live progress writes pipeline.json once per rollout: redraw once per burst.
-    this.refresher = new CoalescingTrigger(async () => this.changed.fire(undefined), 150);
-    this.disposables.push(this.refresher, service.onDidChange(() => this.refresher.trigger()));
+    this.refresher = this.register(new CoalescingTrigger(async () => this.changed.fire(undefined), 150));
+    this.register(service.onDidChange(() => this.refresher.trigger()));
   }
 
   refresh(): void {
@@ -76,7 +78,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
   /** Adds the "Jobs" section (training jobs), shown once the lab has a job. */
   setJobs(jobs: JobsSection): void {
     this.jobs = jobs;
-    this.disposables.push(jobs);
+    this.register(jobs);
     this.refresh();
   }
 
@@ -87,15 +89,15 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
 
   /** Validation reward per version of each trained model, read from the lab's store now. */
   async curve(folder: string): Promise<LearningCurve> {
-    const { loadConfig } = await import('../../core/config/loader');
-    const { learningCurve } = await import('../../core/train/pipeline/learningCurve');
+    const { loadConfig } = await core.config();
+    const { learningCurve } = await core.learningCurve();
     return learningCurve(await this.service.store(folder), await loadConfig(folder));
   }
 
   /** The status the view shows for a lab folder, read now. */
   async status(folder: string): Promise<PipelineStatus> {
-    const { loadConfig } = await import('../../core/config/loader');
-    const { pipelineStatus } = await import('../../core/train/pipeline/pipeline');
+    const { loadConfig } = await core.config();
+    const { pipelineStatus } = await core.pipeline();
     return pipelineStatus({ loaded: await loadConfig(folder) });
   }
 
@@ -140,7 +142,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
         const labDir = path.join(node.folder, '.rollout-lab');
         if (node.section === 'pipeline') {
           if (s.example) {
-            const { pipelineExampleText } = await import('../../core/train/pipeline/pipeline');
+            const { pipelineExampleText } = await core.pipeline();
             return [
               {
                 kind: 'message',
@@ -298,10 +300,6 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
       out.push(entry);
     }
     return out;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
 

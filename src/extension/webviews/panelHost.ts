@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'node:crypto';
+import { Disposable } from '../disposable';
 import {
   CommandArgs,
   EVENT_NOTIFICATIONS,
@@ -113,13 +114,12 @@ function newIntentId(): string {
  * and then acts on a replayed intent only if it is one it has not seen: the
  * last request wins, and a replay never undoes what the user did afterwards.
  */
-export class PanelHost implements vscode.Disposable {
+export class PanelHost extends Disposable {
   private readonly queue: HostMessage[] = [];
   /** The latest intent of each type, in the order they were made. */
   private readonly intents = new Map<NotificationType, HostMessage>();
   /** How many times the webview said ready (more than once: it was discarded and loaded again; none: notifications wait). */
   loads = 0;
-  private readonly disposables: vscode.Disposable[] = [];
   readonly onReady: Promise<void>;
   private markReady!: () => void;
 
@@ -137,6 +137,7 @@ export class PanelHost implements vscode.Disposable {
     private readonly commands: CommandHandlers,
     private readonly log: (line: string) => void,
   ) {
+    super();
     this.onReady = new Promise((r) => (this.markReady = r));
   }
 
@@ -151,7 +152,7 @@ export class PanelHost implements vscode.Disposable {
     this.webviewPanel = panel;
     panel.webview.options = panelOptions(this.extensionUri);
     panel.webview.html = panelHtml(panel.webview, this.extensionUri, this.kind);
-    this.disposables.push(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
+    this.register(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
   }
 
   private post(m: HostMessage): void {
@@ -242,9 +243,5 @@ export class PanelHost implements vscode.Disposable {
   /** Whether the webview has said it is ready (notifications are queued until then). */
   get isReady(): boolean {
     return this.loads > 0;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
+import { recordingProxy } from '../../fakes/recordingProxy';
 import { api, ensureRun, runInTree, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
 
 interface EndpointLike {
@@ -16,31 +15,6 @@ function endpointUrl(r: unknown): string {
   const url = typeof r === 'string' ? r : (r as EndpointLike | undefined)?.url;
   assert.equal(typeof url, 'string', `rolloutLab.startSimulatedEndpoint returned ${JSON.stringify(r)}, not { url }`);
   return url!.replace(/\/+$/, '');
-}
-
-/**
- * A pass-through to an OpenAI-compatible server that records the headers of
- * each request, so a test can see what credentials the models really sent.
- */
-async function recordingProxy(target: string): Promise<{ url: string; headers: IncomingHttpHeaders[]; close(): Promise<void> }> {
-  const headers: IncomingHttpHeaders[] = [];
-  const t = new URL(target);
-  const server = createServer((req, res) => {
-    headers.push(req.headers);
-    const up = request({ host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } }, (upRes) => {
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      upRes.pipe(res);
-    });
-    up.on('error', (e) => res.writeHead(502).end(String(e)));
-    req.pipe(up);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    headers,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
 }
 
 describe('commands', () => {

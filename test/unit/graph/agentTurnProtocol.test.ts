@@ -18,7 +18,7 @@ import { newTraceId } from '../../../src/core/trace/ids';
 import { LangChainTracer } from '../../../src/core/trace/langchainTracer';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { RolloutTracer } from '../../../src/core/trace/tracer';
-import { startOpenAIStub, type OpenAIStub, type StubReply, type StubRequest } from '../../doubles/openaiStub';
+import { startOpenAIStub, type OpenAIStub, type StubReply, type StubRequest } from '../../fakes/openaiStub';
 import { resolvedAt } from '../llm/tracedCall';
 
 const PUBMEDQA = join(__dirname, '..', '..', '..', '..', 'shared', 'data', 'pubmedqa', 'ori_pqal.json');

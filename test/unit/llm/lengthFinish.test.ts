@@ -7,7 +7,7 @@ import { maxTokensCutOf, TRUNCATED_AT_MAX_TOKENS } from '../../../src/core/llm/m
 import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
 import { judgeOutput } from '../../../src/core/reward/judge';
 import { Attr } from '../../../src/core/trace/span';
-import { startOpenAIStub, type OpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub, type OpenAIStub } from '../../fakes/openaiStub';
 import { resolvedAt, traced } from './tracedCall';
 
 let stub: OpenAIStub | null = null;

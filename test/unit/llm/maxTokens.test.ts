@@ -8,7 +8,7 @@ import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
 import { ModelRouter } from '../../../src/core/llm/routing';
 import { judgeOutput } from '../../../src/core/reward/judge';
 import { Attr } from '../../../src/core/trace/span';
-import { startOpenAIStub, type OpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub, type OpenAIStub } from '../../fakes/openaiStub';
 import { resolvedAt, traced } from './tracedCall';
 
 let stub: OpenAIStub | null = null;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startOpenAIStub, tokensOf, type OpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub, tokensOf, type OpenAIStub } from '../../fakes/openaiStub';
 
 let stub: OpenAIStub | null = null;
 afterEach(async () => {

@@ -12,7 +12,7 @@ import { estimatePromptTokens, estimateTextTokens, promptTruncation } from '../.
 import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
 import { startSimServer } from '../../../src/core/sim/simServer';
 import { Attr } from '../../../src/core/trace/span';
-import { startOpenAIStub, type OpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub, type OpenAIStub } from '../../fakes/openaiStub';
 import { resolvedAt, traced } from './tracedCall';
 
 const PUBMEDQA = join(__dirname, '..', '..', '..', '..', 'shared', 'data', 'pubmedqa', 'ori_pqal.json');

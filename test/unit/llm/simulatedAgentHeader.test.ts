@@ -3,7 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import { HumanMessage } from '@langchain/core/messages';
 import { AGENT_HEADER } from '../../../src/core/llm/client';
 import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
-import { startOpenAIStub, type OpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub, type OpenAIStub } from '../../fakes/openaiStub';
 import { resolvedAt } from './tracedCall';
 
 let stub: OpenAIStub | null = null;

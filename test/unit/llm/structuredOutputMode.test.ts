@@ -10,7 +10,7 @@ import { outputSchemaFor } from '../../../src/core/llm/responseFormat';
 import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
 import { startSimServer } from '../../../src/core/sim/simServer';
 import { Attr } from '../../../src/core/trace/span';
-import { startOpenAIStub, type OpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub, type OpenAIStub } from '../../fakes/openaiStub';
 import { resolvedAt, traced } from './tracedCall';
 
 let stub: OpenAIStub | null = null;

@@ -3,7 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import { HumanMessage, SystemMessage, type AIMessage } from '@langchain/core/messages';
 import { RoutedChatModel, type RoutedResponseMetadata } from '../../../src/core/llm/routedChatModel';
 import { Attr } from '../../../src/core/trace/span';
-import { startOpenAIStub, tokenId, tokensOf, type OpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub, tokenId, tokensOf, type OpenAIStub } from '../../fakes/openaiStub';
 import { resolvedAt, traced } from './tracedCall';
 
 let stub: OpenAIStub | null = null;

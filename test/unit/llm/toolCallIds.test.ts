@@ -11,7 +11,7 @@ import { newTraceId } from '../../../src/core/trace/ids';
 import { LangChainTracer } from '../../../src/core/trace/langchainTracer';
 import { Attr } from '../../../src/core/trace/span';
 import { RolloutTracer } from '../../../src/core/trace/tracer';
-import { startOpenAIStub, type OpenAIStub, type StubQuirks } from '../../doubles/openaiStub';
+import { startOpenAIStub, type OpenAIStub, type StubQuirks } from '../../fakes/openaiStub';
 import { resolvedAt } from './tracedCall';
 
 let stub: OpenAIStub | null = null;

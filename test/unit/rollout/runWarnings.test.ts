@@ -9,7 +9,7 @@ import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts, type RunResult } from '../../../src/core/rollout/runner';
 import { RunWarnings, rolloutFindings, warningSummaryLine, type RunWarning } from '../../../src/core/rollout/runWarnings';
 import { Attr, type Attributes, type SpanKind, type SpanRecord } from '../../../src/core/trace/span';
-import { startOpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub } from '../../fakes/openaiStub';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
 

@@ -10,7 +10,7 @@ import { rewardSetupOf } from '../../../src/core/reward/rewardSetup';
 import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { Attr } from '../../../src/core/trace/span';
-import { startOpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub } from '../../fakes/openaiStub';
 
 /*
  * An answer cut at max_tokens, from the server to the report: a one-agent

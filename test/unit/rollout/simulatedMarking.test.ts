@@ -7,7 +7,7 @@ import { initWorkspace } from '../../../src/core/lab/init';
 import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 import { Attr } from '../../../src/core/trace/span';
-import { startOpenAIStub } from '../../doubles/openaiStub';
+import { startOpenAIStub } from '../../fakes/openaiStub';
 
 /*
  * A rollout is simulated when the simulated endpoint answered one of its

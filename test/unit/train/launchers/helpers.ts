@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { TargetSchema, type TargetConfig } from '../../../../src/core/config/trainingSchema';
@@ -91,50 +91,6 @@ export function allCommandLines(): string[] {
     }
   }
   return out;
-}
-
-export interface Recorded {
-  tool: string;
-  argv: string[];
-  stdin?: string;
-  envHashes?: Record<string, string | null>;
-}
-
-export function readRecord(file: string): Recorded[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Recorded);
-}
-
-/** A `name` on PATH that runs one of the fake tools of test/fixtures/launchers. */
-export function fakeTool(binDir: string, name: string, fixture: string): void {
-  mkdirSync(binDir, { recursive: true });
-  const file = path.join(binDir, name);
-  writeFileSync(file, `#!/bin/sh\nexec '${process.execPath}' '${path.join(FIXTURES, fixture)}' "$@"\n`);
-  chmodSync(file, 0o755);
-}
-
-/** A `name` on PATH that records its argv into $FAKE_RECORD, then runs the real tool with the same stdio and signals. */
-export function recordingShim(binDir: string, name: string, real: string): void {
-  mkdirSync(binDir, { recursive: true });
-  const file = path.join(binDir, name);
-  writeFileSync(
-    file,
-    [
-      `#!${process.execPath}`,
-      "const { appendFileSync } = require('node:fs');",
-      "const { spawn } = require('node:child_process');",
-      'const args = process.argv.slice(2);',
-      `appendFileSync(process.env.FAKE_RECORD, JSON.stringify({ tool: ${JSON.stringify(name)}, argv: [${JSON.stringify(name)}, ...args] }) + '\\n');`,
-      `const child = spawn(${JSON.stringify(real)}, args, { stdio: 'inherit' });`,
-      "for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => child.kill(s));",
-      "child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + require('node:os').constants.signals[signal] : 1)));",
-      '',
-    ].join('\n'),
-  );
-  chmodSync(file, 0o755);
 }
 
 /** The real executable of `name` on PATH (before any test shims). */

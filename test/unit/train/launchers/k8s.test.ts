@@ -10,7 +10,8 @@ import type { JobHandle } from '../../../../src/core/train/jobs/launcher';
 import { LineSplitter } from '../../../../src/core/train/jobs/launchers/exec';
 import { jobManifest } from '../../../../src/core/train/jobs/launchers/k8sManifests';
 import { launcherFor } from '../../../../src/core/train/jobs/launchers';
-import { assertNotInFiles, fakeTool, Lines, makeJob, readRecord, recordingShim, SECRET, SECRET_NAME, tempDir, which } from './helpers';
+import { fakeTool, readRecord, recordingShim } from '../../../fakes/commandLineTools';
+import { assertNotInFiles, Lines, makeJob, SECRET, SECRET_NAME, tempDir, which } from './helpers';
 
 const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const labels = z.record(z.string(), z.string());

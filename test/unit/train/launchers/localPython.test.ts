@@ -1,30 +1,19 @@
 import { test, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { findLocalPython, forgetPythonProbes, PYTHON_CANDIDATES } from '../../../../src/core/train/jobs/launchers/localPython';
 import { UsageError } from '../../../../src/core/errors';
+import { fakePythons as writePythons } from '../../../fakes/pythons';
 import { tempDir } from './helpers';
 
 const root = tempDir('local-python');
 after(() => rmSync(root, { recursive: true, force: true }));
 beforeEach(() => forgetPythonProbes());
 
-/** A folder for PATH with fake pythons: `withTorch` ones answer the probe like a python that imports torch; the others fail like one without it. */
-function fakePythons(name: string, pythons: Record<string, { torch: string } | null>): string {
-  const dir = path.join(root, name);
-  mkdirSync(dir, { recursive: true });
-  for (const [exe, has] of Object.entries(pythons)) {
-    const file = path.join(dir, exe);
-    const body = has
-      ? `printf '%s\\n%s\\n' "${file}" "${has.torch}"`
-      : `echo "Traceback (most recent call last):" >&2; echo "ModuleNotFoundError: No module named 'torch'" >&2; exit 1`;
-    writeFileSync(file, `#!/bin/sh\n${body}\n`);
-    chmodSync(file, 0o755);
-  }
-  return dir;
-}
+/** Fake pythons in a folder of this test's own. */
+const fakePythons = (name: string, pythons: Record<string, { torch: string } | null>): string => writePythons(path.join(root, name), pythons);
 
 const envWith = (dir: string): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${dir}:/bin` });
 

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { JobHandle } from '../../../../src/core/train/jobs/launcher';
 import { launcherFor } from '../../../../src/core/train/jobs/launchers';
 import { cleanSkyLine, parseSkyJobId, parseSkyQueueStatus } from '../../../../src/core/train/jobs/launchers/skypilot';
-import { assertNotInFiles, fakeTool, makeJob, readRecord, SECRET, SECRET_NAME, SECRET_SHA256, tempDir } from './helpers';
+import { fakeTool, readRecord } from '../../../fakes/commandLineTools';
+import { assertNotInFiles, makeJob, SECRET, SECRET_NAME, SECRET_SHA256, tempDir } from './helpers';
 
 /** The documented SkyPilot task fields (docs.skypilot.co/en/latest/reference/yaml-spec.html) that Rollout Lab writes; nothing else. */
 const SkyTaskSchema = z.strictObject({

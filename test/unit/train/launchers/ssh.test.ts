@@ -8,7 +8,8 @@ import type { JobExit, JobHandle, PreparedJob } from '../../../../src/core/train
 import { launcherFor } from '../../../../src/core/train/jobs/launchers';
 import { accepts, freePort } from '../../../../src/core/train/jobs/launchers/net';
 import { parseTrainerEvent } from '../../../../src/core/train/jobs/trainerEvents';
-import { allCommandLines, assertNotInFiles, Lines, makeJob, readRecord, recordingShim, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, which } from './helpers';
+import { readRecord, recordingShim } from '../../../fakes/commandLineTools';
+import { allCommandLines, assertNotInFiles, Lines, makeJob, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, which } from './helpers';
 
 /**
  * End to end against a real sshd on 127.0.0.1 (its own host key, config and

@@ -1,0 +1,54 @@
+/**
+ * The core modules the extension uses, each loaded on first use: activation
+ * stays fast because nothing here runs until a command, a view or a panel
+ * asks (esbuild bundles each import() below as a module that is evaluated
+ * when first awaited): `const { loadConfig } = await core.config()`. Types,
+ * errors and small pure helpers (formatting, schemas) may still be imported
+ * statically; anything that pulls in the store, the graphs or the trainer
+ * comes through here (`npm run lint` rejects an import() of core elsewhere).
+ */
+export const core = {
+  // config
+  config: () => import('../core/config/loader'),
+  labJsonEdit: () => import('../core/config/labJsonEdit'),
+  modelRegistry: () => import('../core/config/modelRegistry'),
+  // trace, reward, rollout
+  langchainTracer: () => import('../core/trace/langchainTracer'),
+  airRules: () => import('../core/reward/airRules'),
+  rewardSetup: () => import('../core/reward/rewardSetup'),
+  runner: () => import('../core/rollout/runner'),
+  runWarnings: () => import('../core/rollout/runWarnings'),
+  // analysis (the read models)
+  comparison: () => import('../core/analysis/comparison'),
+  evaluationReport: () => import('../core/analysis/evaluationReport'),
+  metrics: () => import('../core/analysis/metrics'),
+  promptStats: () => import('../core/analysis/promptStats'),
+  reportFormat: () => import('../core/analysis/reportFormat'),
+  rescoreStore: () => import('../core/analysis/rescoreStore'),
+  traceDiff: () => import('../core/analysis/traceDiff'),
+  graphStats: () => import('../core/analysis/graphStats'),
+  rewardSeries: () => import('../core/analysis/rewardSeries'),
+  // lab (composition)
+  lab: () => import('../core/lab/lab'),
+  graphDescription: () => import('../core/lab/graphDescription'),
+  init: () => import('../core/lab/init'),
+  variant: () => import('../core/lab/variant'),
+  addToDataset: () => import('../core/lab/addToDataset'),
+  // train
+  exportData: () => import('../core/train/export/exportData'),
+  preflight: () => import('../core/train/export/preflight'),
+  rolloutSelection: () => import('../core/train/export/adapters/rolloutSelection'),
+  trainingDefaults: () => import('../core/train/export/trainingDefaults'),
+  trainingJobs: () => import('../core/train/jobs/trainingJobs'),
+  jobRecord: () => import('../core/train/jobs/jobRecord'),
+  jobBundle: () => import('../core/train/jobs/jobBundle'),
+  dryRunText: () => import('../core/train/jobs/dryRunText'),
+  pipeline: () => import('../core/train/pipeline/pipeline'),
+  learningCurve: () => import('../core/train/pipeline/learningCurve'),
+  onlineTraining: () => import('../core/train/pipeline/onlineTraining'),
+  policyStore: () => import('../core/train/bandit/policyStore'),
+  applyPrompt: () => import('../core/train/apo/applyPrompt'),
+  optimizePrompt: () => import('../core/train/apo/optimizePrompt'),
+  // the simulated endpoint (a test double users can start)
+  simServer: () => import('../core/sim/simServer'),
+};
