@@ -20,7 +20,7 @@ export function comparisonRequestHandlers(service: LabService): RequestHandlers 
   };
   return {
     'comparison/list': async () => {
-      const { listComparisons } = await import('../../core/analysis/comparison');
+      const { listComparisons } = await import('../../core/analysis/comparisonList');
       return { comparisons: listComparisons(await service.store()) };
     },
     'comparison/get': async ({ runA, runB }) => {
@@ -29,7 +29,7 @@ export function comparisonRequestHandlers(service: LabService): RequestHandlers 
       return retry(async () => compareRuns(lab.store, runA, runB, Object.keys(lab.loaded.config.reward.criteria)));
     },
     'comparison/task': async ({ runA, runB, taskId }) => {
-      const { comparisonTask } = await import('../../core/analysis/comparison');
+      const { comparisonTask } = await import('../../core/analysis/comparisonTask');
       const store = await service.store();
       return retry(async () => comparisonTask(store, { runA, runB }, taskId));
     },
