@@ -10,7 +10,7 @@ import { jobDir, type JobRecord } from '../../core/train/jobs/jobRecord';
 
 export async function trainingDirOf(folder: string): Promise<string> {
   const { loadConfig } = await import('../../core/config/loader');
-  const { pipelineDir } = await import('../../core/train/pipeline/pipeline');
+  const { pipelineDir } = await import('../../core/train/phases/pipelineState');
   return pipelineDir(await loadConfig(folder));
 }
 

@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { errorMessage } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
-import type { FollowOptions, JobHooks } from '../../core/train/jobs/trainingJobs';
+import type { JobHooks } from '../../core/train/jobs/jobContext';
+import type { FollowOptions } from '../../core/train/jobs/jobLifecycle';
 import { parseTrainerEvent } from '../../core/train/jobs/trainerEvents';
 import type { FeatureContext } from '../featureContext';
 import { jobSecrets, listJobsOf } from './jobFiles';
@@ -73,10 +74,11 @@ export class JobFollowers implements vscode.Disposable {
     if (running) return running;
     this.controllers.set(k, controller);
     const done = (async (): Promise<JobRecord> => {
-      const { followJob } = await import('../../core/train/jobs/trainingJobs');
+      const { labJobContext } = await import('../../core/train/pipeline/labJobContext');
+      const { followJob } = await import('../../core/train/jobs/jobLifecycle');
       // followJob reads only the lab's config: a lab reopened meanwhile (lab.json changed) does not disturb it.
       const lab = await this.ctx.lab.lab(folder);
-      return followJob(lab, id, this.hooks(folder, controller), fo);
+      return followJob(labJobContext(lab), id, this.hooks(folder, controller), fo);
     })().finally(() => {
       if (this.pending.get(k) === done) this.pending.delete(k);
       if (this.controllers.get(k) === controller) this.controllers.delete(k);

@@ -2,8 +2,8 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { ModelVersion } from '../../core/config/modelRegistry';
 import { errorMessage } from '../../core/errors';
-import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline/pipeline';
-import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
+import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline/pipelineStatus';
+import type { PhaseRecord } from '../../core/train/phases/pipelineState';
 import type { LearningCurve, LearningCurvePoint, LearningCurveSeries } from '../../core/train/pipeline/learningCurve';
 import { intervalGauge, meanWithInterval, pairedChangeText } from '../../core/train/pipeline/learningCurveText';
 import { CoalescingTrigger } from '../coalescingTrigger';
@@ -95,7 +95,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
   /** The status the view shows for a lab folder, read now. */
   async status(folder: string): Promise<PipelineStatus> {
     const { loadConfig } = await import('../../core/config/loader');
-    const { pipelineStatus } = await import('../../core/train/pipeline/pipeline');
+    const { pipelineStatus } = await import('../../core/train/pipeline/pipelineStatus');
     return pipelineStatus({ loaded: await loadConfig(folder) });
   }
 
@@ -140,7 +140,7 @@ export class TrainingTree implements vscode.TreeDataProvider<TrainingNode>, vsco
         const labDir = path.join(node.folder, '.rollout-lab');
         if (node.section === 'pipeline') {
           if (s.example) {
-            const { pipelineExampleText } = await import('../../core/train/pipeline/pipeline');
+            const { pipelineExampleText } = await import('../../core/train/phases/phases');
             return [
               {
                 kind: 'message',
