@@ -42,6 +42,20 @@ module.exports = {
       to: { path: '^src/core/graph/' },
     },
     {
+      name: 'train-jobs-narrow-context',
+      comment: "jobs and launchers work from a JobContext (train/jobs/jobContext.ts), not the Lab; what they need of the pipeline is passed in or lives in train/phases",
+      severity: 'error',
+      from: { path: '^src/core/train/jobs/' },
+      to: { path: '^src/core/(train/pipeline|lab)/' },
+    },
+    {
+      name: 'train-phases-below-jobs',
+      comment: "train/phases (the lab's phases, their records, the versions they register) is what jobs and the pipeline share: it knows neither, nor the Lab",
+      severity: 'error',
+      from: { path: '^src/core/train/phases/' },
+      to: { path: '^src/core/(train/(jobs|pipeline)|lab)/' },
+    },
+    {
       name: 'research-lab-stays-in-its-graph',
       comment: "the built-in research-lab graph's internals are its own: the judge, the runner, the store and the read models work for any graph",
       severity: 'error',

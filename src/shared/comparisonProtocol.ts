@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { ComparisonResult, ComparisonSummary, ComparisonTaskDetail } from '../core/analysis/comparison';
+import type { ComparisonResult } from '../core/analysis/comparison';
+import type { ComparisonSummary } from '../core/analysis/comparisonList';
+import type { ComparisonTaskDetail } from '../core/analysis/comparisonTask';
 
 /**
  * The comparison panel's part of the message catalogue (src/shared/protocol.ts

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PipelineStatus } from '../../src/core/train/pipeline/pipeline';
-import type { PhaseRecord } from '../../src/core/train/pipeline/pipelineState';
+import type { PipelineStatus } from '../../src/core/train/pipeline/pipelineStatus';
+import type { PhaseRecord } from '../../src/core/train/phases/pipelineState';
 import { cli, json, PUBMEDQA, tempWorkspace } from './cliHelpers';
 
 const REFERENCE_PHASES = ['gather', 'sft-juniors', 'grpo-seniors', 'bandit-supervisor'];

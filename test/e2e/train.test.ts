@@ -5,7 +5,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
-import type { DryRun, TrainResult } from '../../src/core/train/jobs/trainingJobs';
+import type { DryRun } from '../../src/core/train/jobs/jobDraft';
+import type { TrainResult } from '../../src/core/train/jobs/trainPhase';
 import { cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord, RunRecord } from '../../src/core/store/types';
-import { compareRuns, comparisonTask, listComparisons, type ComparisonResult } from '../../src/core/analysis/comparison';
+import { compareRuns, type ComparisonResult } from '../../src/core/analysis/comparison';
+import { listComparisons } from '../../src/core/analysis/comparisonList';
+import { comparisonTask } from '../../src/core/analysis/comparisonTask';
 import { Attr, type SpanRecord } from '../../src/core/trace/span';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';
 

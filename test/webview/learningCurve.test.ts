@@ -7,7 +7,7 @@ import { registerModelVersion } from '../../src/core/config/modelRegistry';
 import type { Lab } from '../../src/core/lab/lab';
 import { rewardSeries } from '../../src/core/analysis/rewardSeries';
 import { learningCurve, type LearningCurve } from '../../src/core/train/pipeline/learningCurve';
-import { registerTrainedModel } from '../../src/core/train/pipeline/pipeline';
+import { registerTrainedModel } from '../../src/core/train/phases/trainedModel';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';
 import { tempLab, type TempLab } from './labViewsData';
 

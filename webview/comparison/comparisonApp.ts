@@ -1,6 +1,7 @@
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
-import type { ComparisonResult, ComparisonSummary } from '../../src/core/analysis/comparison';
+import type { ComparisonResult } from '../../src/core/analysis/comparison';
+import type { ComparisonSummary } from '../../src/core/analysis/comparisonList';
 import type { HostClient } from '../shared/hostClient';
 import { renderAggregate, renderCriteria, renderHeader } from './aggregateView';
 import { el } from './dom';

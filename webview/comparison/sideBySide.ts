@@ -1,5 +1,5 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { ComparisonTaskDetail, ComparisonTaskSide, ProtocolSample } from '../../src/core/analysis/comparison';
+import type { ComparisonTaskDetail, ComparisonTaskSide, ProtocolSample } from '../../src/core/analysis/comparisonTask';
 import { el, table } from './dom';
 import { isJsonText, num, signed } from './format';
 import { decisionAlignment, type Alignment } from '../../src/core/analysis/alignment';

@@ -43,12 +43,13 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
     }
   }
   if (v.a === undefined || v.b === undefined) throw new UsageError(`compare: give --a SPEC and --b SPEC (${SPEC_HELP}), or --runs RUN_A,RUN_B`);
-  const { parseVariantSpec } = await import('../../core/lab/variant');
+  const { parseVariantSpec } = await import('../../core/config/variantSpec');
   const a = parseVariantSpec(String(v.a));
   const b = parseVariantSpec(String(v.b));
   if (a.label === b.label) b.label = `${b.label} (B)`;
 
-  const { runComparison, compareRuns } = await import('../../core/analysis/comparison');
+  const { runComparison } = await import('../../core/lab/runComparison');
+  const { compareRuns } = await import('../../core/analysis/comparison');
   return withRunningLab(v, async (lab, signal) => {
     const cfg = lab.loaded.config;
     const split = splitOption(v, 'val');

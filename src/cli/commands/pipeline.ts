@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadedConfig } from '../../core/config/loader';
 import { errorMessage, UsageError } from '../../core/errors';
-import type { PipelineStatus } from '../../core/train/pipeline/pipeline';
-import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
+import type { PipelineStatus } from '../../core/train/pipeline/pipelineStatus';
+import type { PhaseRecord } from '../../core/train/phases/pipelineState';
 import { COMMON, BATCH_OPTIONS, err, intOption, out, type Values } from '../args';
 import { learningCurveTable, num, table } from '../format';
 import { withRunningLab } from '../labSession';
@@ -73,7 +73,8 @@ async function loaded(v: Values): Promise<LoadedConfig> {
 }
 
 async function status(v: Values): Promise<number> {
-  const { pipelineExampleText, pipelineStatus } = await import('../../core/train/pipeline/pipeline');
+  const { pipelineExampleText } = await import('../../core/train/phases/phases');
+  const { pipelineStatus } = await import('../../core/train/pipeline/pipelineStatus');
   const { routesText } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   const s = pipelineStatus({ loaded: l });
@@ -130,7 +131,8 @@ function printPhases(s: PipelineStatus): void {
 }
 
 async function run(v: Values, phase: string): Promise<number> {
-  const { findPhase, runPhase } = await import('../../core/train/pipeline/pipeline');
+  const { findPhase } = await import('../../core/train/phases/phases');
+  const { runPhase } = await import('../../core/train/pipeline/runPhase');
   // An unknown phase is a usage error before the lab (and its simulated endpoint) is opened.
   findPhase((await loaded(v)).config, phase);
   const limit = intOption(v, 'limit', 1);
@@ -176,7 +178,7 @@ async function rollback(v: Values, model: string): Promise<number> {
 
 async function register(v: Values, model: string): Promise<number> {
   if (typeof v.version !== 'string' || !v.version) throw new UsageError('pipeline register: --version V is required (the label rollouts will record)');
-  const { registerTrainedModel } = await import('../../core/train/pipeline/pipeline');
+  const { registerTrainedModel } = await import('../../core/train/phases/trainedModel');
   const { agentRoutes, routesText } = await import('../../core/config/modelRegistry');
   const l = await loaded(v);
   const agents = typeof v.agents === 'string' ? v.agents.split(',').map((a) => a.trim()).filter(Boolean) : undefined;

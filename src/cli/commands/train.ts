@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { errorMessage, UsageError } from '../../core/errors';
 import { TrainerBackend } from '../../core/config/trainingSchema';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
+import type { TrainResult } from '../../core/train/jobs/trainPhase';
 import { dryRunText } from '../../core/train/jobs/dryRunText';
 import { parseTrainerEvent, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
 import { COMMON, err, intOption, out, type Values } from '../args';
@@ -99,7 +100,10 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
   const json = Boolean(v.json);
   const hyperparameters = parseSetOptions(((v.set as unknown as string[] | undefined) ?? []) as string[]);
   return withRunningLab(v, async (lab, signal) => {
-    const jobs = await import('../../core/train/jobs/trainingJobs');
+    const { labJobContext } = await import('../../core/train/pipeline/labJobContext');
+    const { dryRunTraining } = await import('../../core/train/jobs/jobDraft');
+    const { launchTraining, trainPhase } = await import('../../core/train/jobs/trainPhase');
+    const jobs = labJobContext(lab);
     const opts = {
       phase,
       ...(v.target ? { target: v.target as string } : {}),
@@ -111,7 +115,7 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
       signal,
     };
     if (v['dry-run']) {
-      const dry = await jobs.dryRunTraining(lab, opts, err);
+      const dry = await dryRunTraining(jobs, opts, err);
       if (json) out(JSON.stringify(dry, null, 2));
       else out(dryRunText(dry));
       return 0;
@@ -133,12 +137,12 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
       return r.rounds.length ? 0 : 1;
     }
     if (v.detach) {
-      const rec = await jobs.launchTraining(lab, opts, hooks);
+      const rec = await launchTraining(jobs, opts, hooks);
       if (json) out(JSON.stringify(rec, null, 2));
       else out(rec.state === 'failed' ? `job ${rec.id} failed: ${rec.error}` : `job ${rec.id} is running on ${rec.targetName}; follow it with: rollout-lab jobs attach ${rec.id}`);
       return rec.state === 'failed' ? 1 : 0;
     }
-    const result = await jobs.trainPhase(lab, opts, hooks);
+    const result = await trainPhase(jobs, opts, hooks);
     if (json) out(JSON.stringify(result, null, 2));
     else out(resultText(result));
     const failed = result.job ? result.job.state !== 'succeeded' : result.phase.state !== 'done';
@@ -150,7 +154,7 @@ export async function trainCommand(argv: string[], usage: string): Promise<numbe
   });
 }
 
-function resultText(r: import('../../core/train/jobs/trainingJobs').TrainResult): string {
+function resultText(r: TrainResult): string {
   if (!r.job) return `phase ${r.phase.name} (${r.phase.kind}): ${r.phase.state}${r.phase.error ? ` — ${r.phase.error}` : ''}${r.phase.note ? `\n${r.phase.note}` : ''}`;
   const j = r.job;
   const lines = [`job ${j.id}: ${j.state}${j.error ? ` — ${j.error}` : ''}`];
@@ -168,40 +172,43 @@ export async function jobsCommand(argv: string[], usage: string): Promise<number
   if (action !== 'list' && !id) throw new UsageError(`jobs ${action}: name the job — rollout-lab jobs ${action} ID (rollout-lab jobs lists them)`);
   const json = Boolean(v.json);
   return withRunningLab(v, async (lab, signal) => {
-    const jobs = await import('../../core/train/jobs/trainingJobs');
+    const { labJobContext } = await import('../../core/train/pipeline/labJobContext');
+    const { jobEvents, jobLogFile, listJobs, readJob } = await import('../../core/train/jobs/jobQueries');
+    const { cancelJob, followJob, serveJobResult } = await import('../../core/train/jobs/jobLifecycle');
+    const jobs = labJobContext(lab);
     switch (action) {
       case 'list': {
-        const list = jobs.listJobs(lab);
+        const list = listJobs(jobs);
         if (json) out(JSON.stringify(list, null, 2));
         else if (!list.length) out('no training jobs yet — rollout-lab train --phase sft|grpo --target local|ssh|skypilot|k8s');
         else out(table(['job', 'kind', 'phase', 'target', 'state', 'took', 'result'], list.map(jobRow)));
         return 0;
       }
       case 'show': {
-        const rec = jobs.readJob(lab, id!);
-        out(JSON.stringify(json ? rec : { ...rec, events: jobs.jobEvents(lab, id!).length }, null, 2));
+        const rec = readJob(jobs, id!);
+        out(JSON.stringify(json ? rec : { ...rec, events: jobEvents(jobs, id!).length }, null, 2));
         return 0;
       }
       case 'logs': {
         const { readFileSync, existsSync } = await import('node:fs');
-        const file = jobs.jobLogFile(lab, id!);
-        jobs.readJob(lab, id!);
+        const file = jobLogFile(jobs, id!);
+        readJob(jobs, id!);
         if (existsSync(file)) process.stdout.write(readFileSync(file, 'utf8'));
         return 0;
       }
       case 'attach': {
-        const rec = await jobs.followJob(lab, id!, { log: err, signal, ...printer(json) });
+        const rec = await followJob(jobs, id!, { log: err, signal, ...printer(json) });
         if (json) out(JSON.stringify(rec, null, 2));
         else out(`job ${rec.id}: ${rec.state}${rec.error ? ` — ${rec.error}` : ''}`);
         return rec.state === 'failed' ? 1 : 0;
       }
       case 'cancel': {
-        const rec = await jobs.cancelJob(lab, id!);
+        const rec = await cancelJob(jobs, id!);
         out(json ? JSON.stringify(rec, null, 2) : `job ${rec.id}: ${rec.error ?? 'cancelled'}`);
         return 0;
       }
       case 'serve': {
-        const rec = await jobs.serveJobResult(lab, id!, { ...(v.target ? { target: v.target as string } : {}) }, { log: err, signal, ...printer(json) });
+        const rec = await serveJobResult(jobs, id!, { ...(v.target ? { target: v.target as string } : {}) }, { log: err, signal, ...printer(json) });
         out(json ? JSON.stringify(rec, null, 2) : `job ${rec.id} serves ${id} at ${rec.serveUrl}${rec.registered ? `; model "${rec.registered.model}" version ${rec.registered.version} is active` : ''}`);
         if (rec.targetKind !== 'local' && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
         return 0;

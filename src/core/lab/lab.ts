@@ -24,7 +24,8 @@ import { TraceStore } from '../store/traceStore';
 // learners and the policy files (no store, no adapters), so no cycle forms.
 import { loadSupervisorPolicy } from '../policy/supervisorPolicy';
 import type { RolloutEnvironment, PlannedTask } from '../rollout/runner';
-import { resolveVariant, variantPrompt, type ResolvedVariant, type Variant } from './variant';
+import type { Variant } from '../config/variantSpec';
+import { resolveVariant, variantPrompt, type ResolvedVariant } from './variant';
 
 export interface LabOptions {
   workspace: string;

@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { core } from '../coreLoader';
 import type { Lab } from '../../core/lab/lab';
-import type { ComparisonRun } from '../../core/analysis/comparison';
-import type { Variant } from '../../core/lab/variant';
+import type { ComparisonRun } from '../../core/lab/runComparison';
+import type { Variant } from '../../core/config/variantSpec';
 import { commandArgument, type FeatureContext } from '../featureContext';
 import { validateCount } from '../runArgs';
 import { progressMessage } from '../view/rolloutPresentation';
@@ -85,7 +85,7 @@ async function compareConfigurations(ctx: FeatureContext, raw: unknown): Promise
 }
 
 async function planFromArgs(lab: Lab, a: CompareArgs): Promise<Plan> {
-  const { parseVariantSpec } = await core.variant();
+  const { parseVariantSpec } = await core.variantSpec();
   const va = parseVariantSpec(a.a);
   const vb = parseVariantSpec(a.b);
   if (va.label === vb.label) vb.label = `${vb.label} (B)`;
@@ -201,7 +201,8 @@ function firstLine(text: string): string {
 }
 
 async function execute(ctx: FeatureContext, lab: Lab, folder: string, plan: Plan): Promise<CompareConfigurationsResult> {
-  const { runComparison, compareRuns } = await core.comparison();
+  const { runComparison } = await core.runComparison();
+  const { compareRuns } = await core.comparison();
   const { output, lab: service } = ctx;
   const seed = lab.loaded.config.runner.seed;
   const ds = await lab.loadDataset(plan.dataset);
@@ -274,7 +275,7 @@ async function openComparison(ctx: FeatureContext, raw: unknown): Promise<void> 
     showComparison(ctx, parsed.data.runA, parsed.data.runB);
     return;
   }
-  const { listComparisons } = await core.comparison();
+  const { listComparisons } = await core.comparisonList();
   const store = await ctx.lab.store();
   const PICK_RUNS = 'runs';
   const items: Array<vscode.QuickPickItem & { runA?: string; runB?: string; action?: string }> = listComparisons(store)

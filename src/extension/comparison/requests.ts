@@ -21,7 +21,7 @@ export function comparisonRequestHandlers(service: LabService): RequestHandlers 
   };
   return {
     'comparison/list': async () => {
-      const { listComparisons } = await core.comparison();
+      const { listComparisons } = await core.comparisonList();
       return { comparisons: listComparisons(await service.store()) };
     },
     'comparison/get': async ({ runA, runB }) => {
@@ -30,7 +30,7 @@ export function comparisonRequestHandlers(service: LabService): RequestHandlers 
       return retry(async () => compareRuns(lab.store, runA, runB, Object.keys(lab.loaded.config.reward.criteria)));
     },
     'comparison/task': async ({ runA, runB, taskId }) => {
-      const { comparisonTask } = await core.comparison();
+      const { comparisonTask } = await core.comparisonTask();
       const store = await service.store();
       return retry(async () => comparisonTask(store, { runA, runB }, taskId));
     },

@@ -7,8 +7,9 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { TrainerBackend } from '../../core/config/trainingSchema';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
-import type { DryRun, JobHooks, TrainOptions } from '../../core/train/jobs/trainingJobs';
-import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
+import type { JobHooks } from '../../core/train/jobs/jobContext';
+import type { DryRun, TrainOptions } from '../../core/train/jobs/jobDraft';
+import type { PhaseRecord } from '../../core/train/phases/pipelineState';
 import { commandArgument, type FeatureContext } from '../featureContext';
 import { jobLogPath, labFolderOf, listJobsOf, readJobOf } from './jobFiles';
 import { JobFollowers } from './jobFollowers';
@@ -140,17 +141,20 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
   if (args) {
     opts = { phase: args.phase, target: args.target, baseModel: args.baseModel, ...(args.backend ? { backend: args.backend } : {}), hyperparameters: args.hyperparameters, serve: args.serve, ...(args.includeSimulated ? { includeSimulated: true } : {}) };
   } else {
-    const { pipelinePhases } = await core.pipeline();
+    const { pipelinePhases } = await core.phases();
     const { referenceHyperparameters } = await core.jobBundle();
     const choice = await pickLaunch(loaded, pipelinePhases(loaded.config), referenceHyperparameters, fromPhase?.status.phase.name);
     if (!choice) return undefined;
     opts = { phase: choice.phase.name, target: choice.target, baseModel: choice.baseModel, ...(choice.backend ? { backend: choice.backend } : {}), hyperparameters: choice.hyperparameters, serve: choice.serve };
   }
   opts.secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
-  const training = await core.trainingJobs();
+  const { labJobContext } = await core.labJobContext();
+  const { resolvePhase } = await core.jobContext();
+  const { dryRunTraining } = await core.jobDraft();
+  const { launchTraining, trainPhase } = await core.trainPhase();
 
   if (args?.dryRun) {
-    const dry = await ctx.lab.withLab(folder, (lab) => training.dryRunTraining(lab, opts, (l) => output.appendLine(l)));
+    const dry = await ctx.lab.withLab(folder, (lab) => dryRunTraining(labJobContext(lab), opts, (l) => output.appendLine(l)));
     output.appendLine(`DRY RUN — nothing is launched. Job ${dry.spec.id} on ${dry.plan.target}:`);
     for (const step of dry.plan.steps) output.appendLine(`  ${step.title}: ${step.argv.join(' ')}`);
     return dry;
@@ -158,11 +162,11 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
 
   if (!args) {
     // From the pickers: pre-flight and export once (a dry run), then the summary to confirm — Launch, Dry Run or Cancel.
-    const phase = await ctx.lab.withLab(folder, async (lab) => training.resolvePhase(lab, opts.phase));
+    const phase = await ctx.lab.withLab(folder, async (lab) => resolvePhase(labJobContext(lab), opts.phase));
     if (GPU_KINDS.has(phase.kind)) {
       const log = (l: string): void => output.appendLine(l);
       const dry = await withProgress(`pre-flight and export of ${opts.phase}`, { log }, true, (signal, hooks) =>
-        ctx.lab.withLab(folder, (lab) => training.dryRunTraining(lab, { ...opts, signal }, hooks.log)),
+        ctx.lab.withLab(folder, (lab) => dryRunTraining(labJobContext(lab), { ...opts, signal }, hooks.log)),
       );
       const { referenceHyperparameters } = await core.jobBundle();
       const { launchSummary } = await import('./launchSummary');
@@ -175,10 +179,10 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
 
   const controller = new AbortController();
   const base = followers.hooks(folder, controller);
-  const phaseKind = await ctx.lab.withLab(folder, async (lab) => training.resolvePhase(lab, opts.phase).kind);
+  const phaseKind = await ctx.lab.withLab(folder, async (lab) => resolvePhase(labJobContext(lab), opts.phase).kind);
   if (!GPU_KINDS.has(phaseKind)) {
     // bandit and apo (a gather too) train on this machine, as Run Training Phase runs them.
-    const result = await withProgress(`phase ${opts.phase}`, base, true, (signal, hooks) => ctx.lab.withLab(folder, (lab) => training.trainPhase(lab, { ...opts, signal }, hooks)));
+    const result = await withProgress(`phase ${opts.phase}`, base, true, (signal, hooks) => ctx.lab.withLab(folder, (lab) => trainPhase(labJobContext(lab), { ...opts, signal }, hooks)));
     jobs.tree.refresh();
     const rec = result.phase;
     if (rec.state === 'done') void vscode.window.showInformationMessage(`Phase ${rec.name} done${rec.produced ? `: ${rec.produced.kind} ${rec.produced.id}` : ''}.`);
@@ -189,7 +193,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
 
   output.show(true);
   const launched = await withProgress(`launching ${opts.phase}${opts.target ? ` on ${opts.target}` : ''}`, base, true, (signal, hooks) =>
-    ctx.lab.withLab(folder, (lab) => training.launchTraining(lab, { ...opts, signal }, hooks)),
+    ctx.lab.withLab(folder, (lab) => launchTraining(labJobContext(lab), { ...opts, signal }, hooks)),
   );
   jobs.tree.poke();
   if (launched.state === 'failed') {
@@ -312,9 +316,10 @@ async function cancel(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> 
   }
   // Stop following first: the follower would otherwise record the killed process as a failure.
   jobs.followers.stop(ref.folder, ref.id);
-  const { cancelJob } = await core.trainingJobs();
+  const { labJobContext } = await core.labJobContext();
+  const { cancelJob } = await core.jobLifecycle();
   try {
-    const rec = await cancelJob(await jobs.ctx.lab.lab(ref.folder), ref.id);
+    const rec = await cancelJob(labJobContext(await jobs.ctx.lab.lab(ref.folder)), ref.id);
     jobs.output.appendLine(`job ${ref.id}: ${rec.error ?? 'cancelled'}`);
     jobs.tree.poke();
     jobs.curves.update(ref.folder, ref.id, rec);
@@ -332,12 +337,13 @@ async function serve(jobs: Jobs, arg: unknown): Promise<JobRecord | undefined> {
   const { ctx, followers, output } = jobs;
   const { loadConfig } = await core.config();
   const secrets = await jobSecrets(ctx, (await loadConfig(ref.folder)).config.training.trainer.secrets);
-  const { serveJobResult } = await core.trainingJobs();
+  const { labJobContext } = await core.labJobContext();
+  const { serveJobResult } = await core.jobLifecycle();
   // The serve job outlives this command: it is followed (and its port forwarded) under this controller until cancelled or the window closes.
   const controller = new AbortController();
   output.show(true);
   const served = await withProgress(`serving the result of ${ref.id}`, followers.hooks(ref.folder, controller), false, async (_signal, hooks) =>
-    serveJobResult(await ctx.lab.lab(ref.folder), ref.id, { ...(ref.target ? { target: ref.target } : {}), secrets }, hooks),
+    serveJobResult(labJobContext(await ctx.lab.lab(ref.folder)), ref.id, { ...(ref.target ? { target: ref.target } : {}), secrets }, hooks),
   );
   jobs.tree.poke();
   void vscode.window.showInformationMessage(
@@ -393,12 +399,12 @@ async function startOnline(jobs: Jobs, arg: unknown): Promise<import('../../core
   const folder = ctx.lab.resolveFolder(args.folder);
   const { loadConfig } = await core.config();
   const loaded = await loadConfig(folder);
-  const { pipelinePhases } = await core.pipeline();
+  const { pipelinePhases } = await core.phases();
   const grpo = pipelinePhases(loaded.config).filter((p) => p.kind === 'grpo');
   let phase = args.phase;
   if (!phase) {
     if (grpo.length === 0) {
-      const { undeclaredPipelineText } = await core.pipeline();
+      const { undeclaredPipelineText } = await core.phases();
       const how = loaded.config.training.phases.length || loaded.config.graph.kind === 'research-lab' ? 'declare one under "training.phases" in .rollout-lab/lab.json' : undeclaredPipelineText(loaded.config);
       throw new Error(`no grpo phase to update — online training updates a grpo phase: ${how}`);
     }

@@ -11,7 +11,7 @@ import { jobDir, type JobRecord } from '../../core/train/jobs/jobRecord';
 
 export async function trainingDirOf(folder: string): Promise<string> {
   const { loadConfig } = await core.config();
-  const { pipelineDir } = await core.pipeline();
+  const { pipelineDir } = await core.pipelineState();
   return pipelineDir(await loadConfig(folder));
 }
 

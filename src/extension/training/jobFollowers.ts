@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { core } from '../coreLoader';
 import { errorMessage } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
-import type { FollowOptions, JobHooks } from '../../core/train/jobs/trainingJobs';
+import type { JobHooks } from '../../core/train/jobs/jobContext';
+import type { FollowOptions } from '../../core/train/jobs/jobLifecycle';
 import { parseTrainerEvent } from '../../core/train/jobs/trainerEvents';
 import { Disposable } from '../disposable';
 import type { FeatureContext } from '../featureContext';
@@ -77,10 +78,11 @@ export class JobFollowers extends Disposable {
     if (running) return running;
     this.controllers.set(k, controller);
     const done = (async (): Promise<JobRecord> => {
-      const { followJob } = await core.trainingJobs();
+      const { labJobContext } = await core.labJobContext();
+      const { followJob } = await core.jobLifecycle();
       // followJob reads only the lab's config: a lab reopened meanwhile (lab.json changed) does not disturb it.
       const lab = await this.ctx.lab.lab(folder);
-      return followJob(lab, id, this.hooks(folder, controller), fo);
+      return followJob(labJobContext(lab), id, this.hooks(folder, controller), fo);
     })().finally(() => {
       if (this.pending.get(k) === done) this.pending.delete(k);
       if (this.controllers.get(k) === controller) this.controllers.delete(k);

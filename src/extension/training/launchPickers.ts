@@ -54,7 +54,7 @@ export async function pickLaunch(
   const { training } = loaded.config;
   const launchable = phases.filter((p) => LAUNCHABLE.has(p.kind));
   if (launchable.length === 0) {
-    const { undeclaredPipelineText } = await core.pipeline();
+    const { undeclaredPipelineText } = await core.phases();
     // A module graph has no reference pipeline: say how to declare one from its own agents.
     if (phases.length === 0) throw new Error(`no training phases to launch: ${undeclaredPipelineText(loaded.config)}`);
     throw new Error('the training pipeline has no sft, grpo, bandit or apo phase — declare one under "training.phases" in .rollout-lab/lab.json');

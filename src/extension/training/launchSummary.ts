@@ -1,5 +1,5 @@
 import type { PhaseConfig, TrainerBackend } from '../../core/config/trainingSchema';
-import type { DryRun } from '../../core/train/jobs/trainingJobs';
+import type { DryRun } from '../../core/train/jobs/jobDraft';
 import { hyperparameterSummary, type Hyperparameters } from './hyperparameterText';
 
 /** The trainer's backends: what each is, and what it needs on the target. */

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { core } from '../coreLoader';
 import type { ModelRegistryEntry } from '../../core/config/modelRegistry';
-import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
+import type { PhaseRecord } from '../../core/train/phases/pipelineState';
 import type { FeatureContext } from '../featureContext';
 import { TrainingTree, type TrainingNode, type TrainingSnapshotItem } from './trainingTree';
 
@@ -67,7 +67,7 @@ export function registerPipelineCommands(ctx: FeatureContext): { trainingTree: T
 async function runTrainingPhase(ctx: FeatureContext, tree: TrainingTree, arg: unknown): Promise<PhaseRecord | undefined> {
   const args = await phaseArgs(ctx, tree, arg);
   if (!args) return undefined;
-  const { runPhase } = await core.pipeline();
+  const { runPhase } = await core.runPhase();
   const folder = ctx.lab.resolveFolder(args.folder);
   const record = await ctx.lab.withLab(folder, async (lab): Promise<PhaseRecord> =>
     vscode.window.withProgress(
@@ -138,7 +138,7 @@ async function phaseArgs(ctx: FeatureContext, tree: TrainingTree, arg: unknown):
       'Copy Example',
     );
     if (choice === 'Copy Example') {
-      const { pipelineExampleText } = await core.pipeline();
+      const { pipelineExampleText } = await core.phases();
       await vscode.env.clipboard.writeText(pipelineExampleText(status.example));
     }
     return undefined;

@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { core } from '../coreLoader';
 import type { ModelVersion } from '../../core/config/modelRegistry';
 import { errorMessage } from '../../core/errors';
-import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline/pipeline';
-import type { PhaseRecord } from '../../core/train/pipeline/pipelineState';
+import type { ModelStatus, PhaseStatus, PipelineStatus } from '../../core/train/pipeline/pipelineStatus';
+import type { PhaseRecord } from '../../core/train/phases/pipelineState';
 import type { LearningCurve, LearningCurvePoint, LearningCurveSeries } from '../../core/train/pipeline/learningCurve';
 import { intervalGauge, meanWithInterval, pairedChangeText } from '../../core/train/pipeline/learningCurveText';
 import { CoalescingTrigger } from '../coalescingTrigger';
@@ -97,7 +97,7 @@ export class TrainingTree extends Disposable implements vscode.TreeDataProvider<
   /** The status the view shows for a lab folder, read now. */
   async status(folder: string): Promise<PipelineStatus> {
     const { loadConfig } = await core.config();
-    const { pipelineStatus } = await core.pipeline();
+    const { pipelineStatus } = await core.pipelineStatus();
     return pipelineStatus({ loaded: await loadConfig(folder) });
   }
 
@@ -142,7 +142,7 @@ export class TrainingTree extends Disposable implements vscode.TreeDataProvider<
         const labDir = path.join(node.folder, '.rollout-lab');
         if (node.section === 'pipeline') {
           if (s.example) {
-            const { pipelineExampleText } = await core.pipeline();
+            const { pipelineExampleText } = await core.phases();
             return [
               {
                 kind: 'message',

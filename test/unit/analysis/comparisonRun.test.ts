@@ -5,8 +5,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { initWorkspace } from '../../../src/core/lab/init';
 import { Lab } from '../../../src/core/lab/lab';
-import { compareRuns, comparisonOfRun, comparisonTask, listComparisons, protocolInJudgeMessage, runComparison } from '../../../src/core/analysis/comparison';
-import { parseVariantSpec } from '../../../src/core/lab/variant';
+import { compareRuns } from '../../../src/core/analysis/comparison';
+import { listComparisons } from '../../../src/core/analysis/comparisonList';
+import { comparisonOfRun } from '../../../src/core/analysis/comparisonRunParams';
+import { comparisonTask } from '../../../src/core/analysis/comparisonTask';
+import { protocolInJudgeMessage } from '../../../src/core/analysis/judgeInputProtocol';
+import { parseVariantSpec } from '../../../src/core/config/variantSpec';
+import { runComparison } from '../../../src/core/lab/runComparison';
 import { Attr } from '../../../src/core/trace/span';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');

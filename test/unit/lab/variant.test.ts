@@ -7,7 +7,8 @@ import { initWorkspace } from '../../../src/core/lab/init';
 import { promptHash } from '../../../src/core/config/loader';
 import { ConfigError, UsageError } from '../../../src/core/errors';
 import { Lab } from '../../../src/core/lab/lab';
-import { isBaseVariant, parseVariantSpec, resolveVariant, variantSpec } from '../../../src/core/lab/variant';
+import { isBaseVariant, parseVariantSpec, variantSpec } from '../../../src/core/config/variantSpec';
+import { resolveVariant } from '../../../src/core/lab/variant';
 
 test('variant specs: base, models, stored prompt versions, files and labels', () => {
   assert.deepEqual(parseVariantSpec('base'), { label: 'base' });

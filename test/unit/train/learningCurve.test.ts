@@ -12,7 +12,7 @@ import { boundedMeanInterval, pairedTTest } from '../../../src/core/analysis/sta
 import { TraceStore } from '../../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../../src/core/store/types';
 import { learningCurve } from '../../../src/core/train/pipeline/learningCurve';
-import { registerTrainedModel } from '../../../src/core/train/pipeline/pipeline';
+import { registerTrainedModel } from '../../../src/core/train/phases/trainedModel';
 import { learningCurveTable } from '../../../src/cli/format';
 import { intervalGauge } from '../../../src/core/train/pipeline/learningCurveText';
 import { makeAgent, makeRollout, makeRun, tempWorkspace } from '../store/helpers/storeFixtures';

@@ -9,11 +9,14 @@ import { loadConfig } from '../../../src/core/config/loader';
 import { rollbackModelVersion } from '../../../src/core/config/modelRegistry';
 import { Lab } from '../../../src/core/lab/lab';
 import { Attr } from '../../../src/core/trace/span';
-import { emptyPhaseRecord, readPipelineState, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/pipeline/pipelineState';
+import { emptyPhaseRecord, pipelineStateFile, readPipelineState, writePhaseRecord, type PhaseRecord } from '../../../src/core/train/phases/pipelineState';
 import { HOST } from '../../../src/core/store/processLiveness';
 import { startSimServer } from '../../../src/core/sim/simServer';
 import { PhaseSchema } from '../../../src/core/config/trainingSchema';
-import { findPhase, pipelineExample, pipelineExampleText, pipelineStatus, pipelineStateFile, registerTrainedModel, runPhase } from '../../../src/core/train/pipeline/pipeline';
+import { findPhase, pipelineExample, pipelineExampleText } from '../../../src/core/train/phases/phases';
+import { pipelineStatus } from '../../../src/core/train/pipeline/pipelineStatus';
+import { registerTrainedModel } from '../../../src/core/train/phases/trainedModel';
+import { runPhase } from '../../../src/core/train/pipeline/runPhase';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
 

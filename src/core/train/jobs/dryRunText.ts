@@ -1,5 +1,5 @@
 import { specYaml } from './jobBundle';
-import type { DryRun } from './trainingJobs';
+import type { DryRun } from './jobDraft';
 
 /** What a dry run would do, as text: the spec, the files it writes and every command the target gets (the CLI's --dry-run, the editor's Dry Run). */
 export function dryRunText(dry: DryRun): string {

@@ -7,7 +7,7 @@ import { isScored, SCORED_STATUSES } from '../../reward/scoredRollouts';
 import { clipInterval, mean, pairedTTest } from '../../analysis/statistics';
 import type { TraceStore } from '../../store/traceStore';
 import type { RolloutRecord, Split } from '../../store/types';
-import { pipelinePhases } from './pipeline';
+import { pipelinePhases } from '../phases/phases';
 import { defaultTrainingAgents } from '../export/trainingDefaults';
 
 /*

@@ -4,10 +4,16 @@ import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
 import { mean, meanConfidenceInterval, pairedTTest, type TTestResult } from '../../analysis/statistics';
 import { Lab } from '../../lab/lab';
 import { runRollouts } from '../../rollout/runner';
-import { pipelinePhases, runPhase } from './pipeline';
+import { pipelinePhases } from '../phases/phases';
+import { runPhase } from './runPhase';
 import { isActive } from '../jobs/jobRecord';
 import { onlineTraining } from './onlineTraining';
-import { cancelJob, newJobId, readJob, startServe, trainPhase, type JobHooks } from '../jobs/trainingJobs';
+import type { JobHooks } from '../jobs/jobContext';
+import { newJobId } from '../jobs/jobDraft';
+import { cancelJob, startServe } from '../jobs/jobLifecycle';
+import { readJob } from '../jobs/jobQueries';
+import { trainPhase } from '../jobs/trainPhase';
+import { labJobContext } from './labJobContext';
 
 /**
  * The learning run of a lab with declared gather, sft and grpo phases (the
@@ -85,10 +91,11 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
   let lab = await open();
   const serveJobs: string[] = [];
   const stopServing = async (): Promise<void> => {
+    const jobs = labJobContext(lab);
     for (const id of serveJobs.splice(0)) {
       try {
         // No rollback between stages: the next stage trains on from the version this server served (its saved weights).
-        if (isActive(readJob(lab, id))) await cancelJob(lab, id, { rollback: false });
+        if (isActive(readJob(jobs, id))) await cancelJob(jobs, id, { rollback: false });
       } catch (err) {
         log(`note: stopping serve job ${id} failed: ${errorMessage(err)} — rollout-lab jobs cancel ${id}`);
       }
@@ -162,13 +169,13 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
 
     // 2. The untrained student: the base model built from the trainer's config, served with no adapter.
     const baseModel = sft.baseModel ?? lab.loaded.config.training.trainer.baseModel;
-    const base = await timed('serve untrained', () => startServe(lab, { phase: sft, baseModel, adapter: null, version: newJobId('untrained') }, hooks));
+    const base = await timed('serve untrained', () => startServe(labJobContext(lab), { phase: sft, baseModel, adapter: null, version: newJobId('untrained') }, hooks));
     serveJobs.push(base.id);
     await evaluate('untrained');
     await stopServing();
 
     // 3. SFT on this gather run's rollouts over the reward threshold (not an earlier run's); served and registered.
-    const sftRun = await timed('sft', () => trainPhase(lab, { phase: sft.name, serve: true, runId: teacher.runId, ...(opts.sftHyperparameters ? { hyperparameters: opts.sftHyperparameters } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }, hooks));
+    const sftRun = await timed('sft', () => trainPhase(labJobContext(lab), { phase: sft.name, serve: true, runId: teacher.runId, ...(opts.sftHyperparameters ? { hyperparameters: opts.sftHyperparameters } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }, hooks));
     if (sftRun.serve) serveJobs.push(sftRun.serve.id);
     if (sftRun.job?.state !== 'succeeded' || !sftRun.serve) throw new RuntimeFailure(`phase ${sft.name} failed: ${sftRun.job?.error ?? sftRun.phase.error ?? 'no model was served'}`);
     await evaluate('sft');
@@ -196,7 +203,7 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
       }
     });
     await stopServing();
-    const grpoRun = await timed('grpo', () => trainPhase(lab, { phase: grpo.name, serve: true, runId: studentRun.runId, ...(opts.signal ? { signal: opts.signal } : {}) }, hooks));
+    const grpoRun = await timed('grpo', () => trainPhase(labJobContext(lab), { phase: grpo.name, serve: true, runId: studentRun.runId, ...(opts.signal ? { signal: opts.signal } : {}) }, hooks));
     if (grpoRun.serve) serveJobs.push(grpoRun.serve.id);
     if (grpoRun.job?.state !== 'succeeded') throw new RuntimeFailure(`phase ${grpo.name} failed: ${grpoRun.job?.error ?? grpoRun.phase.error}`);
     await stopServing();

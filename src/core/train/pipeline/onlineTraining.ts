@@ -5,9 +5,12 @@ import type { Lab } from '../../lab/lab';
 import { runRollouts } from '../../rollout/runner';
 import { exportTrainingData } from '../export/exportData';
 import { readRegistry } from '../../config/modelRegistry';
-import { registerTrainedModel } from './pipeline';
+import { registerTrainedModel } from '../phases/trainedModel';
 import { jobDir } from '../jobs/jobRecord';
-import { activeAdapter, cancelJob, resolvePhase, startServe, trainingDir, type JobHooks } from '../jobs/trainingJobs';
+import { resolvePhase, trainingDir, type JobContext, type JobHooks } from '../jobs/jobContext';
+import { activeAdapter } from '../jobs/jobDraft';
+import { cancelJob, startServe } from '../jobs/jobLifecycle';
+import { labJobContext } from './labJobContext';
 
 /**
  * The online loop of the reference study: the phase's model is served by
@@ -72,20 +75,21 @@ interface TrainAnswer {
  */
 export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () => Promise<Lab>, hooks: JobHooks & { onRound?: (r: OnlineRound) => void } = {}): Promise<OnlineResult> {
   const log = hooks.log ?? ((): void => undefined);
-  const phase = resolvePhase(lab, opts.phase);
+  const jobs = labJobContext(lab);
+  const phase = resolvePhase(jobs, opts.phase);
   if (phase.kind !== 'grpo') throw new UsageError(`online training updates a grpo phase; "${phase.name}" is ${phase.kind}`);
   if (!phase.model) throw new UsageError(`phase "${phase.name}" names no "model" — the served policy must become a version of the model its agents use`);
   const cfg = lab.loaded.config;
   const samples = opts.samples ?? phase.samples ?? cfg.training.groupSize;
   const perRound = opts.tasks ?? 4;
   const serve = await startServe(
-    lab,
-    { phase, baseModel: opts.baseModel ?? phase.baseModel ?? cfg.training.trainer.baseModel, target: opts.target, adapter: activeAdapter(lab, phase.model), version: null, secrets: opts.secrets },
+    jobs,
+    { phase, baseModel: opts.baseModel ?? phase.baseModel ?? cfg.training.trainer.baseModel, target: opts.target, adapter: activeAdapter(jobs, phase.model), version: null, secrets: opts.secrets },
     hooks,
   );
   const serveUrl = serve.serveUrl!;
   const control = serveUrl.replace(/\/v1\/?$/, '');
-  const outDir = path.join(jobDir(trainingDir(lab), serve.id), 'online');
+  const outDir = path.join(jobDir(trainingDir(jobs), serve.id), 'online');
   mkdirSync(outDir, { recursive: true });
   const rounds: OnlineRound[] = [];
   try {
@@ -128,7 +132,7 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
         const answer = await postTrain(control, records, opts.signal);
         // An update without signal (no group with differing rewards) keeps the version it had.
         // The version's weights are saved on the server (bundle-relative), so it can be served again after this server stops.
-        const adapter = answer.adapter ? path.relative(lab.loaded.labDir, path.join(jobDir(trainingDir(lab), serve.id), 'bundle', answer.adapter)).split(path.sep).join('/') : undefined;
+        const adapter = answer.adapter ? path.relative(lab.loaded.labDir, path.join(jobDir(trainingDir(jobs), serve.id), 'bundle', answer.adapter)).split(path.sep).join('/') : undefined;
         if (answer.updated !== false) registerTrainedModel(lab.loaded, phase.model, { version: answer.version, baseUrl: serveUrl, model: answer.version, ...(adapter ? { adapter } : {}), phase: phase.name, job: serve.id });
         else log(`online round ${round}: no group had differing rewards; the policy stays ${answer.version}${answer.note ? ` (${answer.note})` : ''}`);
         const rewards = run.rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
@@ -151,7 +155,7 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
       }
     }
   } catch (err) {
-    if (!opts.keepServing) await stopServer(lab, serve.id, log);
+    if (!opts.keepServing) await stopServer(jobs, serve.id, log);
     throw err;
   }
   const last = rounds.at(-1)?.version;
@@ -159,7 +163,7 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
     const note = `the policy keeps serving at ${serveUrl} (job ${serve.id}); rollout-lab jobs cancel ${serve.id} stops it`;
     return { serveJob: serve.id, serveUrl, rounds, serving: true, note };
   }
-  const stopped = await stopServer(lab, serve.id, log);
+  const stopped = await stopServer(jobs, serve.id, log);
   const saved = last ? savedWeights(lab, phase.model, last) : null;
   const note = [
     `the policy server (job ${serve.id}) is stopped${stopped ? `; ${stopped}` : ''}`,
@@ -181,9 +185,9 @@ function savedWeights(lab: Lab, model: string, version: string): string | null {
  * Stops the serve job this loop started (its model goes back to the version before the loop: a stopped server serves
  * nothing) and says how the model was rolled back; a failure to stop is said, not thrown (the rounds' results stand).
  */
-async function stopServer(lab: Lab, id: string, log: (line: string) => void): Promise<string | null> {
+async function stopServer(jobs: JobContext, id: string, log: (line: string) => void): Promise<string | null> {
   try {
-    const rec = await cancelJob(lab, id);
+    const rec = await cancelJob(jobs, id);
     return rec.error?.replace(/^cancelled;?\s*/, '') || null;
   } catch (err) {
     log(`note: stopping the policy server (job ${id}) failed: ${errorMessage(err)} — stop it with rollout-lab jobs cancel ${id}`);

@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { JobSpecSchema, jobSpecJsonSchemaText, type JobSpecInput } from '../../../../src/core/train/jobs/jobSpec';
 import { checkHyperparameters, referenceHyperparameters, specYaml } from '../../../../src/core/train/jobs/jobBundle';
-import { newJobId } from '../../../../src/core/train/jobs/trainingJobs';
+import { newJobId } from '../../../../src/core/train/jobs/jobDraft';
 import { parseTrainerEvent, metricPoints, type TrainerEvent } from '../../../../src/core/train/jobs/trainerEvents';
 import { parseSetOptions } from '../../../../src/cli/commands/train';
 

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import type { LoadedConfig } from '../../config/loader';
 import { ConfigError } from '../../errors';
 import { writeFileAtomic } from '../../store/atomicFile';
 import { HOST, isProcessAlive } from '../../store/processLiveness';
@@ -58,6 +59,17 @@ export type PipelineFile = z.output<typeof PipelineFileSchema>;
 export type PhaseKind = PhaseRecord['kind'];
 
 export const PIPELINE_FILE_NAME = 'pipeline.json';
+
+/** What a phase's run gives its record; an error says it failed. */
+export type PhaseResult = Partial<PhaseRecord> & { error?: string | null };
+
+export function pipelineDir(loaded: Pick<LoadedConfig, 'labDir' | 'config'>): string {
+  return path.resolve(loaded.labDir, loaded.config.training.outputDir);
+}
+
+export function pipelineStateFile(loaded: Pick<LoadedConfig, 'labDir' | 'config'>): string {
+  return path.join(pipelineDir(loaded), PIPELINE_FILE_NAME);
+}
 
 export function emptyPhaseRecord(name: string, kind: PhaseKind): PhaseRecord {
   return {
