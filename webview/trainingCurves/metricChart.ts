@@ -1,5 +1,5 @@
 import { axisBottom, axisLeft, extent, line, scaleLinear, select, type Selection } from 'd3';
-import { formatNumber } from '../../src/extension/training/jobText';
+import { shortNumber } from '../../src/core/analysis/numberFormat';
 import type { MetricSeries } from './series';
 import { gridLines } from '../shared/chartGrid';
 
@@ -16,9 +16,6 @@ const HEIGHT = 160;
 /** Beyond this many points the dots would hide the line; the cursor still reaches every step. */
 const MAX_DOTS = 300;
 export const PALETTE_SIZE = 6;
-
-/** 0.5, 1.234, 2e-4, 1.05e-6: short enough for the y axis of a learning rate too. */
-export const formatValue = (v: number): string => formatNumber(v);
 
 type Sel<E extends Element> = Selection<E, unknown, null, undefined>;
 
@@ -67,10 +64,10 @@ export class MetricChart {
     if (this.cursor !== null && this.cursor >= series.points.length) this.cursor = null;
     const pts = series.points;
     const lastPoint = pts.at(-1);
-    this.last.textContent = lastPoint ? `${formatValue(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
+    this.last.textContent = lastPoint ? `${shortNumber(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
     this.svg.attr(
       'aria-label',
-      `${this.metric} over steps: ${pts.length} point${pts.length === 1 ? '' : 's'}${lastPoint ? `, last ${formatValue(lastPoint.value)} at step ${lastPoint.step}` : ''}. Left and right arrows move between steps, Home and End jump to the ends.`,
+      `${this.metric} over steps: ${pts.length} point${pts.length === 1 ? '' : 's'}${lastPoint ? `, last ${shortNumber(lastPoint.value)} at step ${lastPoint.step}` : ''}. Left and right arrows move between steps, Home and End jump to the ends.`,
     );
     this.draw();
   }
@@ -114,7 +111,7 @@ export class MetricChart {
       .append('g')
       .attr('class', 'tc-axis tc-axis-y')
       .attr('transform', `translate(${MARGIN.left},0)`)
-      .call(axisLeft(y).ticks(4).tickFormat((v) => formatValue(v.valueOf())));
+      .call(axisLeft(y).ticks(4).tickFormat((v) => shortNumber(v.valueOf())));
     this.svg
       .append('text')
       .attr('class', 'tc-axis-title')
@@ -167,11 +164,11 @@ export class MetricChart {
     this.drawCursor();
     const p = i === null ? undefined : this.series.points[i];
     if (p) {
-      this.last.textContent = `${formatValue(p.value)} at step ${p.step}`;
-      this.announce(`${this.metric} at step ${p.step}: ${formatValue(p.value)}`);
+      this.last.textContent = `${shortNumber(p.value)} at step ${p.step}`;
+      this.announce(`${this.metric} at step ${p.step}: ${shortNumber(p.value)}`);
     } else {
       const lastPoint = this.series.points.at(-1);
-      this.last.textContent = lastPoint ? `${formatValue(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
+      this.last.textContent = lastPoint ? `${shortNumber(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
     }
   }
 

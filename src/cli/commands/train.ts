@@ -5,7 +5,8 @@ import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import { dryRunText } from '../../core/train/jobs/dryRunText';
 import { parseTrainerEvent, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
 import { COMMON, err, intOption, out, type Values } from '../args';
-import { duration, num, table } from '../format';
+import { duration, num } from '../../core/analysis/numberFormat';
+import { table } from '../format';
 import { withRunningLab } from '../labSession';
 
 const TRAIN_OPTIONS = {
