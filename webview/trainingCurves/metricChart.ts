@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, extent, line, scaleLinear, select, type Selection } from 'd3';
 import { shortNumber } from '../../src/core/analysis/numberFormat';
 import type { MetricSeries } from './series';
-import { gridLines } from '../shared/chartGrid';
+import { drawAxes, integerTicks } from '../shared/chartAxes';
 
 /*
  * One small d3 line chart of a metric over the steps of a job: axes, the
@@ -100,25 +100,14 @@ export class MetricChart {
     this.y = scaleLinear().domain([y0, y1]).nice().range([height - MARGIN.bottom, MARGIN.top]);
     const { x, y } = this;
 
-    gridLines(this.svg, y, 4, 'tc-grid', MARGIN.left, width - MARGIN.right);
     const xTicks = Math.max(2, Math.min(x1 - x0, Math.floor((width - MARGIN.left - MARGIN.right) / 60)));
-    this.svg
-      .append('g')
-      .attr('class', 'tc-axis tc-axis-x')
-      .attr('transform', `translate(0,${height - MARGIN.bottom})`)
-      .call(axisBottom(x).ticks(xTicks).tickFormat((v) => (Number.isInteger(v.valueOf()) ? String(v) : '')));
-    this.svg
-      .append('g')
-      .attr('class', 'tc-axis tc-axis-y')
-      .attr('transform', `translate(${MARGIN.left},0)`)
-      .call(axisLeft(y).ticks(4).tickFormat((v) => shortNumber(v.valueOf())));
-    this.svg
-      .append('text')
-      .attr('class', 'tc-axis-title')
-      .attr('x', (MARGIN.left + width - MARGIN.right) / 2)
-      .attr('y', height - 4)
-      .attr('text-anchor', 'middle')
-      .text('step');
+    drawAxes(this.svg, { width, height, margin: MARGIN }, {
+      prefix: 'tc',
+      grid: { y, ticks: 4 },
+      x: axisBottom(x).ticks(xTicks).tickFormat(integerTicks),
+      y: axisLeft(y).ticks(4).tickFormat((v) => shortNumber(v.valueOf())),
+      xTitle: 'step',
+    });
 
     const path = line<{ step: number; value: number }>()
       .x((p) => x(p.step))
