@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, line, scaleLinear, select, type Selection } from 'd3';
 import type { RewardPoint } from '../../src/shared/protocol';
 import { rewardDomain, rollingMean, runMarkLabel, runSpans, versionChanges, versionGroups, versionOf, type SplitBy } from './series';
-import { drawAxes, integerTicks } from '../shared/chartAxes';
+import { chartMessage, drawAxes, integerTicks, sizeChart } from '../shared/chartAxes';
 
 /*
  * The reward curve drawn with d3: a dot per rollout in start order, the
@@ -92,16 +92,10 @@ export class RewardChart {
     const width = svgEl.clientWidth || 800;
     const height = svgEl.clientHeight || 400;
     this.svg.selectAll('g, text.rc-empty').remove();
-    this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(this.svg, width, height);
     const d = this.data;
     if (!d || !d.points.length) {
-      this.svg
-        .append('text')
-        .attr('class', 'rc-empty')
-        .attr('x', width / 2)
-        .attr('y', height / 2)
-        .attr('text-anchor', 'middle')
-        .text(d ? 'No finished rollouts with a reward yet.' : 'Loading…');
+      chartMessage(this.svg, width, height, 'rc-empty', d ? 'No finished rollouts with a reward yet.' : 'Loading…');
       return;
     }
     const pts = d.points;

@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, line, scaleLinear, scalePoint, select } from 'd3';
 import type { LearningCurve, LearningCurvePoint, LearningCurveSeries, PairedChange } from '../../src/core/train/pipeline/learningCurve';
 import { el, tableHead } from '../shared/dom';
-import { drawAxes } from '../shared/chartAxes';
+import { drawAxes, sizeChart } from '../shared/chartAxes';
 
 /*
  * The learning curve in the Reward Curve panel: per trained model, validation
@@ -148,7 +148,7 @@ export class LearningCurveView {
     const height = HEIGHT;
     const svg = select(svgEl);
     svg.selectAll('*').remove();
-    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(svg, width, height);
     const labels = s.points.map((p) => p.label);
     const x = scalePoint<string>().domain(labels).range([MARGIN.left, width - MARGIN.right]).padding(0.5);
     const y = scaleLinear().domain([0, 1]).range([height - MARGIN.bottom, MARGIN.top]);

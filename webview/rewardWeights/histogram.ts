@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, scaleLinear, select, type Selection } from 'd3';
 import type { Distribution } from '../../src/core/analysis/rescore';
 import type { RewardBins } from '../../src/shared/weightsProtocol';
-import { drawAxes, integerTicks } from '../shared/chartAxes';
+import { drawAxes, integerTicks, sizeChart } from '../shared/chartAxes';
 
 /*
  * Before/after histograms of final rewards, drawn with d3 as paired bars over
@@ -36,7 +36,7 @@ export class RewardHistogram {
     const width = node.clientWidth || 640;
     const height = node.clientHeight || 240;
     this.svg.selectAll('*').remove();
-    this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(this.svg, width, height);
     const d = this.data;
     if (!d) return;
     const { edges } = d.bins;

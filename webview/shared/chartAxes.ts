@@ -1,9 +1,10 @@
 import type { ScaleLinear, Selection } from 'd3';
 
 /*
- * The frame of a d3 chart: horizontal grid lines, a bottom and a left axis,
- * and the axis titles, with classes under the panel's prefix so its
- * stylesheet colours them over --vscode-* variables.
+ * The frame of a d3 chart: its size, horizontal grid lines, a bottom and a
+ * left axis, the axis titles, and a message when there is nothing to draw,
+ * with classes under the panel's prefix so its stylesheet colours them over
+ * --vscode-* variables.
  */
 
 type Svg = Selection<SVGSVGElement, unknown, null, undefined>;
@@ -64,6 +65,16 @@ export function drawAxes(svg: Svg, area: PlotArea, axes: ChartAxes): { x: Group;
     }
   }
   return { x, y };
+}
+
+/** Sizes a chart's svg to its box, its viewBox the same. */
+export function sizeChart(svg: Svg, width: number, height: number): void {
+  svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+}
+
+/** A line of text in the middle of a chart with nothing to draw (yet). */
+export function chartMessage(svg: Svg, width: number, height: number, className: string, text: string): void {
+  svg.append('text').attr('class', className).attr('x', width / 2).attr('y', height / 2).attr('text-anchor', 'middle').text(text);
 }
 
 /** Tick labels for whole numbers only (steps, rollouts, counts): fractional ticks stay blank. */

@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, extent, line, scaleLinear, select, type Selection } from 'd3';
 import { shortNumber } from '../../src/core/analysis/numberFormat';
 import type { MetricSeries } from './series';
-import { drawAxes, integerTicks } from '../shared/chartAxes';
+import { chartMessage, drawAxes, integerTicks, sizeChart } from '../shared/chartAxes';
 
 /*
  * One small d3 line chart of a metric over the steps of a job: axes, the
@@ -77,16 +77,10 @@ export class MetricChart {
     const width = svgEl.clientWidth || 420;
     const height = HEIGHT;
     this.svg.selectAll('*').remove();
-    this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(this.svg, width, height);
     const pts = this.series.points;
     if (pts.length === 0) {
-      this.svg
-        .append('text')
-        .attr('class', 'tc-empty')
-        .attr('x', width / 2)
-        .attr('y', height / 2)
-        .attr('text-anchor', 'middle')
-        .text(`No ${this.metric} reported yet.`);
+      chartMessage(this.svg, width, height, 'tc-empty', `No ${this.metric} reported yet.`);
       return;
     }
     let [x0, x1] = this.steps ?? (extent(pts, (p) => p.step) as [number, number]);
