@@ -212,6 +212,10 @@ export class PanelHost implements vscode.Disposable {
     }
     const msg = parsed.data;
     if (msg.kind === 'ready') {
+      if (msg.panel !== this.kind) {
+        this.log(`${this.kind}: ignored ready from a ${msg.panel} page`);
+        return;
+      }
       // A webview that loads again (it was hidden and discarded) fetches everything afresh: the events it missed do not matter, the intents do.
       this.loads++;
       for (const m of this.queue.splice(0)) this.post(m);
