@@ -1,15 +1,10 @@
 import type { EvalMetrics } from '../core/analysis/metrics';
+import { num, pct } from '../core/analysis/numberFormat';
 import { FAILURE_KINDS, FAILURE_SHORT_LABELS } from '../core/store/failureKinds';
 import type { LearningCurve } from '../core/train/pipeline/learningCurve';
 import { meanWithInterval, pairedChangeText } from '../core/train/pipeline/learningCurveText';
 
-export function pct(x: number | null): string {
-  return x === null ? 'n/a' : `${x.toFixed(1)} %`;
-}
 
-export function num(x: number | null, digits = 3): string {
-  return x === null || x === undefined ? 'n/a' : x.toFixed(digits);
-}
 
 /** Fixed-width table with a header row, for terminals. */
 export function table(header: string[], rows: string[][]): string {
@@ -64,12 +59,6 @@ export function metricsTable(m: EvalMetrics, simulated: boolean): string {
   return `${title}\n${table(['Metric', 'Value', 'Detail'], rows)}`;
 }
 
-export function duration(ms: number | null): string {
-  if (ms === null) return '-';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
-}
 
 /**
  * The learning curve as terminal tables, one per trained model: version,

@@ -21,7 +21,8 @@ import { computeMetrics, type EvalMetrics } from '../core/analysis/metrics';
 import { rewardSetupOf } from '../core/reward/rewardSetup';
 import type { RolloutRecord } from '../core/store/types';
 import { statusText } from '../core/store/failureKinds';
-import { duration, metricsTable, num, table } from './format';
+import { duration, num } from '../core/analysis/numberFormat';
+import { metricsTable, table } from './format';
 import { spanTreeText } from './spanTree';
 import { COMMAND_NAMES, commandUsage, globalUsage, isCommandName } from './usage';
 

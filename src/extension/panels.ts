@@ -1,7 +1,10 @@
 import * as vscode from 'vscode';
-import { PanelKind, type PanelState } from '../shared/protocol';
+import { LabPanelKind } from '../shared/protocol';
+import { parsePanelState } from '../shared/panelState';
 import { Disposable } from './disposable';
-import { PanelHost, panelOptions, panelTitle, type CommandHandlers, type RequestHandlers } from './webviews/panelHost';
+import { PanelHost, panelHandlers, panelIcon, panelOptions, panelTitle, type CommandHandlers, type RequestHandlers } from './webviews/panelHost';
+
+type PanelKind = LabPanelKind;
 
 /** viewType of each panel, as registered with VS Code (and named in activationEvents). */
 export const PANEL_VIEW_TYPES: Record<PanelKind, string> = {
@@ -20,6 +23,8 @@ export const PANEL_VIEW_TYPES: Record<PanelKind, string> = {
  * One panel per kind: opening a kind that is open reveals it. Panels survive
  * a window reload through a serializer per viewType, which gets back the
  * state the webview saved (its rollout, node, run) and re-creates the host.
+ * Each host answers only its own panel's requests and commands, taken from
+ * the handlers of all of them.
  */
 export class Panels extends Disposable {
   private readonly hosts = new Map<PanelKind, PanelHost>();
@@ -31,11 +36,11 @@ export class Panels extends Disposable {
     private readonly log: (line: string) => void,
   ) {
     super();
-    for (const kind of PanelKind.options) {
+    for (const kind of LabPanelKind.options) {
       this.register(
         vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPES[kind], {
           deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown): Promise<void> => {
-            this.restore(kind, panel, isPanelState(state) ? state : {});
+            this.restore(kind, panel, state);
           },
         }),
       );
@@ -128,7 +133,7 @@ export class Panels extends Disposable {
     return [...this.hosts.keys()];
   }
 
-  private restore(kind: PanelKind, panel: vscode.WebviewPanel, state: PanelState): void {
+  private restore(kind: PanelKind, panel: vscode.WebviewPanel, saved: unknown): void {
     const old = this.hosts.get(kind);
     if (old && !old.panel) {
       // The tab open() revealed: the host waiting for it takes it, with the intents it was given since.
@@ -143,28 +148,32 @@ export class Panels extends Disposable {
     }
     const host = this.host(kind, panel);
     // The webview restores itself from its saved state too; telling it again costs one request and covers a webview that lost it.
-    if (kind === 'traceExplorer' && typeof state.rolloutId === 'string') {
-      host.notify('trace/show', typeof state.node === 'string' ? { rolloutId: state.rolloutId, node: state.node } : { rolloutId: state.rolloutId });
+    let rolloutId: string | undefined;
+    if (kind === 'traceExplorer') {
+      const { rolloutId: id, node } = parsePanelState(kind, saved);
+      if (id) host.notify('trace/show', node ? { rolloutId: id, node } : { rolloutId: id });
+      rolloutId = id;
+    } else if (kind === 'graphView') {
+      rolloutId = parsePanelState(kind, saved).rolloutId;
+      if (rolloutId) host.notify('graph/showRollout', { rolloutId });
+    } else if (kind === 'traceDiff') {
+      const { left, right } = parsePanelState(kind, saved);
+      if (left && right) host.notify('diff/show', { left, right });
     }
-    if (kind === 'graphView' && typeof state.rolloutId === 'string') host.notify('graph/showRollout', { rolloutId: state.rolloutId });
-    if (kind === 'traceDiff' && typeof state.left === 'string' && typeof state.right === 'string') host.notify('diff/show', { left: state.left, right: state.right });
-    this.log(`restored the ${kind} panel${typeof state.rolloutId === 'string' ? ` (rollout ${state.rolloutId})` : ''}`);
+    this.log(`restored the ${kind} panel${rolloutId ? ` (rollout ${rolloutId})` : ''}`);
   }
 
   /** A new host for a kind, with its panel or waiting for one. */
   private host(kind: PanelKind, panel?: vscode.WebviewPanel): PanelHost {
-    const host = new PanelHost(kind, this.extensionUri, this.requests, this.commands, this.log);
+    const own = panelHandlers(kind, this.requests, this.commands);
+    const host = new PanelHost(kind, this.extensionUri, own.requests, own.commands, this.log);
     this.hosts.set(kind, host);
     if (panel) this.bind(kind, host, panel);
     return host;
   }
 
   private bind(kind: PanelKind, host: PanelHost, panel: vscode.WebviewPanel): void {
-    // Tab icons are images, not codicons: one drawn for each theme kind.
-    panel.iconPath = {
-      light: vscode.Uri.joinPath(this.extensionUri, 'media', 'rollout-lab-light.svg'),
-      dark: vscode.Uri.joinPath(this.extensionUri, 'media', 'rollout-lab-dark.svg'),
-    };
+    panel.iconPath = panelIcon(this.extensionUri);
     host.attach(panel);
     panel.onDidDispose(() => {
       if (this.hosts.get(kind) === host) this.hosts.delete(kind);
@@ -199,8 +208,4 @@ function restoredTab(kind: PanelKind): vscode.Tab | undefined {
     }
   }
   return undefined;
-}
-
-function isPanelState(s: unknown): s is PanelState {
-  return typeof s === 'object' && s !== null && !Array.isArray(s);
 }

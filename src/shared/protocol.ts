@@ -10,6 +10,7 @@ import { ReportCommandArgs, ReportRequestParams, type ReportNotifications, type 
 import { ComparisonCommandArgs, ComparisonRequestParams, type ComparisonNotifications, type ComparisonRequestResults } from './comparisonProtocol';
 import { TraceDiffRequestParams, type TraceDiffNotifications, type TraceDiffRequestResults } from './traceDiffProtocol';
 import { TableCommandArgs, TableRequestParams, type TableRequestResults } from './tableProtocol';
+import { CURVES_EVENTS, CurvesCommandArgs, type CurvesNotifications } from './trainingCurvesProtocol';
 
 /**
  * The one message catalogue between the extension host and its webviews.
@@ -17,14 +18,19 @@ import { TableCommandArgs, TableRequestParams, type TableRequestResults } from '
  * commands (fire and forget); the host answers each request with a response of
  * the same id and pushes notifications. Every method is declared once here with
  * its parameter schema (checked on the host: webview input is external input)
- * and its result type.
+ * and its result type. Which panel may send which is in panelCatalogue.ts;
+ * what each panel keeps in its saved state, in panelState.ts.
  */
 
 export type { GraphDescription, GraphEdgeInfo, GraphNodeInfo } from '../core/lab/graphDescription';
 export type { EdgeTraffic, GraphAggregate, NodeStats, RewardGroup, RolloutOverlay } from '../core/analysis/graphStats';
 export type { RewardPoint, RewardSeries } from '../core/analysis/rewardSeries';
 
-export const PanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison', 'traceDiff', 'rolloutsTable']);
+/** The lab's panels: one of each kind in a window. */
+export const LabPanelKind = z.enum(['traceExplorer', 'graphView', 'rewardCurve', 'rewardWeights', 'evalReport', 'comparison', 'traceDiff', 'rolloutsTable']);
+export type LabPanelKind = z.infer<typeof LabPanelKind>;
+/** Every panel: the lab's, and Training Curves (one per training job). */
+export const PanelKind = z.enum([...LabPanelKind.options, 'trainingCurves']);
 export type PanelKind = z.infer<typeof PanelKind>;
 
 const RolloutQueryParams = z.strictObject({
@@ -93,11 +99,12 @@ export const CommandArgs = {
   ...ReportCommandArgs,
   ...ComparisonCommandArgs,
   ...TableCommandArgs,
+  ...CurvesCommandArgs,
 } as const;
 export type CommandName = keyof typeof CommandArgs;
 export type CommandArgsOf<C extends CommandName> = z.infer<(typeof CommandArgs)[C]>;
 
-export interface Notifications extends WeightsNotifications, ReportNotifications, ComparisonNotifications, TraceDiffNotifications {
+export interface Notifications extends WeightsNotifications, ReportNotifications, ComparisonNotifications, TraceDiffNotifications, CurvesNotifications {
   /** The store changed (a rollout finished here or in another process). */
   'store/changed': { rollouts: number };
   /** Show this rollout (the host opened the panel for it). */
@@ -115,7 +122,7 @@ export type NotificationType = keyof Notifications;
  * of each type and sends it again whenever the webview (re)loads, so a panel that
  * was hidden, discarded and loaded again still shows what was last asked of it.
  */
-export const EVENT_NOTIFICATIONS: ReadonlySet<NotificationType> = new Set<NotificationType>(['store/changed', 'weights/configChanged']);
+export const EVENT_NOTIFICATIONS: ReadonlySet<NotificationType> = new Set<NotificationType>(['store/changed', 'weights/configChanged', ...CURVES_EVENTS]);
 
 /** Webview → host. */
 export const WebviewMessage = z.discriminatedUnion('kind', [
@@ -140,12 +147,3 @@ export function isCommandName(c: string): c is CommandName {
   return Object.prototype.hasOwnProperty.call(CommandArgs, c);
 }
 
-/** What a panel keeps with getState/setState and the serializer restores after a window reload. */
-export interface PanelState {
-  rolloutId?: string;
-  /** The id of the last intent of each type the webview acted on, so a replay of it after a reload is not acted on twice. */
-  intents?: Record<string, string>;
-  node?: string;
-  runId?: string;
-  [key: string]: unknown;
-}

@@ -1,16 +1,12 @@
 import { z } from 'zod';
 
 /**
- * Messages between the extension host and the Training Curves panel (one
- * panel per training job). The panel is not one of the lab panels of
- * protocol.ts: it shows one job's metrics, pushed by the host as the job's
- * log grows, and asks nothing back but a command or two. The envelope is the
- * same as protocol.ts's (`ready`, `command`, `notification`), so the webview
- * test harness drives it the same way. The webview imports types only (zod
- * stays out of its bundle); the host checks what the webview sends.
+ * The Training Curves panel's part of the message catalogue
+ * (src/shared/protocol.ts merges it). Unlike the lab panels there is one
+ * panel per training job: it shows the job's metrics, pushed by the host as
+ * the job's log grows, and asks nothing back but to show the log.
  */
 
-export const CURVES_PANEL = 'trainingCurves';
 export const CURVES_VIEW_TYPE = 'rolloutLab.trainingCurves';
 
 /** What the panel shows about the job (text only; the webview renders every field as text). */
@@ -45,25 +41,11 @@ export interface CurvesNotifications {
   /** The job cannot be shown (its record is gone, or its lab is). */
   'curves/error': { message: string };
 }
-export type CurvesNotificationType = keyof CurvesNotifications;
+/** Webview → host commands (fire and forget). */
+export const CurvesCommandArgs = {
+  /** Show the job's log in the Output channel. */
+  'job/showLog': z.strictObject({}),
+} as const satisfies Record<string, z.ZodType>;
 
-export type CurvesHostMessage = { [N in CurvesNotificationType]: { kind: 'notification'; type: N; params: CurvesNotifications[N] } }[CurvesNotificationType];
-
-/** Webview → host; checked on the host, as all webview input is. */
-export const CurvesWebviewMessage = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('ready'), panel: z.literal(CURVES_PANEL) }),
-  z.strictObject({ kind: z.literal('command'), command: z.enum(['job/showLog']), args: z.strictObject({}) }),
-]);
-export type CurvesWebviewMessage = z.infer<typeof CurvesWebviewMessage>;
-
-/** What the panel keeps with setState, and the serializer reads back after a window reload. */
-export interface CurvesState {
-  jobId: string;
-  folder: string;
-}
-
-export function isCurvesState(s: unknown): s is CurvesState {
-  const o = s as Partial<CurvesState> | null;
-  return typeof o === 'object' && o !== null && typeof o.jobId === 'string' && typeof o.folder === 'string';
-}
-
+/** Notifications that report what the job's log gained: they are not replayed; a page that loads again gets `curves/reset`. */
+export const CURVES_EVENTS = ['curves/reset', 'curves/append', 'curves/job', 'curves/error'] as const satisfies ReadonlyArray<keyof CurvesNotifications>;

@@ -2,14 +2,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PanelKind } from '../../src/shared/protocol';
-import type { CurvesHostMessage, CurvesJob, CurvesPoint } from '../../src/shared/trainingCurvesProtocol';
+import type { HostMessage } from '../../src/shared/protocol';
+import type { CurvesJob, CurvesPoint } from '../../src/shared/trainingCurvesProtocol';
 import { REPO, closeBrowser, openPanel, waitReady, type WebviewHarness } from './harness';
 
 const SHOTS = join(REPO, 'test-results', 'webview');
 const EVIL = '<img src=x onerror=window.__xss=1>';
-// The harness opens any bundle by name; the Training Curves panel is one per job, not one of the lab's PanelKinds.
-const PANEL = 'trainingCurves' as unknown as PanelKind;
+const PANEL = 'trainingCurves';
 
 function job(over: Partial<CurvesJob> = {}): CurvesJob {
   return {
@@ -39,7 +38,7 @@ function grpoPoints(from: number, to: number): CurvesPoint[] {
 }
 
 /** Posts a host message to the webview, as the extension host does. */
-function post(h: WebviewHarness, msg: CurvesHostMessage): Promise<void> {
+function post(h: WebviewHarness, msg: HostMessage): Promise<void> {
   return h.page.evaluate((m) => window.postMessage(m, '*'), msg as never);
 }
 

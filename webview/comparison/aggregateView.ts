@@ -1,6 +1,7 @@
 import type { ComparisonResult } from '../../src/core/analysis/comparison';
 import { el, table } from './dom';
-import { interval, meanPm, num, percent, pValue, signed } from './format';
+import { pct } from '../../src/core/analysis/numberFormat';
+import { interval, meanPm, num, pValue, signed } from './format';
 
 const VERDICT: Record<ComparisonResult['aggregate']['verdict'], string> = {
   'b-better': 'B is better (significant)',
@@ -37,7 +38,7 @@ export function renderAggregate(r: ComparisonResult): HTMLElement {
   const rows: string[][] = [
     ['Mean reward', meanPm(g.meanA, g.ciA), meanPm(g.meanB, g.ciB), signed(g.meanDifference)],
     [level, interval(g.ciA), interval(g.ciB), interval(g.ciDifference)],
-    ['Decision alignment', `${percent(g.alignment.a.percent)} (${g.alignment.a.aligned}/${g.alignment.a.total})`, `${percent(g.alignment.b.percent)} (${g.alignment.b.aligned}/${g.alignment.b.total})`, ''],
+    ['Decision alignment', `${pct(g.alignment.a.percent)} (${g.alignment.a.aligned}/${g.alignment.a.total})`, `${pct(g.alignment.b.percent)} (${g.alignment.b.aligned}/${g.alignment.b.total})`, ''],
     ['Rollouts (failed)', `${r.a.rollouts} (${r.a.failed})`, `${r.b.rollouts} (${r.b.failed})`, ''],
   ];
   const t = table(['', 'A', 'B', 'B − A'], rows, 'cmp-table cmp-aggregate-table');

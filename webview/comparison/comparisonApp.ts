@@ -44,7 +44,7 @@ export class ComparisonApp {
 
   constructor(
     private readonly root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'comparison'>,
   ) {
     const toolbar = el('div', 'toolbar cmp-toolbar');
     toolbar.setAttribute('role', 'toolbar');
@@ -100,13 +100,13 @@ export class ComparisonApp {
 
   async start(): Promise<void> {
     const state = this.client.getState();
-    if (isSort(state.sort)) this.sort = state.sort;
+    if (state.sort) this.sort = state.sort;
     this.sortPicker.options = SORTS.map((s) => ({ label: s.label, value: s.value, description: '', selected: s.value === this.sort, disabled: false }));
     this.sortPicker.value = this.sort;
     await this.fillPicker();
     if (this.runs) return; // a notification arrived while the list loaded
-    if (typeof state.runA === 'string' && typeof state.runB === 'string') {
-      await this.show(state.runA, state.runB, typeof state.taskId === 'string' ? state.taskId : null);
+    if (state.runA && state.runB) {
+      await this.show(state.runA, state.runB, state.taskId ?? null);
       return;
     }
     const newest = this.comparisons.find((c) => c.runA && c.runB);

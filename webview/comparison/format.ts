@@ -20,9 +20,6 @@ export function pValue(p: number | null | undefined): string {
   return p < 0.001 ? '< 0.001' : p.toFixed(3);
 }
 
-export function percent(x: number | null): string {
-  return x === null ? 'n/a' : `${x.toFixed(1)} %`;
-}
 
 /** Whether a protocol is JSON (shown in a monospace block) rather than prose. */
 export function isJsonText(text: string): boolean {

@@ -1,8 +1,4 @@
-import { HostClient } from '../shared/hostClient';
+import { startPanel } from '../shared/startPanel';
 import { ComparisonApp } from './comparisonApp';
 
-const client = new HostClient('comparison');
-const app = new ComparisonApp(document.getElementById('app')!, client);
-app.listen();
-void client.ready();
-void app.start();
+startPanel('comparison', ComparisonApp);

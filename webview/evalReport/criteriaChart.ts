@@ -1,5 +1,6 @@
 import type { CriterionReport } from '../../src/core/analysis/evaluationReport';
-import { interval, num } from '../../src/core/analysis/reportFormat';
+import { num } from '../../src/core/analysis/numberFormat';
+import { interval } from '../../src/core/analysis/reportFormat';
 import { arrowNavigation, el } from './dom';
 
 /*

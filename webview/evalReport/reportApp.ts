@@ -1,6 +1,7 @@
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { EvaluationReport } from '../../src/core/analysis/evaluationReport';
-import { SIMULATED_NOTICE, duration, interval, num, pct, reportTables, utc, type ReportCell, type ReportTableView } from '../../src/core/analysis/reportFormat';
+import { duration, num, pct } from '../../src/core/analysis/numberFormat';
+import { SIMULATED_NOTICE, interval, reportTables, utc, type ReportCell, type ReportTableView } from '../../src/core/analysis/reportFormat';
 import type { ReportRunSummary } from '../../src/shared/reportProtocol';
 import type { HostClient } from '../shared/hostClient';
 import { coalescingLoad } from '../shared/coalescingLoad';
@@ -27,11 +28,10 @@ export class ReportApp {
 
   constructor(
     root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'evalReport'>,
   ) {
     root.classList.add('er-root');
-    const st = client.getState();
-    this.runId = typeof st.runId === 'string' ? st.runId : null;
+    this.runId = client.getState().runId ?? null;
 
     const toolbar = el('div', 'toolbar er-toolbar');
     toolbar.setAttribute('role', 'toolbar');

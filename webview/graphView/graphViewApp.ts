@@ -50,7 +50,7 @@ export class GraphViewApp {
 
   constructor(
     root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'graphView'>,
   ) {
     root.classList.add('gv-root');
     const toolbar = el('div', 'toolbar gv-toolbar');
@@ -187,9 +187,9 @@ export class GraphViewApp {
 
   async start(): Promise<void> {
     const st = this.client.getState();
-    const mode = typeof st.mode === 'string' && (GRAPH_MODES as readonly string[]).includes(st.mode) ? (st.mode as GraphMode) : 'structure';
-    this.rolloutId = this.rolloutId ?? (typeof st.rolloutId === 'string' ? st.rolloutId : null);
-    this.runId = typeof st.runId === 'string' ? st.runId : null;
+    const mode = st.mode ?? 'structure';
+    this.rolloutId = this.rolloutId ?? st.rolloutId ?? null;
+    this.runId = st.runId ?? null;
     try {
       this.graph = await this.client.request('graph/describe', {});
     } catch (err) {

@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, line, scaleLinear, select, type Selection } from 'd3';
 import type { RewardPoint } from '../../src/shared/protocol';
 import { rewardDomain, rollingMean, runMarkLabel, runSpans, versionChanges, versionGroups, versionOf, type SplitBy } from './series';
-import { gridLines } from '../shared/chartGrid';
+import { chartMessage, drawAxes, integerTicks, sizeChart } from '../shared/chartAxes';
 
 /*
  * The reward curve drawn with d3: a dot per rollout in start order, the
@@ -92,16 +92,10 @@ export class RewardChart {
     const width = svgEl.clientWidth || 800;
     const height = svgEl.clientHeight || 400;
     this.svg.selectAll('g, text.rc-empty').remove();
-    this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(this.svg, width, height);
     const d = this.data;
     if (!d || !d.points.length) {
-      this.svg
-        .append('text')
-        .attr('class', 'rc-empty')
-        .attr('x', width / 2)
-        .attr('y', height / 2)
-        .attr('text-anchor', 'middle')
-        .text(d ? 'No finished rollouts with a reward yet.' : 'Loading…');
+      chartMessage(this.svg, width, height, 'rc-empty', d ? 'No finished rollouts with a reward yet.' : 'Loading…');
       return;
     }
     const pts = d.points;
@@ -117,27 +111,15 @@ export class RewardChart {
     const y = this.y;
     this.svg.attr('data-y-domain', JSON.stringify(y.domain()));
 
-    gridLines(this.svg, y, 5, 'rc-grid', MARGIN.left, width - MARGIN.right);
-
     const xTicks = Math.max(2, Math.min(n, Math.floor((width - MARGIN.left - MARGIN.right) / 70)));
-    this.svg
-      .append('g')
-      .attr('class', 'rc-axis rc-axis-x')
-      .attr('transform', `translate(0,${height - MARGIN.bottom})`)
-      .call(axisBottom(x).ticks(xTicks).tickFormat((v) => (Number.isInteger(v) ? String(v) : '')));
-    this.svg.append('g').attr('class', 'rc-axis rc-axis-y').attr('transform', `translate(${MARGIN.left},0)`).call(axisLeft(y).ticks(5));
-    const titles = this.svg.append('g').attr('class', 'rc-axis-titles');
-    titles
-      .append('text')
-      .attr('x', (MARGIN.left + width - MARGIN.right) / 2)
-      .attr('y', height - 6)
-      .attr('text-anchor', 'middle')
-      .text('rollout (start order)');
-    titles
-      .append('text')
-      .attr('transform', `translate(14,${(MARGIN.top + height - MARGIN.bottom) / 2}) rotate(-90)`)
-      .attr('text-anchor', 'middle')
-      .text('final reward');
+    drawAxes(this.svg, { width, height, margin: MARGIN }, {
+      prefix: 'rc',
+      grid: { y, ticks: 5 },
+      x: axisBottom(x).ticks(xTicks).tickFormat(integerTicks),
+      y: axisLeft(y).ticks(5),
+      xTitle: 'rollout (start order)',
+      yTitle: 'final reward',
+    });
 
     this.drawRuns(d, height);
 

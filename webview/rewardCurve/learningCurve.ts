@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, line, scaleLinear, scalePoint, select } from 'd3';
 import type { LearningCurve, LearningCurvePoint, LearningCurveSeries, PairedChange } from '../../src/core/train/pipeline/learningCurve';
 import { el, tableHead } from '../shared/dom';
-import { gridLines } from '../shared/chartGrid';
+import { drawAxes, sizeChart } from '../shared/chartAxes';
 
 /*
  * The learning curve in the Reward Curve panel: per trained model, validation
@@ -148,19 +148,21 @@ export class LearningCurveView {
     const height = HEIGHT;
     const svg = select(svgEl);
     svg.selectAll('*').remove();
-    svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(svg, width, height);
     const labels = s.points.map((p) => p.label);
     const x = scalePoint<string>().domain(labels).range([MARGIN.left, width - MARGIN.right]).padding(0.5);
     const y = scaleLinear().domain([0, 1]).range([height - MARGIN.bottom, MARGIN.top]);
 
-    gridLines(svg, y, 5, 'rc-grid', MARGIN.left, width - MARGIN.right);
     // Long labels are cut to the room a version has; the full label is in the tick's title and the table.
     const room = Math.max(6, Math.floor((x.step() || width) / 7));
-    const xAxis = svg
-      .append('g')
-      .attr('class', 'rc-axis lc-axis-x')
-      .attr('transform', `translate(0,${height - MARGIN.bottom})`)
-      .call(axisBottom(x).tickSizeOuter(0).tickFormat((label) => (label.length > room ? `${label.slice(0, room - 1)}…` : label)));
+    const { x: xAxis } = drawAxes(svg, { width, height, margin: MARGIN }, {
+      prefix: 'rc',
+      grid: { y, ticks: 5 },
+      x: axisBottom(x).tickSizeOuter(0).tickFormat((label) => (label.length > room ? `${label.slice(0, room - 1)}…` : label)),
+      xClass: 'lc-axis-x',
+      y: axisLeft(y).ticks(5),
+      yTitle: 'validation reward',
+    });
     xAxis.selectAll<SVGGElement, string>('.tick').append('title').text((label) => label);
     // Under each version: its rollouts, or that it is not evaluated yet.
     xAxis
@@ -173,13 +175,6 @@ export class LearningCurveView {
         const p = s.points.find((q) => q.label === label)!;
         return p.rollouts ? `n ${p.rollouts}${p.active ? ' · active' : ''}` : `not evaluated${p.active ? ' · active' : ''}`;
       });
-    svg.append('g').attr('class', 'rc-axis rc-axis-y').attr('transform', `translate(${MARGIN.left},0)`).call(axisLeft(y).ticks(5));
-    svg
-      .append('text')
-      .attr('class', 'lc-axis-title')
-      .attr('transform', `translate(14,${(MARGIN.top + height - MARGIN.bottom) / 2}) rotate(-90)`)
-      .attr('text-anchor', 'middle')
-      .text('validation reward');
 
     const done = s.points.filter((p) => p.rollouts > 0 && p.reward.mean !== null);
     const path = line<LearningCurvePoint>()

@@ -50,17 +50,17 @@ export class RewardCurveApp {
 
   constructor(
     root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'rewardCurve'>,
   ) {
     root.classList.add('rc-root');
     const st = client.getState();
-    if (typeof st.window === 'number' && st.window >= 1) this.window = Math.min(MAX_WINDOW, Math.floor(st.window));
+    if (st.window) this.window = Math.min(MAX_WINDOW, Math.floor(st.window));
     this.split = parseSplit(st.split);
-    if (Array.isArray(st.criteria)) this.shown = new Set(st.criteria.filter((c): c is string => typeof c === 'string'));
-    this.runId = typeof st.runId === 'string' ? st.runId : null;
+    if (st.criteria) this.shown = new Set(st.criteria);
+    this.runId = st.runId ?? null;
     this.table = st.table === true;
     this.fullScale = st.fullScale === true;
-    this.view = st.view === 'versions' ? 'versions' : 'rollouts';
+    this.view = st.view ?? 'rollouts';
 
     const toolbar = el('div', 'toolbar rc-toolbar');
     toolbar.setAttribute('role', 'toolbar');

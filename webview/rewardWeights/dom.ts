@@ -6,6 +6,7 @@ import type { VscodeButton } from '@vscode-elements/elements/dist/vscode-button/
  * user text and must show literally.
  */
 
+import { num as fixed } from '../../src/core/analysis/numberFormat';
 import { el } from '../shared/dom';
 
 export { el };
@@ -33,8 +34,9 @@ export function section(id: string, title: string): { root: HTMLElement; head: H
   return { root, head };
 }
 
+/** A weight or reward to fixed digits, '–' when there is none. */
 export function num(v: number | null | undefined, digits = 3): string {
-  return v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits);
+  return fixed(v, digits, '–');
 }
 
 /** Makes a row act as a button: focusable, Enter/Space activate, Up/Down move between its siblings. */

@@ -137,15 +137,3 @@ export function ruleIndexOf(path: string): number | null {
   const m = /^(?:air)?\[?(\d+)\]?/.exec(path);
   return m ? Number(m[1]) : null;
 }
-
-export function isDraft(v: unknown): v is Draft {
-  if (typeof v !== 'object' || v === null) return false;
-  const d = v as Partial<Draft>;
-  const strings = (o: unknown, keys: string[]): boolean => typeof o === 'object' && o !== null && keys.every((k) => typeof (o as Record<string, unknown>)[k] === 'string');
-  return (
-    Array.isArray(d.criteria) &&
-    Array.isArray(d.air) &&
-    d.criteria.every((c) => strings(c, ['key', 'name', 'description', 'weight'])) &&
-    d.air.every((r) => strings(r, ['key', 'name', 'when', 'agents', 'tools', 'reward']))
-  );
-}

@@ -1,6 +1,7 @@
 import { axisBottom, axisLeft, scaleLinear, select, type Selection } from 'd3';
 import type { Distribution } from '../../src/core/analysis/rescore';
 import type { RewardBins } from '../../src/shared/weightsProtocol';
+import { drawAxes, integerTicks, sizeChart } from '../shared/chartAxes';
 
 /*
  * Before/after histograms of final rewards, drawn with d3 as paired bars over
@@ -35,7 +36,7 @@ export class RewardHistogram {
     const width = node.clientWidth || 640;
     const height = node.clientHeight || 240;
     this.svg.selectAll('*').remove();
-    this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(this.svg, width, height);
     const d = this.data;
     if (!d) return;
     const { edges } = d.bins;
@@ -54,43 +55,15 @@ export class RewardHistogram {
     const range = (i: number): string => `${edges[i]!.toFixed(decimals)}–${edges[i + 1]!.toFixed(decimals)}`;
     const at = (v: number): number => x(v);
 
-    this.svg
-      .attr(
-        'aria-label',
-        `Final reward histogram, ${d.before.count} rollouts. Before: mean ${fmt(d.before.mean)}. After: mean ${fmt(d.after.mean)}.`,
-      )
-      .append('g')
-      .attr('class', 'rw-grid')
-      .selectAll('line')
-      .data(y.ticks(Math.min(5, max)))
-      .join('line')
-      .attr('x1', MARGIN.left)
-      .attr('x2', width - MARGIN.right)
-      .attr('y1', (t) => y(t))
-      .attr('y2', (t) => y(t));
-
-    this.svg
-      .append('g')
-      .attr('class', 'rw-axis rw-axis-x')
-      .attr('transform', `translate(0,${height - MARGIN.bottom})`)
-      .call(axisBottom(x).tickValues(edgeTicks(edges, Math.max(2, Math.floor((width - MARGIN.left - MARGIN.right) / 50)))));
-    this.svg
-      .append('g')
-      .attr('class', 'rw-axis rw-axis-y')
-      .attr('transform', `translate(${MARGIN.left},0)`)
-      .call(axisLeft(y).ticks(Math.min(5, max)).tickFormat((v) => (Number.isInteger(v) ? String(v) : '')));
-    const titles = this.svg.append('g').attr('class', 'rw-axis-titles');
-    titles
-      .append('text')
-      .attr('x', (MARGIN.left + width - MARGIN.right) / 2)
-      .attr('y', height - 6)
-      .attr('text-anchor', 'middle')
-      .text('final reward');
-    titles
-      .append('text')
-      .attr('transform', `translate(13,${(MARGIN.top + height - MARGIN.bottom) / 2}) rotate(-90)`)
-      .attr('text-anchor', 'middle')
-      .text('rollouts');
+    this.svg.attr('aria-label', `Final reward histogram, ${d.before.count} rollouts. Before: mean ${fmt(d.before.mean)}. After: mean ${fmt(d.after.mean)}.`);
+    drawAxes(this.svg, { width, height, margin: MARGIN }, {
+      prefix: 'rw',
+      grid: { y, ticks: Math.min(5, max) },
+      x: axisBottom(x).tickValues(edgeTicks(edges, Math.max(2, Math.floor((width - MARGIN.left - MARGIN.right) / 50)))),
+      y: axisLeft(y).ticks(Math.min(5, max)).tickFormat(integerTicks),
+      xTitle: 'final reward',
+      yTitle: 'rollouts',
+    });
 
     const bars = this.svg.append('g').attr('class', 'rw-bars');
     for (const series of ['before', 'after'] as const) {

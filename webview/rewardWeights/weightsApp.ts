@@ -7,7 +7,7 @@ import { fillRunPicker } from '../shared/runPicker';
 import { AirSection } from './airSection';
 import { CriteriaForm } from './criteriaForm';
 import { button, el, section } from './dom';
-import { checkCriteria, criteriaForSave, draftFromConfig, isDirty, isDraft, rulesForHost, type Draft } from './draft';
+import { checkCriteria, criteriaForSave, draftFromConfig, isDirty, rulesForHost, type Draft } from './draft';
 import { WhatIfView } from './whatIfView';
 
 /*
@@ -54,13 +54,13 @@ export class WeightsApp {
 
   constructor(
     root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'rewardWeights'>,
   ) {
     root.classList.add('rw-root');
     const st = client.getState();
-    this.runId = typeof st.runId === 'string' ? st.runId : null;
-    this.split = st.split === 'train' || st.split === 'val' ? st.split : null;
-    this.rolloutId = typeof st.rolloutId === 'string' && /^[0-9a-f]{32}$/.test(st.rolloutId) ? st.rolloutId : null;
+    this.runId = st.runId ?? null;
+    this.split = st.split ?? null;
+    this.rolloutId = st.rolloutId ?? null;
 
     const toolbar = el('div', 'toolbar rw-toolbar');
     toolbar.setAttribute('role', 'toolbar');
@@ -165,9 +165,9 @@ export class WeightsApp {
       document.body.dataset.ready = 'true';
       return;
     }
-    const st = this.client.getState();
     // Unsaved edits from before a reload come back.
-    if (isDraft(st.draft)) this.draft = structuredClone(st.draft);
+    const { draft } = this.client.getState();
+    if (draft) this.draft = draft;
     this.renderForms();
     await Promise.all([fillRunPicker(this.client, this.runPicker, this.runId), this.loadRollouts(), this.runWhatIf(), this.runAir()]);
     document.body.dataset.ready = 'true';

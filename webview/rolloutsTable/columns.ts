@@ -1,3 +1,4 @@
+import { duration } from '../../src/core/analysis/numberFormat';
 import type { RolloutTableRow, TableSortKey } from '../../src/core/store/tableQuery';
 import type { TableFacets } from '../../src/shared/tableProtocol';
 
@@ -28,13 +29,6 @@ export function count(x: number | null): string {
   return x === null ? '—' : x.toLocaleString('en-US');
 }
 
-export function duration(ms: number | null): string {
-  if (ms === null) return '—';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const m = Math.floor(ms / 60_000);
-  return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
 
 export function money(x: number | null): string {
   if (x === null) return '—';
@@ -76,7 +70,7 @@ export function columnsFor(facets: Pick<TableFacets, 'criteria' | 'prices'>): Co
     { id: 'turns', label: 'Turns', sort: 'turns', width: 56, numeric: true, text: (r) => count(r.turns) },
     { id: 'inputTokens', label: 'Tokens in', sort: 'inputTokens', width: 82, numeric: true, text: (r) => count(r.inputTokens) },
     { id: 'outputTokens', label: 'Tokens out', sort: 'outputTokens', width: 82, numeric: true, text: (r) => count(r.outputTokens) },
-    { id: 'latency', label: 'Latency', sort: 'latency', width: 80, numeric: true, text: (r) => duration(r.latencyMs) },
+    { id: 'latency', label: 'Latency', sort: 'latency', width: 80, numeric: true, text: (r) => duration(r.latencyMs, '—') },
   );
   if (facets.prices) cols.push({ id: 'cost', label: 'Cost', sort: 'cost', width: 76, numeric: true, text: (r) => money(r.cost) });
   cols.push(

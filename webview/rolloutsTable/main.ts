@@ -1,8 +1,4 @@
-import { HostClient } from '../shared/hostClient';
+import { startPanel } from '../shared/startPanel';
 import { TableApp } from './tableApp';
 
-const client = new HostClient('rolloutsTable');
-const app = new TableApp(document.getElementById('app')!, client);
-app.listen();
-void client.ready();
-void app.start();
+startPanel('rolloutsTable', TableApp);

@@ -55,12 +55,12 @@ export class TableApp {
 
   constructor(
     private readonly root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'rolloutsTable'>,
   ) {
     const state = client.getState();
-    if (isObject(state['filters'])) this.filters = state['filters'] as Filters;
-    if (typeof state['sort'] === 'string') this.sort = state['sort'] as TableSortKey;
-    if (state['order'] === 'asc' || state['order'] === 'desc') this.order = state['order'];
+    if (state.filters) this.filters = state.filters as Filters;
+    if (state.sort) this.sort = state.sort as TableSortKey;
+    if (state.order) this.order = state.order;
 
     const toolbar = el('div', 'toolbar rt-toolbar');
     toolbar.setAttribute('role', 'search');
@@ -577,8 +577,4 @@ export class TableApp {
     this.message.textContent = text;
     this.message.classList.toggle('error', error);
   }
-}
-
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
 }

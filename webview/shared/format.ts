@@ -13,7 +13,7 @@ export function tidyNumber(x: number, significant = 4): number {
 }
 
 /** A score to fixed digits ('n/a' when there is none): the evaluation report's. */
-export { num } from '../../src/core/analysis/reportFormat';
+export { num } from '../../src/core/analysis/numberFormat';
 
 /** A difference to fixed digits with its sign (+0.120, -0.050; never -0.000). */
 export function signed(x: number | null | undefined, digits = 3): string {

@@ -1,15 +1,6 @@
-import type {
-  CommandArgsOf,
-  CommandName,
-  HostMessage,
-  NotificationType,
-  Notifications,
-  PanelKind,
-  PanelState,
-  RequestMethod,
-  RequestParamsOf,
-  RequestResults,
-} from '../../src/shared/protocol';
+import type { PanelCommand, PanelRequest } from '../../src/shared/panelCatalogue';
+import { parsePanelState, type PanelState } from '../../src/shared/panelState';
+import type { CommandArgsOf, HostMessage, NotificationType, Notifications, PanelKind, RequestParamsOf, RequestResults } from '../../src/shared/protocol';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -19,21 +10,22 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 /**
- * The webview side of the message catalogue: typed requests with ids and
- * promises, commands, notifications, and the panel state that survives a
- * reload. `ready` is sent only once listeners are in place, so the host never
- * posts into the void; it is sent again by each load of the page, and the host
- * then repeats its latest intents (with ids; see receive) and says `replayed`.
- * A panel restores its saved view after that, unless an intent asked for
- * another one (see ready).
+ * The webview side of the message catalogue, for one panel kind: typed
+ * requests with ids and promises and commands (only those of the panel's
+ * catalogue entry), notifications, and the panel's typed state that survives
+ * a reload. `ready` is sent only once listeners are in place, so the host
+ * never posts into the void; it is sent again by each load of the page, and
+ * the host then repeats its latest intents (with ids; see receive) and says
+ * `replayed`. A panel restores its saved view after that, unless an intent
+ * asked for another one (see ready).
  */
-export class HostClient {
+export class HostClient<K extends PanelKind> {
   private readonly vscode = acquireVsCodeApi();
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private readonly listeners = new Map<NotificationType, Array<(p: never) => void>>();
 
-  constructor(private readonly panel: PanelKind) {
+  constructor(readonly panel: K) {
     window.addEventListener('message', (event: MessageEvent<HostMessage>) => this.receive(event.data));
   }
 
@@ -51,7 +43,7 @@ export class HostClient {
     return done;
   }
 
-  request<M extends RequestMethod>(method: M, params: RequestParamsOf<M>): Promise<RequestResults[M]> {
+  request<M extends PanelRequest<K>>(method: M, params: RequestParamsOf<M>): Promise<RequestResults[M]> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -59,7 +51,7 @@ export class HostClient {
     });
   }
 
-  command<C extends CommandName>(command: C, args: CommandArgsOf<C>): void {
+  command<C extends PanelCommand<K>>(command: C, args: CommandArgsOf<C>): void {
     this.vscode.postMessage({ kind: 'command', command, args });
   }
 
@@ -69,11 +61,12 @@ export class HostClient {
     this.listeners.set(type, list);
   }
 
-  getState(): PanelState {
-    return (this.vscode.getState() as PanelState | undefined) ?? {};
+  /** The panel's saved state, checked (see panelState.ts): what does not fit is left out. */
+  getState(): PanelState<K> {
+    return parsePanelState(this.panel, this.vscode.getState());
   }
 
-  setState(patch: PanelState): void {
+  setState(patch: Partial<PanelState<K>>): void {
     this.vscode.setState({ ...this.getState(), ...patch });
   }
 
@@ -93,7 +86,7 @@ export class HostClient {
         // An intent is sent again each time the panel loads: act on each one once, even across reloads.
         const st = this.getState();
         if (st.intents?.[msg.type] === msg.intent) return;
-        this.setState({ intents: { ...st.intents, [msg.type]: msg.intent } });
+        this.setState({ intents: { ...st.intents, [msg.type]: msg.intent } } as Partial<PanelState<K>>);
       }
       for (const h of this.listeners.get(msg.type) ?? []) (h as (p: unknown) => void)(msg.params);
     }

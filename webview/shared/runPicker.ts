@@ -1,9 +1,14 @@
 import type { VscodeSingleSelect } from '@vscode-elements/elements/dist/vscode-single-select/vscode-single-select.js';
 import type { RunRecord } from '../../src/core/store/types';
-import type { HostClient } from './hostClient';
+import type { RequestResults } from '../../src/shared/protocol';
+
+/** A client of a panel whose catalogue has `runs/list`. */
+interface RunsClient {
+  request(method: 'runs/list', params: Record<string, never>): Promise<RequestResults['runs/list']>;
+}
 
 /** Fills a run picker: "All runs" first, then the store's runs. */
-export async function fillRunPicker(client: HostClient, picker: VscodeSingleSelect, runId: string | null): Promise<RunRecord[]> {
+export async function fillRunPicker(client: RunsClient, picker: VscodeSingleSelect, runId: string | null): Promise<RunRecord[]> {
   let runs: RunRecord[];
   try {
     runs = (await client.request('runs/list', {})).runs;

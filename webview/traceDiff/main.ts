@@ -1,8 +1,4 @@
-import { HostClient } from '../shared/hostClient';
+import { startPanel } from '../shared/startPanel';
 import { TraceDiffApp } from './traceDiffApp';
 
-const client = new HostClient('traceDiff');
-const app = new TraceDiffApp(document.getElementById('app')!, client);
-app.listen();
-void client.ready();
-void app.start();
+startPanel('traceDiff', TraceDiffApp);

@@ -44,7 +44,7 @@ export class TraceDiffApp {
 
   constructor(
     private readonly root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'traceDiff'>,
   ) {
     this.only = document.createElement('input');
     this.only.type = 'checkbox';
@@ -99,7 +99,7 @@ export class TraceDiffApp {
 
   async start(): Promise<void> {
     const s = this.client.getState();
-    if (typeof s.left === 'string' && typeof s.right === 'string') await this.load(s.left, s.right);
+    if (s.left && s.right) await this.load(s.left, s.right);
     else if (!this.diff) this.showMessage('Pick two rollouts to compare: "Rollout Lab: Compare Two Rollouts (Trace Diff)…", a task of the Comparison panel, or a prompt version.', 'muted');
   }
 

@@ -12,7 +12,6 @@ import { buildTraceModel, hasChildren, keepForMatches, revealIndex, visibleRows,
 import { computeTotals } from './traceTotals';
 import { TreeView } from './treeView';
 
-const ROLLOUT_ID = /^[0-9a-f]{32}$/;
 /** Spans in the first page of a rollout (enough for the first screens of rows) and in each page after it. */
 const FIRST_PAGE = 1000;
 const PAGE = 10_000;
@@ -65,7 +64,7 @@ export class TraceExplorerApp {
 
   constructor(
     private readonly root: HTMLElement,
-    private readonly client: HostClient,
+    private readonly client: HostClient<'traceExplorer'>,
   ) {
     this.tree = new TreeView({
       select: (i) => this.select(i),
@@ -138,27 +137,23 @@ export class TraceExplorerApp {
   }
 
   /**
-   * Registers for notifications, says ready, and shows the rollout the panel
-   * had before a reload, if any — once the host has replayed its requests and
-   * none of them asked for another rollout, so an older rollout never shows
-   * first (the panel reloads when it is shown again after being hidden).
+   * Registers for notifications and keeps the rollout the panel had before a
+   * reload, if any, to show once the host has replayed its requests (see start).
    */
-  start(): void {
+  listen(): void {
     const st = this.client.getState();
-    if (typeof st.rolloutId === 'string' && ROLLOUT_ID.test(st.rolloutId)) {
-      this.saved = {
-        rolloutId: st.rolloutId,
-        memory: {
-          node: typeof st.node === 'string' ? st.node : undefined,
-          selected: typeof st.selected === 'string' ? st.selected : undefined,
-          collapsed: Array.isArray(st.collapsed) ? st.collapsed.filter((x): x is string => typeof x === 'string') : undefined,
-          search: typeof st.search === 'string' ? st.search : undefined,
-        },
-      };
-    }
+    if (st.rolloutId) this.saved = { rolloutId: st.rolloutId, memory: { node: st.node, selected: st.selected, collapsed: st.collapsed, search: st.search } };
     this.client.on('trace/show', (p) => this.onShow(p.rolloutId, p.node));
     this.client.on('store/changed', () => void this.onStoreChanged());
-    void this.client.ready().then(() => {
+  }
+
+  /**
+   * Shows the saved rollout once the host has replayed its requests and none
+   * of them asked for another rollout, so an older rollout never shows first
+   * (the panel reloads when it is shown again after being hidden).
+   */
+  start(replayed: Promise<void>): void {
+    void replayed.then(() => {
       const saved = this.saved;
       this.saved = null;
       if (this.inflight || this.model) return;

@@ -1,7 +1,7 @@
 import { extent } from 'd3';
 import type { CurvesJob, CurvesPoint } from '../../src/shared/trainingCurvesProtocol';
 import { el } from '../shared/dom';
-import type { CurvesClient } from './curvesClient';
+import type { HostClient } from '../shared/hostClient';
 import { MetricChart } from './metricChart';
 import { curveMetrics, progressText, seriesOf } from './series';
 
@@ -26,7 +26,7 @@ export class CurvesApp {
 
   constructor(
     root: HTMLElement,
-    private readonly client: CurvesClient,
+    private readonly client: HostClient<'trainingCurves'>,
   ) {
     root.classList.add('tc-root');
     const header = el('header', 'tc-header');
@@ -48,7 +48,7 @@ export class CurvesApp {
     logButton.className = 'tc-show-log';
     logButton.setAttribute('secondary', '');
     logButton.textContent = 'Show Log';
-    logButton.addEventListener('click', () => this.client.showLog());
+    logButton.addEventListener('click', () => this.client.command('job/showLog', {}));
     toolbar.append(this.status, spacer, logButton);
 
     this.grid = el('div', 'tc-grid-host');

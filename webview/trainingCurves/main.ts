@@ -1,8 +1,5 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
+import { startPanel } from '../shared/startPanel';
 import { CurvesApp } from './curvesApp';
-import { CurvesClient } from './curvesClient';
 
-const client = new CurvesClient();
-const app = new CurvesApp(document.getElementById('app')!, client);
-app.listen();
-void client.ready();
+startPanel('trainingCurves', CurvesApp);

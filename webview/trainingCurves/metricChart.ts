@@ -1,7 +1,7 @@
 import { axisBottom, axisLeft, extent, line, scaleLinear, select, type Selection } from 'd3';
-import { formatNumber } from '../../src/extension/training/jobText';
+import { shortNumber } from '../../src/core/analysis/numberFormat';
 import type { MetricSeries } from './series';
-import { gridLines } from '../shared/chartGrid';
+import { chartMessage, drawAxes, integerTicks, sizeChart } from '../shared/chartAxes';
 
 /*
  * One small d3 line chart of a metric over the steps of a job: axes, the
@@ -16,9 +16,6 @@ const HEIGHT = 160;
 /** Beyond this many points the dots would hide the line; the cursor still reaches every step. */
 const MAX_DOTS = 300;
 export const PALETTE_SIZE = 6;
-
-/** 0.5, 1.234, 2e-4, 1.05e-6: short enough for the y axis of a learning rate too. */
-export const formatValue = (v: number): string => formatNumber(v);
 
 type Sel<E extends Element> = Selection<E, unknown, null, undefined>;
 
@@ -67,10 +64,10 @@ export class MetricChart {
     if (this.cursor !== null && this.cursor >= series.points.length) this.cursor = null;
     const pts = series.points;
     const lastPoint = pts.at(-1);
-    this.last.textContent = lastPoint ? `${formatValue(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
+    this.last.textContent = lastPoint ? `${shortNumber(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
     this.svg.attr(
       'aria-label',
-      `${this.metric} over steps: ${pts.length} point${pts.length === 1 ? '' : 's'}${lastPoint ? `, last ${formatValue(lastPoint.value)} at step ${lastPoint.step}` : ''}. Left and right arrows move between steps, Home and End jump to the ends.`,
+      `${this.metric} over steps: ${pts.length} point${pts.length === 1 ? '' : 's'}${lastPoint ? `, last ${shortNumber(lastPoint.value)} at step ${lastPoint.step}` : ''}. Left and right arrows move between steps, Home and End jump to the ends.`,
     );
     this.draw();
   }
@@ -80,16 +77,10 @@ export class MetricChart {
     const width = svgEl.clientWidth || 420;
     const height = HEIGHT;
     this.svg.selectAll('*').remove();
-    this.svg.attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
+    sizeChart(this.svg, width, height);
     const pts = this.series.points;
     if (pts.length === 0) {
-      this.svg
-        .append('text')
-        .attr('class', 'tc-empty')
-        .attr('x', width / 2)
-        .attr('y', height / 2)
-        .attr('text-anchor', 'middle')
-        .text(`No ${this.metric} reported yet.`);
+      chartMessage(this.svg, width, height, 'tc-empty', `No ${this.metric} reported yet.`);
       return;
     }
     let [x0, x1] = this.steps ?? (extent(pts, (p) => p.step) as [number, number]);
@@ -103,25 +94,14 @@ export class MetricChart {
     this.y = scaleLinear().domain([y0, y1]).nice().range([height - MARGIN.bottom, MARGIN.top]);
     const { x, y } = this;
 
-    gridLines(this.svg, y, 4, 'tc-grid', MARGIN.left, width - MARGIN.right);
     const xTicks = Math.max(2, Math.min(x1 - x0, Math.floor((width - MARGIN.left - MARGIN.right) / 60)));
-    this.svg
-      .append('g')
-      .attr('class', 'tc-axis tc-axis-x')
-      .attr('transform', `translate(0,${height - MARGIN.bottom})`)
-      .call(axisBottom(x).ticks(xTicks).tickFormat((v) => (Number.isInteger(v.valueOf()) ? String(v) : '')));
-    this.svg
-      .append('g')
-      .attr('class', 'tc-axis tc-axis-y')
-      .attr('transform', `translate(${MARGIN.left},0)`)
-      .call(axisLeft(y).ticks(4).tickFormat((v) => formatValue(v.valueOf())));
-    this.svg
-      .append('text')
-      .attr('class', 'tc-axis-title')
-      .attr('x', (MARGIN.left + width - MARGIN.right) / 2)
-      .attr('y', height - 4)
-      .attr('text-anchor', 'middle')
-      .text('step');
+    drawAxes(this.svg, { width, height, margin: MARGIN }, {
+      prefix: 'tc',
+      grid: { y, ticks: 4 },
+      x: axisBottom(x).ticks(xTicks).tickFormat(integerTicks),
+      y: axisLeft(y).ticks(4).tickFormat((v) => shortNumber(v.valueOf())),
+      xTitle: 'step',
+    });
 
     const path = line<{ step: number; value: number }>()
       .x((p) => x(p.step))
@@ -167,11 +147,11 @@ export class MetricChart {
     this.drawCursor();
     const p = i === null ? undefined : this.series.points[i];
     if (p) {
-      this.last.textContent = `${formatValue(p.value)} at step ${p.step}`;
-      this.announce(`${this.metric} at step ${p.step}: ${formatValue(p.value)}`);
+      this.last.textContent = `${shortNumber(p.value)} at step ${p.step}`;
+      this.announce(`${this.metric} at step ${p.step}: ${shortNumber(p.value)}`);
     } else {
       const lastPoint = this.series.points.at(-1);
-      this.last.textContent = lastPoint ? `${formatValue(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
+      this.last.textContent = lastPoint ? `${shortNumber(lastPoint.value)} at step ${lastPoint.step}` : 'no values yet';
     }
   }
 

@@ -1,5 +1,6 @@
 import type { CurvesJob, CurvesPoint } from '../../src/shared/trainingCurvesProtocol';
-import { durationText, LEADING_METRICS } from '../../src/extension/training/jobText';
+import { durationText } from '../../src/core/analysis/numberFormat';
+import { LEADING_METRICS } from '../../src/core/train/jobs/trainerEvents';
 
 /** One metric over the steps of a job, in step order of arrival. */
 export interface MetricSeries {

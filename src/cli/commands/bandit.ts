@@ -2,7 +2,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { resolve } from 'node:path';
 import { UsageError, errorMessage } from '../../core/errors';
 import { COMMON, err, givenSplit, out } from '../args';
-import { num, table } from '../format';
+import { num } from '../../core/analysis/numberFormat';
+import { table } from '../format';
 
 const OPTIONS = {
   workspace: COMMON.workspace,

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
 import type { ComparisonResult } from '../../core/analysis/comparison';
 import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption } from '../args';
-import { num, table } from '../format';
+import { num, pct } from '../../core/analysis/numberFormat';
+import { table } from '../format';
 import { printWarnings, tellWarning, withRunningLab } from '../labSession';
 
 const OPTIONS = {
@@ -151,9 +152,6 @@ function print(r: ComparisonResult, json: boolean): void {
   }
 }
 
-function pct(x: number | null): string {
-  return x === null ? 'n/a' : `${x.toFixed(1)} %`;
-}
 
 function decisions(ds: Array<string | null>): string {
   return ds.map((d) => d ?? '-').join(' ');

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { UsageError } from '../../core/errors';
 import type { ApoRound } from '../../core/train/apo/apoTypes';
 import { COMMON, err, intOption, out, parse } from '../args';
-import { num, table } from '../format';
+import { num } from '../../core/analysis/numberFormat';
+import { table } from '../format';
 import { withRunningLab } from '../labSession';
 
 const OPTIONS = {

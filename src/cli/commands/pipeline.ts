@@ -5,7 +5,8 @@ import { errorMessage, UsageError } from '../../core/errors';
 import type { PipelineStatus } from '../../core/train/pipeline/pipelineStatus';
 import type { PhaseRecord } from '../../core/train/phases/pipelineState';
 import { COMMON, BATCH_OPTIONS, err, intOption, out, type Values } from '../args';
-import { learningCurveTable, num, table } from '../format';
+import { num } from '../../core/analysis/numberFormat';
+import { learningCurveTable, table } from '../format';
 import { withRunningLab } from '../labSession';
 
 const OPTIONS = {

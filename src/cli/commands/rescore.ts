@@ -4,7 +4,8 @@ import { UsageError } from '../../core/errors';
 import type { RescoreResult } from '../../core/analysis/rescore';
 import type { RolloutQuery } from '../../core/store/types';
 import { COMMON, err, out, parse } from '../args';
-import { num, table } from '../format';
+import { num } from '../../core/analysis/numberFormat';
+import { table } from '../format';
 
 const OPTIONS = {
   workspace: COMMON.workspace,

@@ -6,7 +6,8 @@ import type { TrainResult } from '../../core/train/jobs/trainPhase';
 import { dryRunText } from '../../core/train/jobs/dryRunText';
 import { parseTrainerEvent, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
 import { COMMON, err, intOption, out, type Values } from '../args';
-import { duration, num, table } from '../format';
+import { duration, num } from '../../core/analysis/numberFormat';
+import { table } from '../format';
 import { withRunningLab } from '../labSession';
 
 const TRAIN_OPTIONS = {

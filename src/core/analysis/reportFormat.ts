@@ -1,5 +1,6 @@
 import { statusText } from '../store/failureKinds';
 import type { EvaluationReport, MeanStat, RateStat } from './evaluationReport';
+import { count, duration, num, pct } from './numberFormat';
 
 /*
  * What an evaluation report says, as tables of plain text cells (reportTables),
@@ -34,21 +35,8 @@ export interface ReportTableView {
   empty: string;
 }
 
-export function num(x: number | null | undefined, digits = 3): string {
-  return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits);
-}
 
-/** 950, 12.3k, 4.5M: counts that stay narrow in a table. */
-export function count(n: number): string {
-  const abs = Math.abs(n);
-  if (abs < 10_000) return String(n);
-  if (abs < 1_000_000) return `${(n / 1000).toFixed(abs < 100_000 ? 1 : 0)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
 
-export function pct(x: number | null | undefined, digits = 1): string {
-  return x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : `${x.toFixed(digits)} %`;
-}
 
 export function interval(ci: [number, number] | null, digits = 3, unit = ''): string {
   return ci ? `${ci[0].toFixed(digits)}${unit} – ${ci[1].toFixed(digits)}${unit}` : 'n/a';
@@ -58,13 +46,6 @@ export function utc(t: number | null): string {
   return t === null ? '-' : new Date(t).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
-export function duration(ms: number | null): string {
-  if (ms === null) return '-';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const m = Math.floor(ms / 60_000);
-  return m < 60 ? `${m} m ${Math.round((ms % 60_000) / 1000)} s` : `${Math.floor(m / 60)} h ${m % 60} m`;
-}
 
 function meanCells(s: MeanStat, digits = 3): string[] {
   return [num(s.mean, digits), interval(s.ci, digits), String(s.n)];

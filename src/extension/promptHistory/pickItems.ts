@@ -4,7 +4,8 @@ import type { RolloutRecord } from '../../core/store/types';
 import { compactStats } from '../view/promptDiff';
 import { formatAgo, shortHash } from '../view/promptLens';
 import { statusText } from '../../core/store/failureKinds';
-import { formatDuration, formatReward, statusIcon } from '../view/rolloutPresentation';
+import { duration } from '../../core/analysis/numberFormat';
+import { formatReward, statusIcon } from '../view/rolloutPresentation';
 
 /**
  * The rows of the prompt-history pickers (a version's rollouts, an agent's
@@ -45,7 +46,7 @@ export function rolloutPickRows(rollouts: readonly RolloutRecord[], now: number)
     .map((r) => {
       const mark = r === best ? 'best' : r === worst ? 'worst' : null;
       const markText = mark === 'best' ? '  $(arrow-up) best' : mark === 'worst' ? '  $(arrow-down) worst' : '';
-      const time = r.endTime !== null ? formatDuration(Math.max(0, r.endTime - r.startTime)) : 'running';
+      const time = r.endTime !== null ? duration(Math.max(0, r.endTime - r.startTime)) : 'running';
       return {
         label: `$(${statusIcon(r.status).icon}) reward ${formatReward(r.finalReward)}${markText}`,
         description: decisionText(r),

@@ -1,4 +1,4 @@
-import { formatNumber } from './jobText';
+import { shortNumber } from '../../core/analysis/numberFormat';
 
 /**
  * Hyper-parameters as a person types them in an input box:
@@ -44,7 +44,7 @@ export function valueText(v: HyperValue): string {
 export function hyperparameterSummary(kind: string, hp: Hyperparameters): string {
   const keys = (SUMMARY_KEYS[kind] ?? Object.keys(hp)).filter((k) => k in hp);
   const more = Object.keys(hp).length > keys.length ? ', …' : '';
-  return keys.map((k) => `${shortName(k)} ${typeof hp[k] === 'number' ? formatNumber(hp[k] as number) : valueText(hp[k]!)}`).join(', ') + more;
+  return keys.map((k) => `${shortName(k)} ${typeof hp[k] === 'number' ? shortNumber(hp[k] as number) : valueText(hp[k]!)}`).join(', ') + more;
 }
 
 /** `key=value, key=value` the way the input box shows the current settings. */
@@ -105,7 +105,7 @@ function convert(key: string, parts: string[], ref: HyperValue): HyperValue | { 
   if (parts.length > 1) return { error: `"${key}" takes one value, got "${text}"` };
   if (typeof ref === 'number') {
     const n = text === '' ? Number.NaN : Number(text);
-    return Number.isFinite(n) ? n : { error: `"${key}" must be a number like ${formatNumber(ref)}, got "${text}"` };
+    return Number.isFinite(n) ? n : { error: `"${key}" must be a number like ${shortNumber(ref)}, got "${text}"` };
   }
   if (typeof ref === 'boolean') {
     if (text === 'true' || text === 'false') return text === 'true';

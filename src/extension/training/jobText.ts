@@ -1,4 +1,5 @@
-import type { TrainerEvent } from '../../core/train/jobs/trainerEvents';
+import { shortNumber } from '../../core/analysis/numberFormat';
+import { LEADING_METRICS, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
 import { shortStartTime } from '../view/rolloutPresentation';
 
 /**
@@ -7,26 +8,8 @@ import { shortStartTime } from '../view/rolloutPresentation';
  * No `vscode` here, so it stays plain functions over plain data.
  */
 
-/** Metrics named first on a line and in the view, in this order; the rest follow as the trainer sent them. */
-export const LEADING_METRICS = ['loss', 'reward_mean', 'kl', 'clip_frac', 'lr', 'grad_norm'] as const;
 /** Fields of a metrics event that are bookkeeping, not a metric worth a column. */
 const NOT_SHOWN = new Set(['epoch', 'time']);
-
-/** 1.234, 0.05, 2e-4, 12, 3.5e+6: four significant digits at most, no trailing zeros. */
-export function formatNumber(n: number): string {
-  if (!Number.isFinite(n)) return String(n);
-  if (Number.isInteger(n) && Math.abs(n) < 1e6) return String(n);
-  const abs = Math.abs(n);
-  if (abs !== 0 && (abs < 1e-3 || abs >= 1e6)) {
-    const [mantissa, exp] = n.toExponential(3).split('e');
-    return `${stripZeros(mantissa!)}e${exp!.replace(/^\+/, '')}`;
-  }
-  return stripZeros(n.toPrecision(4));
-}
-
-function stripZeros(s: string): string {
-  return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
-}
 
 /** The metric names of a metrics event in the order they are shown. */
 export function orderedMetrics(values: Record<string, number>): string[] {
@@ -37,7 +20,7 @@ export function orderedMetrics(values: Record<string, number>): string[] {
 
 /** "step 3 loss 1.234 lr 2e-4" */
 export function metricsLine(step: number, values: Record<string, number>): string {
-  return [`step ${step}`, ...orderedMetrics(values).map((k) => `${k} ${formatNumber(values[k]!)}`)].join(' ');
+  return [`step ${step}`, ...orderedMetrics(values).map((k) => `${k} ${shortNumber(values[k]!)}`)].join(' ');
 }
 
 /** The Output channel's line for a trainer event; null keeps the raw line (an event we have nothing shorter for). */
@@ -76,14 +59,6 @@ export function sparkline(values: readonly number[], width = 16): string {
   return v.map((x) => BARS[Math.round(((x - lo) / (hi - lo)) * (BARS.length - 1))]!).join('');
 }
 
-/** "42 s", "3 min 05 s", "2 h 10 min". */
-export function durationText(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
-}
 
 /**
  * The question Stop Job asks: its buttons are "Stop Job" and "Keep Running",

@@ -5,7 +5,8 @@ import { escapeMarkdown as esc } from '../view/rolloutPresentation';
 import { jobLogPath, listJobsOf } from './jobFiles';
 import type { JobFollowers } from './jobFollowers';
 import { JobLogTails } from './jobLogTail';
-import { durationText, formatNumber, jobLabels, sparkline } from './jobText';
+import { durationText, shortNumber } from '../../core/analysis/numberFormat';
+import { jobLabels, sparkline } from './jobText';
 import { hyperparameterText } from './hyperparameterText';
 
 /** An element of the Training view's "Jobs" section. */
@@ -101,9 +102,9 @@ export class JobsSection implements vscode.Disposable {
       case 'jobMetric': {
         const last = node.values.at(-1)!;
         const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.None);
-        item.description = `${formatNumber(last)}  ${sparkline(node.values)}  step ${node.step}`;
+        item.description = `${shortNumber(last)}  ${sparkline(node.values)}  step ${node.step}`;
         item.iconPath = new vscode.ThemeIcon('graph-line');
-        item.tooltip = `${node.name}: ${node.values.map(formatNumber).slice(-50).join(', ')}${node.values.length > 50 ? ` (last 50 of ${node.values.length})` : ''}`;
+        item.tooltip = `${node.name}: ${node.values.map(shortNumber).slice(-50).join(', ')}${node.values.length > 50 ? ` (last 50 of ${node.values.length})` : ''}`;
         item.contextValue = 'rolloutLab.training.job.metric';
         item.command = { command: 'rolloutLab.openTrainingCurves', title: 'Open Training Curves', arguments: [{ id: node.jobId, folder: node.folder }] };
         return item;
@@ -177,7 +178,7 @@ function jobTooltip(job: JobRecord): vscode.MarkdownString {
   md.appendMarkdown(`Target: ${esc(job.targetName)} (${job.targetKind})\n\n`);
   md.appendMarkdown(`Base model: ${esc(job.baseModel)}${job.model ? ` · registers a version of "${esc(job.model)}"` : ''}\n\n`);
   md.appendMarkdown(`Started: ${new Date(job.createdAt).toLocaleString()}${job.endedAt ? ` · ended ${new Date(job.endedAt).toLocaleString()}` : ''}\n\n`);
-  const data = Object.entries(job.data).map(([k, n]) => `${k} ${formatNumber(n)}`).join(', ');
+  const data = Object.entries(job.data).map(([k, n]) => `${k} ${shortNumber(n)}`).join(', ');
   if (data) md.appendMarkdown(`Data: ${esc(data)}\n\n`);
   const hp = hyperparameterText(job.hyperparameters);
   if (hp) md.appendMarkdown(`Hyper-parameters: ${esc(hp)}\n\n`);

@@ -2,18 +2,11 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { errorMessage } from '../../core/errors';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
-import {
-  CURVES_PANEL,
-  CURVES_VIEW_TYPE,
-  CurvesWebviewMessage,
-  isCurvesState,
-  type CurvesHostMessage,
-  type CurvesJob,
-  type CurvesNotifications,
-  type CurvesNotificationType,
-} from '../../shared/trainingCurvesProtocol';
+import { CURVES_VIEW_TYPE, type CurvesJob, type CurvesNotifications } from '../../shared/trainingCurvesProtocol';
+import { parsePanelState } from '../../shared/panelState';
+import type { Notifications } from '../../shared/protocol';
 import { Disposable } from '../disposable';
-import { panelOptions, webviewPageHtml } from '../webviews/panelHost';
+import { PanelHost, panelIcon, panelOptions } from '../webviews/panelHost';
 import { jobLogPath, readJobOf } from './jobFiles';
 import { JobLogTail } from './jobLogTail';
 
@@ -40,29 +33,38 @@ function key(folder: string, id: string): string {
  * One Training Curves panel: a job's metrics from its job.log, sent whole
  * once the webview is ready and then as the log grows (a follower here pokes
  * it on each event; a watcher on job.log covers a job followed by another
- * process, such as the CLI).
+ * process, such as the CLI). Its messages go through a PanelHost like the
+ * lab panels'; a page that loads again gets everything afresh.
  */
 export class CurvesPanel extends Disposable {
-  private ready = false;
-  private readonly queue: CurvesHostMessage[] = [];
+  private readonly host: PanelHost;
   private tail: JobLogTail | null = null;
   private job: CurvesJob | null = null;
-  /** The latest messages (at most 100), so extension tests can see what the panel was told. */
-  readonly notified: CurvesHostMessage[] = [];
 
   constructor(
     readonly panel: vscode.WebviewPanel,
     readonly folder: string,
     readonly jobId: string,
     extensionUri: vscode.Uri,
-    private readonly log: (line: string) => void,
+    log: (line: string) => void,
   ) {
     super();
-    panel.webview.options = panelOptions(extensionUri);
-    panel.webview.html = webviewPageHtml(panel.webview, extensionUri, { bundle: CURVES_PANEL, title: 'Training Curves', stylesheet: CURVES_PANEL });
+    const showLog = (): void => void vscode.commands.executeCommand('rolloutLab.showTrainingJobLog', { id: this.jobId, folder: this.folder });
+    this.host = this.register(new PanelHost('trainingCurves', extensionUri, {}, { 'job/showLog': showLog }, log));
+    this.host.attach(panel);
     panel.title = `Training Curves: ${jobId}`;
-    this.register(panel.webview.onDidReceiveMessage((m: unknown) => this.receive(m)));
+    // The page loaded again (it was hidden and discarded): what was posted meanwhile is lost, so send it all again.
+    this.register(
+      this.host.onDidLoad((loads) => {
+        if (loads > 1) void this.load();
+      }),
+    );
     void this.load();
+  }
+
+  /** The latest messages (at most 100), so extension tests can see what the panel was told. */
+  get notified(): PanelHost['notified'] {
+    return this.host.notified;
   }
 
   /** Reads the job and its whole log again and sends everything. */
@@ -114,36 +116,12 @@ export class CurvesPanel extends Disposable {
     this.register(watcher.onDidCreate(poke));
   }
 
-  private post<N extends CurvesNotificationType>(type: N, params: CurvesNotifications[N]): void {
-    const msg = { kind: 'notification', type, params } as CurvesHostMessage;
-    this.notified.push(msg);
-    if (this.notified.length > 100) this.notified.shift();
-    if (this.ready) void this.panel.webview.postMessage(msg);
-    else this.queue.push(msg);
-  }
-
-  private receive(raw: unknown): void {
-    const parsed = CurvesWebviewMessage.safeParse(raw);
-    if (!parsed.success) {
-      this.log(`training curves: ignored a malformed webview message: ${parsed.error.issues[0]?.message ?? ''}`);
-      return;
-    }
-    const msg = parsed.data;
-    if (msg.kind === 'ready') {
-      if (this.ready) {
-        // The page loaded again (it was hidden and discarded): what was posted meanwhile is lost, so send it all again.
-        void this.load();
-        return;
-      }
-      this.ready = true;
-      for (const m of this.queue.splice(0)) void this.panel.webview.postMessage(m);
-      return;
-    }
-    if (msg.command === 'job/showLog') void vscode.commands.executeCommand('rolloutLab.showTrainingJobLog', { id: this.jobId, folder: this.folder });
+  private post<N extends keyof CurvesNotifications>(type: N, params: Notifications[N]): void {
+    this.host.notify(type, params);
   }
 
   get isReady(): boolean {
-    return this.ready;
+    return this.host.isReady;
   }
 }
 
@@ -163,13 +141,14 @@ export class CurvesPanels extends Disposable {
     this.register(
       vscode.window.registerWebviewPanelSerializer(CURVES_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown): Promise<void> => {
-          if (!isCurvesState(state) || this.panels.has(key(state.folder, state.jobId))) {
+          const { jobId, folder } = parsePanelState('trainingCurves', state);
+          if (!jobId || !folder || this.panels.has(key(folder, jobId))) {
             // Nothing says which job it showed (or another panel shows it already): nothing to restore.
             panel.dispose();
             return;
           }
-          this.adopt(panel, state.folder, state.jobId);
-          this.log(`restored the training curves of job ${state.jobId}`);
+          this.adopt(panel, folder, jobId);
+          this.log(`restored the training curves of job ${jobId}`);
         },
       }),
     );
@@ -204,10 +183,7 @@ export class CurvesPanels extends Disposable {
   }
 
   private adopt(panel: vscode.WebviewPanel, folder: string, jobId: string): CurvesPanel {
-    panel.iconPath = {
-      light: vscode.Uri.joinPath(this.extensionUri, 'media', 'rollout-lab-light.svg'),
-      dark: vscode.Uri.joinPath(this.extensionUri, 'media', 'rollout-lab-dark.svg'),
-    };
+    panel.iconPath = panelIcon(this.extensionUri);
     const host = new CurvesPanel(panel, folder, jobId, this.extensionUri, this.log);
     const k = key(folder, jobId);
     this.panels.set(k, host);

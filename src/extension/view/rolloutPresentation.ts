@@ -1,3 +1,4 @@
+import { duration } from '../../core/analysis/numberFormat';
 import { isScored } from '../../core/reward/scoredRollouts';
 import { FAILURE_SHORT_LABELS, statusText } from '../../core/store/failureKinds';
 import type { RolloutRecord, RolloutStatus, RunRecord } from '../../core/store/types';
@@ -27,14 +28,6 @@ export function rolloutIcon(r: Pick<RolloutRecord, 'status' | 'finalReward'>): S
   return r.status === 'failed' && isScored(r) ? SCORED_FAILURE_ICON : statusIcon(r.status);
 }
 
-/** "850 ms", "2.3 s", "4 m 05 s". */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const m = Math.floor(ms / 60_000);
-  const s = Math.round((ms % 60_000) / 1000);
-  return `${m} m ${String(s).padStart(2, '0')} s`;
-}
 
 export function formatReward(r: number | null): string {
   return r === null ? 'n/a' : r.toFixed(2);
@@ -52,7 +45,7 @@ function rolloutDurationMs(r: RolloutRecord, now: number): number {
  * options) every sample is numbered from #1, the first one too.
  */
 export function rolloutDescription(r: RolloutRecord, now = Date.now(), samplesPerTask = 1): string {
-  const time = formatDuration(Math.max(0, rolloutDurationMs(r, now)));
+  const time = duration(Math.max(0, rolloutDurationMs(r, now)));
   const sample = samplesPerTask > 1 || r.sample > 0 ? `${sampleLabel(r.sample)} · ` : '';
   if (r.status === 'running') return `${sample}running · ${time}`;
   if (r.status === 'succeeded') return `${sample}reward ${formatReward(r.finalReward)} · ${time}`;
@@ -157,7 +150,7 @@ export function rolloutTooltipMarkdown(r: RolloutRecord, now = Date.now(), sampl
     '',
     `Status: ${e(statusText(r))}${r.split ? ` · split ${e(r.split)}` : ''}`,
     `Reward: ${formatReward(r.finalReward)}${r.judgeFailed ? ' (judge failed)' : ''}`,
-    `Duration: ${formatDuration(Math.max(0, rolloutDurationMs(r, now)))} · ${r.spanCount} spans${r.turns !== null ? ` · ${r.turns} turns` : ''}`,
+    `Duration: ${duration(Math.max(0, rolloutDurationMs(r, now)))} · ${r.spanCount} spans${r.turns !== null ? ` · ${r.turns} turns` : ''}`,
   ];
   if (r.decision || r.expectedDecision) lines.push(`Decision: ${e(r.decision ?? '—')}${r.expectedDecision ? ` (expected ${e(r.expectedDecision)})` : ''}`);
   if (r.criteria) {
@@ -174,7 +167,7 @@ export function rolloutTooltipMarkdown(r: RolloutRecord, now = Date.now(), sampl
 export function progressMessage(p: { done: number; total: number; meanReward: number | null; etaMs: number | null }): string {
   const parts = [`${p.done}/${p.total}`];
   if (p.meanReward !== null) parts.push(`mean reward ${p.meanReward.toFixed(3)}`);
-  if (p.etaMs !== null && p.done < p.total) parts.push(`ETA ${formatDuration(p.etaMs)}`);
+  if (p.etaMs !== null && p.done < p.total) parts.push(`ETA ${duration(p.etaMs)}`);
   return parts.join(' · ');
 }
 

@@ -18,6 +18,7 @@ import {
   type RequestParamsOf,
   type RequestResults,
 } from '../../shared/protocol';
+import { PANEL_CATALOGUE, panelAnswers, panelRuns } from '../../shared/panelCatalogue';
 import { errorMessage } from '../../core/errors';
 
 /** A message the catalogue does not allow: unknown name or parameters that fail their schema. */
@@ -35,10 +36,20 @@ const TITLES: Record<PanelKind, string> = {
   comparison: 'Comparison',
   traceDiff: 'Trace Diff',
   rolloutsTable: 'Rollouts Table',
+  trainingCurves: 'Training Curves',
 };
 
 /** Panels with a stylesheet of their own (media/<panel>.css) beside the shared one. */
-const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalReport', 'comparison', 'traceDiff', 'rolloutsTable']);
+const PANEL_STYLES: ReadonlySet<PanelKind> = new Set(['rewardWeights', 'evalReport', 'comparison', 'traceDiff', 'rolloutsTable', 'trainingCurves']);
+
+/**
+ * One panel's handlers, taken from those of every panel: only the requests
+ * and commands its catalogue entry lists (src/shared/panelCatalogue.ts).
+ */
+export function panelHandlers(kind: PanelKind, requests: RequestHandlers, commands: CommandHandlers): { requests: RequestHandlers; commands: CommandHandlers } {
+  const pick = <T extends object>(all: T, names: readonly string[]): T => Object.fromEntries(names.flatMap((n) => (Object.prototype.hasOwnProperty.call(all, n) ? [[n, all[n as keyof T]]] : []))) as T;
+  return { requests: pick(requests, PANEL_CATALOGUE[kind].requests), commands: pick(commands, PANEL_CATALOGUE[kind].commands) };
+}
 
 /**
  * The page of a panel: a strict CSP with a per-load nonce, no inline script,
@@ -49,14 +60,14 @@ export function panelHtml(webview: vscode.Webview, extensionUri: vscode.Uri, pan
 }
 
 /** What a webview page loads: its script bundle (dist/webview/<bundle>.js) and, optionally, media/<stylesheet>.css. */
-export interface WebviewPage {
+interface WebviewPage {
   bundle: string;
   title: string;
   stylesheet?: string;
 }
 
-/** The page every Rollout Lab webview uses (the lab panels and the per-job ones), with the CSP above. */
-export function webviewPageHtml(webview: vscode.Webview, extensionUri: vscode.Uri, page: WebviewPage): string {
+/** The page every Rollout Lab webview uses, with the CSP above. */
+function webviewPageHtml(webview: vscode.Webview, extensionUri: vscode.Uri, page: WebviewPage): string {
   const nonce = randomBytes(16).toString('base64');
   const asset = (...p: string[]): string => webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, ...p)).toString();
   const csp = [
@@ -91,6 +102,14 @@ export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewPanelOptio
   };
 }
 
+/** A panel's tab icon: images, not codicons, one drawn for each theme kind. */
+export function panelIcon(extensionUri: vscode.Uri): { light: vscode.Uri; dark: vscode.Uri } {
+  return {
+    light: vscode.Uri.joinPath(extensionUri, 'media', 'rollout-lab-light.svg'),
+    dark: vscode.Uri.joinPath(extensionUri, 'media', 'rollout-lab-dark.svg'),
+  };
+}
+
 export function panelTitle(panel: PanelKind): string {
   return `Rollout Lab: ${TITLES[panel]}`;
 }
@@ -102,9 +121,9 @@ function newIntentId(): string {
 }
 
 /**
- * The host side of one panel: checks every message against the catalogue,
- * answers requests, runs commands, and holds notifications until the webview
- * has said it is ready.
+ * The host side of one panel: checks every message against the catalogue
+ * and the panel's part of it, answers requests, runs commands, and holds
+ * notifications until the webview has said it is ready.
  *
  * A panel that is not kept alive while hidden is discarded and loads again
  * when shown; what was posted meanwhile is lost. So the host keeps the latest
@@ -120,6 +139,9 @@ export class PanelHost extends Disposable {
   private readonly intents = new Map<NotificationType, HostMessage>();
   /** How many times the webview said ready (more than once: it was discarded and loaded again; none: notifications wait). */
   loads = 0;
+  private readonly loaded = this.register(new vscode.EventEmitter<number>());
+  /** Fires after each `ready` with the number of loads so far (past 1: the page loaded again and lost what it was sent). */
+  readonly onDidLoad = this.loaded.event;
   readonly onReady: Promise<void>;
   private markReady!: () => void;
 
@@ -129,6 +151,7 @@ export class PanelHost extends Disposable {
    * A host starts with no panel and is given one by attach, at once or later:
    * a panel VS Code restored after a window reload but has not brought back
    * yet. Intents given meanwhile go to the webview once it is there.
+   * `requests` and `commands` are this panel's (see panelHandlers).
    */
   constructor(
     readonly kind: PanelKind,
@@ -189,12 +212,17 @@ export class PanelHost extends Disposable {
     }
     const msg = parsed.data;
     if (msg.kind === 'ready') {
+      if (msg.panel !== this.kind) {
+        this.log(`${this.kind}: ignored ready from a ${msg.panel} page`);
+        return;
+      }
       // A webview that loads again (it was hidden and discarded) fetches everything afresh: the events it missed do not matter, the intents do.
       this.loads++;
       for (const m of this.queue.splice(0)) this.post(m);
       for (const m of this.intents.values()) this.post(m);
       this.post({ kind: 'replayed' });
       this.markReady();
+      this.loaded.fire(this.loads);
       return;
     }
     if (msg.kind === 'command') {
@@ -224,6 +252,7 @@ export class PanelHost extends Disposable {
    */
   async handle(method: string, params: unknown): Promise<unknown> {
     if (!isRequestMethod(method)) throw new RejectedMessage(`unknown method ${method}`);
+    if (!panelAnswers(this.kind, method)) throw new RejectedMessage(`the ${this.kind} panel may not request ${method}: it is not in its catalogue`);
     const parsed = RequestParams[method].safeParse(params);
     if (!parsed.success) throw new RejectedMessage(`bad parameters for ${method}: ${parsed.error.issues[0]?.message ?? ''}`);
     const handler = this.requests[method] as ((p: unknown) => unknown) | undefined;
@@ -234,6 +263,7 @@ export class PanelHost extends Disposable {
   /** Runs a webview command as for a webview message; rejects one that is unknown or malformed. */
   async runCommand(command: string, args: unknown): Promise<void> {
     if (!isCommandName(command)) throw new RejectedMessage(`unknown command ${command}`);
+    if (!panelRuns(this.kind, command)) throw new RejectedMessage(`the ${this.kind} panel may not send ${command}: it is not in its catalogue`);
     const parsed = CommandArgs[command].safeParse(args);
     const handler = this.commands[command] as ((a: unknown) => void | Promise<void>) | undefined;
     if (!parsed.success || !handler) throw new RejectedMessage(`rejected command ${command}`);

@@ -48,6 +48,8 @@ describe('panels', () => {
     await assert.rejects(host.handle('trace/get', { rolloutId: '<img src=x onerror=alert(1)>' }));
     await assert.rejects(host.handle('trace/get', { rolloutId: 'a'.repeat(32), extra: 1 }));
     await assert.rejects(host.handle('no/such/method', {}));
+    // Each panel answers only its own methods: the trace explorer may not ask for the reward weights.
+    await assert.rejects(host.handle('weights/get', {}), /traceExplorer panel may not request weights\/get/);
   });
 
   it('Open Graph View opens the panel, which answers graph/describe, graph/rolloutOverlay and graph/aggregate', async () => {

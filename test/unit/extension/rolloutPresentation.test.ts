@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { RolloutRecord, RunRecord } from '../../../src/core/store/types';
+import { duration as formatDuration } from '../../../src/core/analysis/numberFormat';
 import {
   escapeMarkdown,
-  formatDuration,
   progressMessage,
   rolloutDescription,
   rolloutIcon,

@@ -6,6 +6,9 @@
 
 export const EVENT_PREFIX = '@rollout-trainer ';
 
+/** Metrics named first on a line, in the view and in the curves, in this order; the rest follow as the trainer sent them. */
+export const LEADING_METRICS = ['loss', 'reward_mean', 'kl', 'clip_frac', 'lr', 'grad_norm'] as const;
+
 export interface MetricsEvent {
   event: 'metrics';
   step: number;
