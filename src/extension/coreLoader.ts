@@ -41,6 +41,7 @@ export const core = {
   // train
   exportData: () => import('../core/train/export/exportData'),
   preflight: () => import('../core/train/export/preflight'),
+  preflightText: () => import('../core/train/export/preflightText'),
   rolloutSelection: () => import('../core/train/export/adapters/rolloutSelection'),
   trainingDefaults: () => import('../core/train/export/trainingDefaults'),
   jobRecord: () => import('../core/train/jobs/jobRecord'),

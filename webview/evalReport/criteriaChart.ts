@@ -1,4 +1,4 @@
-import type { CriterionReport } from '../../src/core/analysis/evaluationReport';
+import type { CriterionReport } from '../../src/core/analysis/reportBreakdowns';
 import { num } from '../../src/core/analysis/numberFormat';
 import { interval } from '../../src/core/analysis/reportFormat';
 import { arrowNavigation, el } from './dom';

@@ -47,7 +47,8 @@ export async function preflightCommand(argv: string[], usage: string): Promise<n
 
   const { loadConfig } = await import('../../core/config/loader');
   const { TraceStore } = await import('../../core/store/traceStore');
-  const { configuredValTasks, preflightReportText, runPreflight } = await import('../../core/train/export/preflight');
+  const { configuredValTasks, runPreflight } = await import('../../core/train/export/preflight');
+  const { preflightReportText } = await import('../../core/train/export/preflightText');
   const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
   const valTasks = phase === 'apo' ? await configuredValTasks(loaded.workspaceDir, loaded.config) : undefined;
   // Pre-flight only reads: no journal, no checkpoint.

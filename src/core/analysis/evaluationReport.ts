@@ -26,8 +26,6 @@ import type { SpanBudget } from './reportSpans';
  */
 
 // The parts' types, for the report's readers (its formatting, the panel).
-export type { CriterionReport } from './reportBreakdowns';
-export type { MeanStat, RateStat } from './reportStats';
 
 export interface ReportRunFacts {
   id: string;

@@ -1,5 +1,6 @@
 import { statusText } from '../store/failureKinds';
-import type { EvaluationReport, MeanStat, RateStat } from './evaluationReport';
+import type { EvaluationReport } from './evaluationReport';
+import type { MeanStat, RateStat } from './reportStats';
 import { count, duration, num, pct } from './numberFormat';
 
 /*

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { z } from 'zod';
 import { core } from '../coreLoader';
-import type { PreflightCheck, PreflightPhase, PreflightReport } from '../../core/train/export/preflight';
+import type { PreflightCheck, PreflightPhase, PreflightReport } from '../../core/train/export/preflightTypes';
 import type { TraceStore } from '../../core/store/traceStore';
 import { commandArgument, type FeatureContext } from '../featureContext';
 import { askIncludeSimulated } from './simulatedRolloutsPick';
@@ -61,7 +61,8 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
     if (!picked) return undefined;
     args = picked;
   }
-  const { configuredValTasks, preflightReportText, runPreflight } = await core.preflight();
+  const { configuredValTasks, runPreflight } = await core.preflight();
+  const { preflightReportText } = await core.preflightText();
   const { report, store } = await ctx.lab.withLab(args.workspace, async (lab, dir) => {
     // Rollouts another process (the CLI, a worker) finished since the last look count too.
     await lab.store.refresh();

@@ -21,8 +21,6 @@ import type { PreflightOptions, PreflightPhase, PreflightReport } from './prefli
 import { defaultDataSplit, defaultTrainingAgents, requireBanditGraph, splitScope, type TrainingRole } from './trainingDefaults';
 
 // What callers of the checks name: the report's types and its text.
-export type { PreflightCheck, PreflightOptions, PreflightPhase, PreflightReport, PreflightSeverity } from './preflightTypes';
-export { preflightReportText } from './preflightText';
 
 const ROLE: Record<PreflightPhase, TrainingRole> = { sft: 'sft', grpo: 'rl', bandit: 'bandit', apo: 'apo' };
 
