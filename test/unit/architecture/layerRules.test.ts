@@ -61,6 +61,8 @@ describe('layer rules', () => {
     ['src/core/store/traceStore.ts', 'vscode', 'vscode-only-in-extension'],
     ['webview/trainingCurves/series.ts', 'src/extension/training/jobText.ts', 'webview-catalogue'],
     ['src/shared/protocol.ts', 'src/core/store/traceStore.ts', 'shared-catalogue'],
+    ['src/core/train/jobs/jobLifecycle.ts', 'src/core/train/pipeline/runPhase.ts', 'train-jobs-narrow-context'],
+    ['src/core/train/jobs/jobDraft.ts', 'src/core/lab/lab.ts', 'train-jobs-narrow-context'],
   ];
   for (const [from, to, rule] of wrongWay) {
     it(`${from} → ${to} breaks ${rule}`, async () => {
