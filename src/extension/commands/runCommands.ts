@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { Lab } from '../../core/lab/lab';
 import type { EvalMetrics } from '../../core/analysis/metrics';
+import type { BatchPlan } from '../../core/rollout/batchPlan';
 import { commandArgument } from '../featureContext';
 import type { LabService } from '../labService';
 import type { RolloutsTreeNode } from '../rolloutsTree';
@@ -17,13 +18,8 @@ export interface RunCommandContext {
   openRewardCurve(): void;
 }
 
-interface RunPlan {
-  dataset: string | undefined;
-  split: 'train' | 'val' | 'all';
-  limit: number | undefined;
-  samples: number;
-  concurrency: number;
-}
+/** The batch plan as the pickers or the argument give it: the command comes from the mode, the seed from lab.json. */
+type RunPlan = Pick<BatchPlan, 'dataset' | 'limit'> & Required<Pick<BatchPlan, 'split' | 'samples' | 'concurrency'>>;
 
 const BROWSE = '$(folder-opened) Browse…';
 
@@ -180,23 +176,10 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}):
 
 async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: 'run' | 'eval', plan: RunPlan): Promise<RunSummaryResult | EvaluateResult> {
   const { output, service } = ctx;
-  const { runRollouts } = await import('../../core/rollout/runner');
+  const { runBatch } = await import('../../core/lab/batch');
   const { warningSummaryLine } = await import('../../core/rollout/runWarnings');
-  const { computeMetrics } = await import('../../core/analysis/metrics');
-  const { rewardSetupOf } = await import('../../core/reward/rewardSetup');
-  const { config } = lab.loaded;
-  const seed = config.runner.seed;
-  const ds = await lab.loadDataset(plan.dataset);
-  const tasks = lab.selectTasks(ds, { split: plan.split, limit: plan.limit, seed });
-  if (tasks.length === 0) throw new Error(`the ${plan.split} split of ${ds.file} has no tasks — pick another split or dataset`);
-  const env = await lab.environment(ds.tasks);
   // Before the run: the simulator is up for some model; after it, what it actually answered.
   const simStarted = lab.simulated ? ' (SIMULATED)' : '';
-  const notice = lab.simulationNotice();
-  if (notice) output.appendLine(notice);
-  output.appendLine(
-    `${mode}: ${tasks.length} tasks × ${plan.samples} sample${plan.samples > 1 ? 's' : ''} from ${ds.file} (${plan.split} split), concurrency ${plan.concurrency}${simStarted}`,
-  );
 
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Rollout Lab${simStarted}: ${mode === 'eval' ? 'evaluating' : 'running rollouts'}`, cancellable: true },
@@ -207,13 +190,16 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
         controller.abort();
       });
       try {
-        return await runRollouts(env, {
-          tasks,
-          samples: plan.samples,
-          concurrency: plan.concurrency,
-          params: { command: mode, dataset: plan.dataset ?? null, split: plan.split, limit: plan.limit ?? null, samples: plan.samples, seed },
-          seed,
+        return await runBatch(lab, { command: mode, ...plan }, {
           signal: controller.signal,
+          onPlanned: ({ params, concurrency, tasks, datasetFile }) => {
+            if (tasks === 0) throw new Error(`the ${params.split} split of ${datasetFile} has no tasks — pick another split or dataset`);
+            const notice = lab.simulationNotice();
+            if (notice) output.appendLine(notice);
+            output.appendLine(
+              `${mode}: ${tasks} tasks × ${params.samples} sample${params.samples > 1 ? 's' : ''} from ${datasetFile} (${params.split} split), concurrency ${concurrency}${simStarted}`,
+            );
+          },
           onStart: ({ runId, total }) => {
             output.appendLine(`run ${runId}: ${total} rollouts to do`);
             progress.report({ message: `0/${total}` });
@@ -243,24 +229,22 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   );
   service.notifyStoreChanged(folder);
 
-  const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
-  const { simulated } = result;
+  const { metrics, simulated } = result;
   const sim = simulated ? ' (SIMULATED)' : '';
   const mean = metrics.averageFinalReward === null ? 'n/a' : metrics.averageFinalReward.toFixed(3);
   output.appendLine(`run ${result.runId}: ${metrics.rollouts} rollouts, ${metrics.succeeded} succeeded, ${metrics.failed} failed, mean reward ${mean}${sim}`);
   if (result.cancelled) output.appendLine(`cancelled — resume from a terminal with: rollout-lab ${mode} --resume ${result.runId} --workspace ${folder}`);
   for (const w of result.warnings) output.appendLine(`warning: ${warningSummaryLine(w, result.ranNow)}`);
 
-  const allFailed = metrics.rollouts > 0 && metrics.succeeded === 0;
+  const allFailed = result.allFailedError !== null;
   if (allFailed) {
-    const first = result.rollouts.find((r) => r.error)?.error ?? 'unknown error';
-    void vscode.window.showWarningMessage(`Rollout Lab${sim}: every rollout of ${result.runId} failed; the first error was: ${first}`, 'Show Output').then((a) => {
+    void vscode.window.showWarningMessage(`Rollout Lab${sim}: every rollout of ${result.runId} failed; the first error was: ${result.allFailedError}`, 'Show Output').then((a) => {
       if (a) output.show(true);
     });
   }
 
   if (mode === 'eval') {
-    const { metricsTable } = await import('../../cli/format');
+    const { metricsTable } = await import('../../core/analysis/metricsTable');
     output.appendLine(metricsTable(metrics, simulated));
     output.show(true);
     await openReport(ctx, folder, result.runId);
