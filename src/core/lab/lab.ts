@@ -44,7 +44,7 @@ const LabOptionsSchema = z.object({
 });
 
 /** The options of Lab.open, checked before anything opens: a wrong one is a UsageError. */
-export function checkLabOptions(opts: LabOptions): void {
+function checkLabOptions(opts: LabOptions): void {
   const r = LabOptionsSchema.safeParse(opts);
   if (r.success) return;
   const issue = r.error.issues[0]!;
