@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { Lab } from '../../core/lab/lab';
 import type { EvalMetrics } from '../../core/analysis/metrics';
-import type { BatchPlan } from '../../core/rollout/batchPlan';
+import { BatchRunParamsSchema, type BatchPlan } from '../../core/rollout/batchPlan';
 import { commandArgument } from '../featureContext';
 import type { LabService } from '../labService';
 import type { RolloutsTreeNode } from '../rolloutsTree';
@@ -71,11 +71,17 @@ function selectedRun(raw: unknown): { folder: string; runId?: string; run?: { pa
 function proposal(mode: 'run' | 'eval', params: Record<string, unknown> | undefined): Proposal {
   if (!params) return {};
   const p: Proposal = {};
-  if (typeof params.dataset === 'string') p.dataset = params.dataset;
+  // Field by field: a comparison's or an older run's options still propose what fits.
+  const field = BatchRunParamsSchema.shape;
+  const dataset = field.dataset.safeParse(params.dataset);
+  if (dataset.success && dataset.data !== null) p.dataset = dataset.data;
   if ((params.command ?? 'run') !== mode) return p;
-  if (params.split === 'train' || params.split === 'val' || params.split === 'all') p.split = params.split;
-  if (params.limit === null || (typeof params.limit === 'number' && params.limit > 0)) p.limit = params.limit;
-  if (typeof params.samples === 'number' && params.samples > 0) p.samples = params.samples;
+  const split = field.split.safeParse(params.split);
+  if (split.success) p.split = split.data;
+  const limit = field.limit.safeParse(params.limit);
+  if (limit.success) p.limit = limit.data;
+  const samples = field.samples.safeParse(params.samples);
+  if (samples.success) p.samples = samples.data;
   return p;
 }
 
