@@ -1,7 +1,7 @@
 import type { LearningRunResult } from '../core/train/pipeline/learningRun';
 import { pValueText } from '../core/train/pipeline/learningRun';
 import { num } from '../core/analysis/numberFormat';
-import { table } from './format';
+import { table } from '../core/analysis/textTable';
 
 /** The before/after table of a learning run: one row per stage, its change against the stage before on the same tasks. */
 export function learningTable(r: LearningRunResult): string {

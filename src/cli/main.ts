@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LabError, UsageError, errorMessage } from '../core/errors';
-import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption, type Values } from './args';
+import { BATCH_OPTIONS, COMMON, err, givenSplit, intOption, out, parse, type Values } from './args';
 import { printWarnings, tellWarning, withRunningLab } from './labSession';
 import { rescoreCommand } from './commands/rescore';
 import { reportCommand } from './commands/report';
@@ -15,14 +15,16 @@ import { pipelineCommand } from './commands/pipeline';
 import { jobsCommand, trainCommand } from './commands/train';
 import { initWorkspace } from '../core/lab/init';
 import { startSimServer } from '../core/sim/simServer';
-import { runRollouts, type RunProgress } from '../core/rollout/runner';
+import type { RunProgress } from '../core/rollout/runner';
 import type { RunWarning } from '../core/rollout/runWarnings';
-import { computeMetrics, type EvalMetrics } from '../core/analysis/metrics';
-import { rewardSetupOf } from '../core/reward/rewardSetup';
+import { parseBatchPlan } from '../core/rollout/batchPlan';
+import { runBatch } from '../core/lab/batch';
+import type { EvalMetrics } from '../core/analysis/metrics';
+import { metricsTable } from '../core/analysis/metricsTable';
 import type { RolloutRecord } from '../core/store/types';
 import { statusText } from '../core/store/failureKinds';
 import { duration, num } from '../core/analysis/numberFormat';
-import { metricsTable, table } from './format';
+import { table } from '../core/analysis/textTable';
 import { spanTreeText } from './spanTree';
 import { COMMAND_NAMES, commandUsage, globalUsage, isCommandName } from './usage';
 
@@ -55,49 +57,31 @@ interface BatchOutput {
 
 async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
   const json = Boolean(v.json);
+  // Checked before the lab opens: a wrong option starts no store and no simulator.
+  const plan = parseBatchPlan({
+    command,
+    dataset: v.dataset,
+    split: givenSplit(v, ''),
+    limit: intOption(v, 'limit', 1),
+    samples: intOption(v, 'samples', 1),
+    concurrency: intOption(v, 'concurrency', 1),
+    seed: intOption(v, 'seed', 0),
+    resume: v.resume,
+  });
   return withRunningLab(v, async (lab, signal) => {
-    const cfg = lab.loaded.config;
-    let params: Record<string, unknown>;
-    if (v.resume) {
-      const run = lab.store.getRun(v.resume as string);
-      if (!run) throw new UsageError(`run "${String(v.resume)}" is not in this workspace's store — list runs with \`rollout-lab traces\``);
-      params = run.params;
-    } else {
-      params = {
-        command,
-        dataset: v.dataset ?? null,
-        split: splitOption(v, command === 'eval' ? 'val' : 'train'),
-        limit: intOption(v, 'limit', 1) ?? null,
-        samples: intOption(v, 'samples', 1) ?? cfg.runner.samples,
-        seed: intOption(v, 'seed', 0) ?? cfg.runner.seed,
-      };
-    }
-    const ds = await lab.loadDataset((params.dataset as string | null) ?? undefined);
-    const tasks = lab.selectTasks(ds, {
-      split: params.split as 'train' | 'val' | 'all',
-      limit: (params.limit as number | null) ?? undefined,
-      seed: params.seed as number,
-    });
-    const concurrency = intOption(v, 'concurrency', 1) ?? cfg.runner.concurrency;
-    const samples = params.samples as number;
-    err(
-      `${command}: ${tasks.length} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${ds.file} (${String(params.split)} split), concurrency ${concurrency}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
-    );
-    const env = await lab.environment(ds.tasks);
-    const result = await runRollouts(env, {
-      tasks,
-      samples,
-      concurrency,
-      params,
-      seed: params.seed as number,
-      resumeRunId: v.resume as string | undefined,
+    const result = await runBatch(lab, plan, {
       signal,
+      onPlanned: ({ params, concurrency, tasks, datasetFile }) => {
+        const { samples } = params;
+        err(
+          `${command}: ${tasks} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${datasetFile} (${params.split} split), concurrency ${concurrency}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
+        );
+      },
       onStart: ({ runId, total, skipped }) => err(`run ${runId}: ${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`),
       onProgress: (p) => err(progressLine(p, lab.simulated)),
       onWarning: (w) => tellWarning(w),
     });
-    const metrics = computeMetrics(result.rollouts, rewardSetupOf(cfg));
-    const { simulated } = result;
+    const { metrics, simulated } = result;
     const doc: BatchOutput = {
       runId: result.runId,
       simulated,
@@ -122,9 +106,8 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       return 1;
     }
     // Some failed rollouts are data (recorded, counted); a batch where every rollout failed is a runtime failure.
-    if (doc.rollouts > 0 && doc.succeeded === 0) {
-      const firstError = result.rollouts.find((r) => r.error)?.error ?? 'unknown error';
-      err(`every rollout failed; the first error was: ${firstError}`);
+    if (result.allFailedError !== null) {
+      err(`every rollout failed; the first error was: ${result.allFailedError}`);
       return 1;
     }
     return 0;

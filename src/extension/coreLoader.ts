@@ -16,13 +16,11 @@ export const core = {
   // trace, reward, rollout
   langchainTracer: () => import('../core/trace/langchainTracer'),
   airRules: () => import('../core/reward/airRules'),
-  rewardSetup: () => import('../core/reward/rewardSetup'),
-  runner: () => import('../core/rollout/runner'),
   runWarnings: () => import('../core/rollout/runWarnings'),
   // analysis (the read models)
   comparison: () => import('../core/analysis/comparison'),
   evaluationReport: () => import('../core/analysis/evaluationReport'),
-  metrics: () => import('../core/analysis/metrics'),
+  metricsTable: () => import('../core/analysis/metricsTable'),
   promptStats: () => import('../core/analysis/promptStats'),
   reportFormat: () => import('../core/analysis/reportFormat'),
   rescoreStore: () => import('../core/analysis/rescoreStore'),
@@ -33,9 +31,9 @@ export const core = {
   comparisonTask: () => import('../core/analysis/comparisonTask'),
   // lab (composition)
   lab: () => import('../core/lab/lab'),
+  batch: () => import('../core/lab/batch'),
   graphDescription: () => import('../core/lab/graphDescription'),
   init: () => import('../core/lab/init'),
-  variant: () => import('../core/lab/variant'),
   addToDataset: () => import('../core/lab/addToDataset'),
   runComparison: () => import('../core/lab/runComparison'),
   // train

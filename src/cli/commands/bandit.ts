@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { UsageError, errorMessage } from '../../core/errors';
 import { COMMON, err, givenSplit, out } from '../args';
 import { num } from '../../core/analysis/numberFormat';
-import { table } from '../format';
+import { table } from '../../core/analysis/textTable';
 
 const OPTIONS = {
   workspace: COMMON.workspace,

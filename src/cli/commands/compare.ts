@@ -4,7 +4,7 @@ import { UsageError } from '../../core/errors';
 import type { ComparisonResult } from '../../core/analysis/comparison';
 import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption } from '../args';
 import { num, pct } from '../../core/analysis/numberFormat';
-import { table } from '../format';
+import { table } from '../../core/analysis/textTable';
 import { printWarnings, tellWarning, withRunningLab } from '../labSession';
 
 const OPTIONS = {

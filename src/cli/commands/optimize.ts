@@ -4,7 +4,7 @@ import { UsageError } from '../../core/errors';
 import type { ApoRound } from '../../core/train/apo/apoTypes';
 import { COMMON, err, intOption, out, parse } from '../args';
 import { num } from '../../core/analysis/numberFormat';
-import { table } from '../format';
+import { table } from '../../core/analysis/textTable';
 import { withRunningLab } from '../labSession';
 
 const OPTIONS = {

@@ -6,7 +6,8 @@ import type { PipelineStatus } from '../../core/train/pipeline/pipelineStatus';
 import type { PhaseRecord } from '../../core/train/phases/pipelineState';
 import { COMMON, BATCH_OPTIONS, err, intOption, out, type Values } from '../args';
 import { num } from '../../core/analysis/numberFormat';
-import { learningCurveTable, table } from '../format';
+import { learningCurveTable } from '../format';
+import { table } from '../../core/analysis/textTable';
 import { withRunningLab } from '../labSession';
 
 const OPTIONS = {

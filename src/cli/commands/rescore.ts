@@ -5,7 +5,7 @@ import type { RescoreResult } from '../../core/analysis/rescore';
 import type { RolloutQuery } from '../../core/store/types';
 import { COMMON, err, out, parse } from '../args';
 import { num } from '../../core/analysis/numberFormat';
-import { table } from '../format';
+import { table } from '../../core/analysis/textTable';
 
 const OPTIONS = {
   workspace: COMMON.workspace,

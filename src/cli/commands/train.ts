@@ -7,7 +7,7 @@ import { dryRunText } from '../../core/train/jobs/dryRunText';
 import { parseTrainerEvent, type TrainerEvent } from '../../core/train/jobs/trainerEvents';
 import { COMMON, err, intOption, out, type Values } from '../args';
 import { duration, num } from '../../core/analysis/numberFormat';
-import { table } from '../format';
+import { table } from '../../core/analysis/textTable';
 import { withRunningLab } from '../labSession';
 
 const TRAIN_OPTIONS = {

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { z } from 'zod';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { loadConfig, type LoadedConfig } from '../config/loader';
 import { ConfigError, UsageError, errorMessage } from '../errors';
@@ -36,6 +37,23 @@ export interface LabOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+const LabOptionsSchema = z.object({
+  workspace: z.string().min(1),
+  // Empty means not given, as in the router.
+  baseUrl: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]).optional(),
+  model: z.string().optional(),
+});
+
+/** The options of Lab.open, checked before anything opens: a wrong one is a UsageError. */
+function checkLabOptions(opts: LabOptions): void {
+  const r = LabOptionsSchema.safeParse(opts);
+  if (r.success) return;
+  const issue = r.error.issues[0]!;
+  const key = String(issue.path[0] ?? '');
+  if (key === 'baseUrl') throw new UsageError(`the base URL must be an http(s) URL such as http://127.0.0.1:8000/v1, got "${String(opts.baseUrl)}"`);
+  throw new UsageError(`invalid lab option ${key}: ${issue.message}`);
+}
+
 export interface DatasetSelection {
   file: string;
   tasks: Task[];
@@ -56,26 +74,33 @@ export class Lab {
     private readonly canned: CannedAnswers | null = null,
   ) {}
 
+  /**
+   * Checks the options and lab.json before anything starts, builds the router
+   * once, then opens the store and (only when some model has no endpoint)
+   * starts the simulator: a bad option leaves no store file and no server.
+   */
   static async open(opts: LabOptions): Promise<Lab> {
+    checkLabOptions(opts);
     const loaded = await loadConfig(resolve(opts.workspace));
-    const probe = new ModelRouter(loaded.config, {
-      overrideBaseUrl: opts.baseUrl,
-      overrideModel: opts.model,
-      env: opts.env,
-      simulatedBaseUrl: 'http://127.0.0.1:0/v1',
-      agentModels: loaded.agentModels,
-    });
-    const canned = probe.needsSimulator() ? await loadCannedAnswers(loaded.workspaceDir, loaded.config.simulator) : null;
-    const sim = probe.needsSimulator() ? await startSimServer({ port: 0, answers: canned }) : null;
     const router = new ModelRouter(loaded.config, {
       overrideBaseUrl: opts.baseUrl,
       overrideModel: opts.model,
       env: opts.env,
-      simulatedBaseUrl: sim?.url,
       agentModels: loaded.agentModels,
       served: loaded.overlaid,
     });
+    const canned = router.needsSimulator() ? await loadCannedAnswers(loaded.workspaceDir, loaded.config.simulator) : null;
     const store = await TraceStore.open(loaded.workspaceDir);
+    let sim: { url: string; close(): Promise<void> } | null = null;
+    if (router.needsSimulator()) {
+      try {
+        sim = await startSimServer({ port: 0, answers: canned });
+      } catch (err) {
+        await store.close();
+        throw err;
+      }
+      router.attachSimulator(sim.url);
+    }
     return new Lab(loaded, store, router, sim, canned);
   }
 

@@ -54,6 +54,7 @@ export const NO_API_KEY = 'not-needed';
 export class ModelRouter {
   private readonly env: NodeJS.ProcessEnv;
   private readonly overrideBaseUrl: string | undefined;
+  private simulatedBaseUrl: string | undefined;
 
   constructor(
     private readonly config: LabConfig,
@@ -61,6 +62,16 @@ export class ModelRouter {
   ) {
     this.env = opts.env ?? process.env;
     this.overrideBaseUrl = nonEmpty(opts.overrideBaseUrl) ?? nonEmpty(this.env[BASE_URL_ENV]);
+    this.simulatedBaseUrl = opts.simulatedBaseUrl;
+  }
+
+  /**
+   * Sends the models without an endpoint to the simulator started for them:
+   * whether one is needed is the router's own answer (`needsSimulator`), so
+   * its URL comes after the router is built.
+   */
+  attachSimulator(url: string): void {
+    this.simulatedBaseUrl = url;
   }
 
   resolve(logical: string): ResolvedModel {
@@ -76,12 +87,12 @@ export class ModelRouter {
     const simulated = this.isSimulatedModel(m);
     let baseUrl: string;
     if (simulated) {
-      if (!this.opts.simulatedBaseUrl) {
+      if (!this.simulatedBaseUrl) {
         throw new ConfigError(
           `model "${logical}" has no baseUrl and the simulated endpoint is not running; set models.${logical}.baseUrl, pass --base-url, or start the simulator`,
         );
       }
-      baseUrl = this.opts.simulatedBaseUrl;
+      baseUrl = this.simulatedBaseUrl;
     } else {
       baseUrl = (this.overrideBaseUrl ?? m.baseUrl)!;
     }

@@ -5,19 +5,17 @@ import type { Task } from '../data/tasks';
 import type { GraphOutcome } from '../graph/outcome';
 import { newTraceId } from '../trace/ids';
 import { Attr, type SpanRecord } from '../trace/span';
-import { RolloutTracer, type OpenSpan } from '../trace/tracer';
+import { RolloutTracer } from '../trace/tracer';
 import { LangChainTracer, type AgentVersions } from '../trace/langchainTracer';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, RunRecord, Split } from '../store/types';
-import { judgeOutput } from '../reward/judge';
-import { weightedReward } from '../reward/weighted';
-import { applyAirRules } from '../reward/air';
-import type { CustomJudgeResult, CustomReward } from '../reward/customReward';
+import type { CustomReward } from '../reward/customReward';
 import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/failureClassification';
 import { errorMessage } from '../errors';
 import { summariseAgents } from './agentSummary';
 import { forEachBounded } from './pool';
 import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
+import { scoreRollout } from './rolloutScoring';
 
 export type PlannedTask = Task & { split: Split };
 
@@ -224,7 +222,12 @@ export async function runOneRollout(
     if (outcome.turns > env.config.runner.maxTurns) root.attributes[Attr.turnLimitExceeded] = true;
     // Kept on the root so views (the comparison) can show what was scored without digging into the judge's messages.
     root.attributes[Attr.finalOutput] = outcome.finalOutput;
-    await scoreRollout(env, tracer, root, task, outcome, record, signal, tracing);
+    const score = await scoreRollout(env, { tracer, root, tracing, signal }, task, outcome);
+    record.finalReward = score.finalReward;
+    record.criteria = score.criteria;
+    record.judgeFailed = score.judgeFailed;
+    record.rewardBreakdown = score.rewardBreakdown;
+    if (outcome.failures.length) root.attributes['rollout_lab.failures'] = JSON.stringify(outcome.failures);
     if (outcome.finalOutput) {
       record.status = 'succeeded';
     } else {
@@ -276,126 +279,4 @@ function noOutputMessage(why: ReturnType<typeof noOutputFailure>, outcome: Graph
   }
   const first = outcome.failures[0];
   return `the graph finished without a final output${first ? ` (${first.agent}: ${clip(first.error)})` : ''}`;
-}
-
-async function scoreRollout(
-  env: RolloutEnvironment,
-  tracer: RolloutTracer,
-  root: OpenSpan,
-  task: PlannedTask,
-  outcome: GraphOutcome,
-  record: RolloutRecord,
-  signal: AbortSignal | undefined,
-  tracing: boolean,
-): Promise<void> {
-  const { reward } = env.config;
-  const criteria = reward.criteria;
-  const custom = env.customReward ?? null;
-  let breakdown: Record<string, number> = {};
-  // The judge runs at most once: always without a custom reward (or in mode
-  // "combine"), and in mode "replace" only when the module calls input.judge().
-  let judged: Promise<CustomJudgeResult> | null = null;
-  const judge = (): Promise<CustomJudgeResult> =>
-    (judged ??= (async (): Promise<CustomJudgeResult> => {
-      if (!outcome.finalOutput) return { scores: {}, failed: true, reward: reward.noOutputReward, error: 'the rollout has no final output to judge' };
-      const span = tracer.start('judge', 'reward', root, { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge' });
-      const judgeTracer = tracing ? new LangChainTracer(tracer, span) : null;
-      const verdict = await judgeOutput(
-        env.judgeModel,
-        { goal: task.goal, context: task.context, output: outcome.finalOutput, criteria, instructions: reward.judge.promptText },
-        { callbacks: judgeTracer ? [judgeTracer] : [], signal },
-      );
-      let scores: Record<string, number> = {};
-      if (verdict.failed) {
-        record.judgeFailed = true;
-        for (const k of Object.keys(criteria)) scores[k] = reward.judgeFailurePenalty;
-        span.attributes[Attr.errorType] = 'judge_failed';
-      } else {
-        scores = verdict.scores;
-      }
-      breakdown = scores;
-      record.criteria = scores;
-      const value = weightedReward(scores, criteria);
-      span.attributes[Attr.rewardBreakdown] = JSON.stringify(scores);
-      span.attributes[Attr.rewardValue] = value;
-      span.attributes[Attr.judgeRationale] = verdict.rationale;
-      span.attributes['rollout_lab.judge.repaired'] = verdict.repaired;
-      tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
-      return verdict.error === undefined ? { scores: { ...scores }, failed: verdict.failed, reward: value } : { scores: { ...scores }, failed: verdict.failed, reward: value, error: verdict.error };
-    })());
-
-  const noOutput = (): void => {
-    const span = tracer.start('no-output', 'reward', root, {
-      [Attr.rewardName]: 'no-output',
-      [Attr.rewardKind]: 'final',
-      [Attr.rewardValue]: reward.noOutputReward,
-    });
-    tracer.end(span, 'ok');
-  };
-
-  if (!custom) {
-    if (outcome.finalOutput) {
-      record.finalReward = (await judge()).reward;
-    } else {
-      record.finalReward = reward.noOutputReward;
-      noOutput();
-    }
-  } else {
-    let judgeReward: number | null = null;
-    if (reward.mode === 'combine') {
-      judgeReward = outcome.finalOutput ? (await judge()).reward : reward.noOutputReward;
-      if (!outcome.finalOutput) noOutput();
-    }
-    const span = tracer.start('custom', 'reward', root, {
-      [Attr.rewardName]: 'custom',
-      [Attr.rewardKind]: 'custom',
-      [Attr.rewardModule]: custom.file,
-      'rollout_lab.reward.mode': reward.mode,
-    });
-    const result = await custom.evaluate({
-      // The whole task, gold included: the reward is the one place the expected answer goes.
-      task: { id: task.id, goal: task.goal, context: task.context, expected: structuredClone(task.expected ?? task.expectedDecision), expectedDecision: task.expectedDecision, meta: structuredClone(task.meta ?? {}) },
-      outcome: { finalOutput: outcome.finalOutput, decision: outcome.decision, turns: outcome.turns, failures: outcome.failures.map((f) => ({ ...f })) },
-      spans: Object.freeze(structuredClone([...tracer.spans()])),
-      judge,
-    });
-    signal?.throwIfAborted();
-    if (result.ok) {
-      record.finalReward = judgeReward === null ? result.reward : (1 - reward.customWeight) * judgeReward + reward.customWeight * result.reward;
-      record.rewardBreakdown = { ...result.breakdown };
-      span.attributes[Attr.rewardValue] = result.reward;
-      span.attributes[Attr.rewardBreakdown] = JSON.stringify(result.breakdown);
-      if (result.info !== undefined) span.attributes[Attr.rewardInfo] = result.info;
-      tracer.end(span, 'ok');
-    } else {
-      // A broken reward never loses the rollout: it keeps its trace and gets the penalty.
-      record.finalReward = reward.customFailurePenalty;
-      span.attributes[Attr.rewardValue] = reward.customFailurePenalty;
-      span.attributes[Attr.errorType] = 'custom_reward_failed';
-      root.attributes[Attr.rewardError] = result.error;
-      tracer.end(span, 'error', result.error);
-    }
-  }
-  for (const air of applyAirRules(env.config.air, tracer.spans())) {
-    const span = tracer.start(air.rule, 'reward', air.spanId, {
-      [Attr.rewardName]: air.rule,
-      [Attr.rewardKind]: 'intermediate',
-      [Attr.rewardValue]: air.reward,
-      'rollout_lab.reward.rule': air.when,
-      [Attr.agentName]: air.agent,
-    });
-    tracer.end(span, 'ok');
-  }
-  const final = tracer.start('final', 'reward', root, {
-    [Attr.rewardName]: 'final',
-    [Attr.rewardKind]: 'final',
-    [Attr.rewardValue]: record.finalReward,
-    [Attr.rewardBreakdown]: JSON.stringify(
-      Object.fromEntries(Object.entries(breakdown).map(([k, v]) => [k, { score: v, weight: criteria[k]?.weight ?? 0 }])),
-    ),
-    'rollout_lab.judge.failed': record.judgeFailed,
-  });
-  if (custom) final.attributes['rollout_lab.reward.source'] = reward.mode === 'combine' ? 'combine' : 'custom';
-  tracer.end(final, 'ok');
-  if (outcome.failures.length) root.attributes['rollout_lab.failures'] = JSON.stringify(outcome.failures);
 }

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import type { Lab } from '../../core/lab/lab';
 import type { EvalMetrics } from '../../core/analysis/metrics';
+import { BatchRunParamsSchema, type BatchPlan } from '../../core/rollout/batchPlan';
 import { core } from '../coreLoader';
 import { commandArgument } from '../featureContext';
 import type { LabService } from '../labService';
@@ -18,13 +19,8 @@ export interface RunCommandContext {
   openRewardCurve(): void;
 }
 
-interface RunPlan {
-  dataset: string | undefined;
-  split: 'train' | 'val' | 'all';
-  limit: number | undefined;
-  samples: number;
-  concurrency: number;
-}
+/** The batch plan as the pickers or the argument give it: the command comes from the mode, the seed from lab.json. */
+type RunPlan = Pick<BatchPlan, 'dataset' | 'limit'> & Required<Pick<BatchPlan, 'split' | 'samples' | 'concurrency'>>;
 
 const BROWSE = '$(folder-opened) Browse…';
 
@@ -76,11 +72,17 @@ function selectedRun(raw: unknown): { folder: string; runId?: string; run?: { pa
 function proposal(mode: 'run' | 'eval', params: Record<string, unknown> | undefined): Proposal {
   if (!params) return {};
   const p: Proposal = {};
-  if (typeof params.dataset === 'string') p.dataset = params.dataset;
+  // Field by field: a comparison's or an older run's options still propose what fits.
+  const field = BatchRunParamsSchema.shape;
+  const dataset = field.dataset.safeParse(params.dataset);
+  if (dataset.success && dataset.data !== null) p.dataset = dataset.data;
   if ((params.command ?? 'run') !== mode) return p;
-  if (params.split === 'train' || params.split === 'val' || params.split === 'all') p.split = params.split;
-  if (params.limit === null || (typeof params.limit === 'number' && params.limit > 0)) p.limit = params.limit;
-  if (typeof params.samples === 'number' && params.samples > 0) p.samples = params.samples;
+  const split = field.split.safeParse(params.split);
+  if (split.success) p.split = split.data;
+  const limit = field.limit.safeParse(params.limit);
+  if (limit.success) p.limit = limit.data;
+  const samples = field.samples.safeParse(params.samples);
+  if (samples.success) p.samples = samples.data;
   return p;
 }
 
@@ -181,23 +183,10 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}):
 
 async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: 'run' | 'eval', plan: RunPlan): Promise<RunSummaryResult | EvaluateResult> {
   const { output, service } = ctx;
-  const { runRollouts } = await core.runner();
+  const { runBatch } = await core.batch();
   const { warningSummaryLine } = await core.runWarnings();
-  const { computeMetrics } = await core.metrics();
-  const { rewardSetupOf } = await core.rewardSetup();
-  const { config } = lab.loaded;
-  const seed = config.runner.seed;
-  const ds = await lab.loadDataset(plan.dataset);
-  const tasks = lab.selectTasks(ds, { split: plan.split, limit: plan.limit, seed });
-  if (tasks.length === 0) throw new Error(`the ${plan.split} split of ${ds.file} has no tasks — pick another split or dataset`);
-  const env = await lab.environment(ds.tasks);
   // Before the run: the simulator is up for some model; after it, what it actually answered.
   const simStarted = lab.simulated ? ' (SIMULATED)' : '';
-  const notice = lab.simulationNotice();
-  if (notice) output.appendLine(notice);
-  output.appendLine(
-    `${mode}: ${tasks.length} tasks × ${plan.samples} sample${plan.samples > 1 ? 's' : ''} from ${ds.file} (${plan.split} split), concurrency ${plan.concurrency}${simStarted}`,
-  );
 
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Rollout Lab${simStarted}: ${mode === 'eval' ? 'evaluating' : 'running rollouts'}`, cancellable: true },
@@ -208,13 +197,16 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
         controller.abort();
       });
       try {
-        return await runRollouts(env, {
-          tasks,
-          samples: plan.samples,
-          concurrency: plan.concurrency,
-          params: { command: mode, dataset: plan.dataset ?? null, split: plan.split, limit: plan.limit ?? null, samples: plan.samples, seed },
-          seed,
+        return await runBatch(lab, { command: mode, ...plan }, {
           signal: controller.signal,
+          onPlanned: ({ params, concurrency, tasks, datasetFile }) => {
+            if (tasks === 0) throw new Error(`the ${params.split} split of ${datasetFile} has no tasks — pick another split or dataset`);
+            const notice = lab.simulationNotice();
+            if (notice) output.appendLine(notice);
+            output.appendLine(
+              `${mode}: ${tasks} tasks × ${params.samples} sample${params.samples > 1 ? 's' : ''} from ${datasetFile} (${params.split} split), concurrency ${concurrency}${simStarted}`,
+            );
+          },
           onStart: ({ runId, total }) => {
             output.appendLine(`run ${runId}: ${total} rollouts to do`);
             progress.report({ message: `0/${total}` });
@@ -244,24 +236,22 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   );
   service.notifyStoreChanged(folder);
 
-  const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
-  const { simulated } = result;
+  const { metrics, simulated } = result;
   const sim = simulated ? ' (SIMULATED)' : '';
   const mean = metrics.averageFinalReward === null ? 'n/a' : metrics.averageFinalReward.toFixed(3);
   output.appendLine(`run ${result.runId}: ${metrics.rollouts} rollouts, ${metrics.succeeded} succeeded, ${metrics.failed} failed, mean reward ${mean}${sim}`);
   if (result.cancelled) output.appendLine(`cancelled — resume from a terminal with: rollout-lab ${mode} --resume ${result.runId} --workspace ${folder}`);
   for (const w of result.warnings) output.appendLine(`warning: ${warningSummaryLine(w, result.ranNow)}`);
 
-  const allFailed = metrics.rollouts > 0 && metrics.succeeded === 0;
+  const allFailed = result.allFailedError !== null;
   if (allFailed) {
-    const first = result.rollouts.find((r) => r.error)?.error ?? 'unknown error';
-    void vscode.window.showWarningMessage(`Rollout Lab${sim}: every rollout of ${result.runId} failed; the first error was: ${first}`, 'Show Output').then((a) => {
+    void vscode.window.showWarningMessage(`Rollout Lab${sim}: every rollout of ${result.runId} failed; the first error was: ${result.allFailedError}`, 'Show Output').then((a) => {
       if (a) output.show(true);
     });
   }
 
   if (mode === 'eval') {
-    const { metricsTable } = await import('../../cli/format');
+    const { metricsTable } = await core.metricsTable();
     output.appendLine(metricsTable(metrics, simulated));
     output.show(true);
     await openReport(ctx, folder, result.runId);

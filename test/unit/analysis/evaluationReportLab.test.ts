@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { metricsTable } from '../../../src/cli/format';
+import { metricsTable } from '../../../src/core/analysis/metricsTable';
 import { buildEvaluationReport, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
 import { MAX_DECISION_ROWS } from '../../../src/core/analysis/reportBreakdowns';
 import { reportMarkdown, reportTables } from '../../../src/core/analysis/reportFormat';

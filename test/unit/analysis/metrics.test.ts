@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { metricsTable } from '../../../src/cli/format';
+import { metricsTable } from '../../../src/core/analysis/metricsTable';
 import { computeMetrics } from '../../../src/core/analysis/metrics';
 import type { RewardSetup } from '../../../src/core/reward/rewardSetup';
 import type { RolloutRecord } from '../../../src/core/store/types';

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import type { LabConfig } from '../config/schema';
+import { UsageError } from '../errors';
+
+const Count = z.number().int().min(1);
+
+/** Which tasks of a dataset a batch takes: the first part (trainFraction), the held-out rest, or every task. */
+export const BatchSplitSchema = z.enum(['train', 'val', 'all']);
+export type BatchSplit = z.infer<typeof BatchSplitSchema>;
+
+/**
+ * What a batch of rollouts is asked to do (Run Rollouts / `rollout-lab run`,
+ * Evaluate / `rollout-lab eval`), as an adapter passes it. Left out, an option
+ * takes the command's or lab.json's default (`resolveBatchParams`).
+ */
+export const BatchPlanSchema = z.strictObject({
+  command: z.enum(['run', 'eval']),
+  /** A key of "datasets" in lab.json, or a file path relative to the workspace. */
+  dataset: z.string().min(1).optional(),
+  split: BatchSplitSchema.optional(),
+  /** Tasks to take; left out, all of the split. */
+  limit: Count.optional(),
+  samples: Count.optional(),
+  concurrency: Count.optional(),
+  seed: z.number().int().min(0).optional(),
+  /** Continue this run with the options it was started with (the others here but `concurrency` are not used). */
+  resume: z.string().min(1).optional(),
+});
+export type BatchPlan = z.infer<typeof BatchPlanSchema>;
+
+/**
+ * The options a batch run is stored with (RunRecord.params): read back, with
+ * this schema, to resume it or to propose them again.
+ */
+export const BatchRunParamsSchema = z.object({
+  command: z.enum(['run', 'eval']),
+  dataset: z.string().min(1).nullable(),
+  split: BatchSplitSchema,
+  limit: Count.nullable(),
+  samples: Count,
+  seed: z.number().int().min(0),
+});
+export type BatchRunParams = z.infer<typeof BatchRunParamsSchema>;
+
+function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  return `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`;
+}
+
+/** The plan an adapter built, checked before anything opens: a bad option is a UsageError. */
+export function parseBatchPlan(raw: unknown): BatchPlan {
+  const r = BatchPlanSchema.safeParse(raw);
+  if (!r.success) throw new UsageError(`invalid batch options — ${firstIssue(r.error)}`);
+  return r.data;
+}
+
+/** The stored options of run `runId`, or a UsageError saying why they cannot be resumed as a batch. */
+export function parseBatchRunParams(runId: string, params: unknown): BatchRunParams {
+  const r = BatchRunParamsSchema.safeParse(params);
+  if (!r.success) {
+    throw new UsageError(`run "${runId}" cannot be resumed as a batch: its stored options do not fit (${firstIssue(r.error)}) — it was started by another command or an older version; start a new run instead`);
+  }
+  return r.data;
+}
+
+/** A new batch's stored options: what the plan gives, the rest from the command and lab.json. */
+export function resolveBatchParams(plan: BatchPlan, runner: LabConfig['runner']): BatchRunParams {
+  return {
+    command: plan.command,
+    dataset: plan.dataset ?? null,
+    split: plan.split ?? (plan.command === 'eval' ? 'val' : 'train'),
+    limit: plan.limit ?? null,
+    samples: plan.samples ?? runner.samples,
+    seed: plan.seed ?? runner.seed,
+  };
+}
