@@ -5,6 +5,7 @@ const LAYERS = [
   ['llm', 'graph'],
   ['trace'],
   ['store'],
+  ['otlp', 'gateway'],
   ['reward'],
   ['policy'],
   ['rollout'],

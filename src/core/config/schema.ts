@@ -260,11 +260,19 @@ export const RewardSchema = z.strictObject({
 
 export const GraphSchema = z.strictObject({
   kind: z
-    .enum(['research-lab', 'module'])
+    .enum(['research-lab', 'module', 'command'])
     .default('research-lab')
-    .describe('"research-lab": the built-in nine-agent graph; "module": your own LangGraph.js graph.'),
+    .describe('"research-lab": the built-in nine-agent graph; "module": your own LangGraph.js graph; "command": your own program, in any language, run once per rollout.'),
   module: z.string().optional().describe('TS or JS file exporting a LangGraph.js graph or a factory (kind "module").'),
   export: z.string().default('default').describe('Name of the export to use from the module.'),
+  command: z
+    .array(z.string().min(1))
+    .min(1)
+    .optional()
+    .describe('Kind "command": the program and its arguments, e.g. ["python3", "agent.py"] (no shell). It gets the task as JSON on standard input and prints its final output as one JSON object.'),
+  cwd: z.string().optional().describe('Kind "command": the directory it runs in, relative to the workspace (default: the workspace).'),
+  env: z.record(z.string(), z.string()).default({}).describe('Kind "command": further environment variables for the program.'),
+  timeoutMs: z.number().int().positive().default(300_000).describe('Kind "command": time limit of one rollout; past it the program is stopped and the rollout fails with "timeout".'),
 });
 
 export const ToolsSchema = z.strictObject({
@@ -369,6 +377,9 @@ export const LabConfigSchema = z
     }
     if (cfg.graph.kind === 'module' && !cfg.graph.module) {
       ctx.addIssue({ code: 'custom', path: ['graph', 'module'], message: 'graph kind "module" needs "module": the path of a TS or JS file' });
+    }
+    if (cfg.graph.kind === 'command' && !cfg.graph.command) {
+      ctx.addIssue({ code: 'custom', path: ['graph', 'command'], message: 'graph kind "command" needs "command": the program and its arguments, e.g. ["python3", "agent.py"]' });
     }
     for (const key of ['criticModel', 'editorModel'] as const) {
       const m = cfg.optimize[key];

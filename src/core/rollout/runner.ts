@@ -5,7 +5,7 @@ import type { Task } from '../data/tasks';
 import type { GraphOutcome } from '../graph/outcome';
 import { newTraceId } from '../trace/ids';
 import { Attr, type SpanRecord } from '../trace/span';
-import { RolloutTracer } from '../trace/tracer';
+import { RolloutTracer, type OpenSpan } from '../trace/tracer';
 import { LangChainTracer, type AgentVersions } from '../trace/langchainTracer';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, RunRecord, Split } from '../store/types';
@@ -19,12 +19,20 @@ import { scoreRollout } from './rolloutScoring';
 
 export type PlannedTask = Task & { split: Split };
 
+export interface RunGraphOptions {
+  callbacks: Callbacks;
+  signal?: AbortSignal;
+  seed: number;
+  /** The rollout being run: its tracer and root span (spans recorded outside LangChain hang under it), run and sample. */
+  rollout: { tracer: RolloutTracer; root: OpenSpan; runId: string; sample: number };
+}
+
 /** What a rollout needs from the lab: how to run the graph on a task, and who judges. */
 export interface RolloutEnvironment {
   config: LabConfig;
   store: TraceStore;
   /** `seed` is derived from the run seed, the task and the sample, so samples differ and replay exactly. */
-  runGraph(task: PlannedTask, opts: { callbacks: Callbacks; signal?: AbortSignal; seed: number }): Promise<GraphOutcome>;
+  runGraph(task: PlannedTask, opts: RunGraphOptions): Promise<GraphOutcome>;
   judgeModel: BaseChatModel;
   versions: AgentVersions;
   simulated: boolean;
@@ -214,7 +222,7 @@ export async function runOneRollout(
   }, record.startTime);
   const handler = tracing ? new LangChainTracer(tracer, root, env.versions) : null;
   try {
-    const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal, seed });
+    const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal, seed, rollout: { tracer, root, runId, sample } });
     record.decision = outcome.decision;
     record.turns = outcome.turns;
     // A user graph may ignore ctx.maxTurns: recorded so the run warns and the report counts it under max turns.

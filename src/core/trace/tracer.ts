@@ -58,6 +58,17 @@ export class RolloutTracer {
     return record;
   }
 
+  /**
+   * Records a span that started and ended outside this process (a command
+   * agent's span received over OTLP): kept and written like the tracer's own.
+   * Its trace id must be this rollout's.
+   */
+  add(span: SpanRecord): void {
+    if (span.traceId !== this.traceId) throw new Error(`span ${span.spanId} belongs to trace ${span.traceId}, not to rollout ${this.traceId}`);
+    this.ended.push(span);
+    this.writer?.writeSpan(span);
+  }
+
   /** Spans ended so far, in end order. */
   spans(): readonly SpanRecord[] {
     return this.ended;
