@@ -271,8 +271,8 @@ export const GraphSchema = z.strictObject({
     .optional()
     .describe('Kind "command": the program and its arguments, e.g. ["python3", "agent.py"] (no shell). It gets the task as JSON on standard input and prints its final output as one JSON object.'),
   cwd: z.string().optional().describe('Kind "command": the directory it runs in, relative to the workspace (default: the workspace).'),
-  env: z.record(z.string(), z.string()).default({}).describe('Kind "command": further environment variables for the program.'),
-  timeoutMs: z.number().int().positive().default(300_000).describe('Kind "command": time limit of one rollout; past it the program is stopped and the rollout fails with "timeout".'),
+  env: z.record(z.string(), z.string()).optional().describe('Kind "command": further environment variables for the program.'),
+  timeoutMs: z.number().int().positive().optional().describe('Kind "command": time limit of one rollout (default 300000); past it the program is stopped and the rollout fails with "timeout".'),
 });
 
 export const ToolsSchema = z.strictObject({
