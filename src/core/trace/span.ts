@@ -51,6 +51,8 @@ export const Attr = {
   errorType: 'error.type',
   serverAddress: 'server.address',
 
+  /** On spans a command agent exports (a resource attribute): the rollout they belong to. */
+  rolloutId: 'rollout_lab.rollout.id',
   runId: 'rollout_lab.run.id',
   taskId: 'rollout_lab.task.id',
   split: 'rollout_lab.task.split',
