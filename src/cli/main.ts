@@ -190,7 +190,14 @@ async function sim(v: Values): Promise<number> {
   return 0;
 }
 
-function exampleNextSteps(dir: string): string {
+function exampleNextSteps(dir: string, example: string): string {
+  if (example === 'command-agents') {
+    return [
+      'Models have no baseUrl: the simulated endpoint answers with sim/answers.jsonl until you set models.main.baseUrl in .rollout-lab/lab.json.',
+      `Run the Python agent on 8 tickets: rollout-lab run --workspace ${dir} --limit 8`,
+      'For the Node agent: npm install in node/, then set "graph": {"kind": "command", "command": ["node", "node/agent.mjs"]} in .rollout-lab/lab.json.',
+    ].join('\n');
+  }
   return [
     'Models have no baseUrl: the simulated endpoint plays the teacher (its canned answers) until a phase registers a trained model.',
     `Run the whole learning run (untrained → SFT → GRPO, evaluated on the validation tickets): rollout-lab demo --train --workspace ${dir}`,
@@ -272,7 +279,7 @@ export async function main(argv: string[]): Promise<number> {
         for (const f of r.created) out(`created ${f}`);
         for (const f of r.skipped) out(`kept    ${f} (exists; --force overwrites)`);
         if (r.agents) out(`agents (${r.agents.source === 'factory' ? "named by the factory's ctx.model() / ctx.prompt() calls" : "the graph's agent nodes"}): ${r.agents.names.join(', ')}`);
-        if (v.example !== undefined) out(exampleNextSteps(dir));
+        if (v.example !== undefined) out(exampleNextSteps(dir, String(v.example)));
         else out('Models have no baseUrl yet, so runs use the SIMULATED endpoint until you set one in .rollout-lab/lab.json.');
       }
       return 0;

@@ -308,7 +308,7 @@ export class GraphViewApp {
     this.inspect(null);
     const g = this.graph;
     const agents = g.nodes.filter((n) => n.kind === 'agent').length;
-    const source = g.source === 'module' ? 'your graph module' : 'research lab';
+    const source = g.source === 'module' ? 'your graph module' : g.source === 'command' ? 'your command agent, as observed' : 'research lab';
     if (this.mode === 'rollout' && this.rollout) {
       const r = this.rollouts.find((x) => x.id === this.rollout!.rolloutId);
       const loops = Object.values(this.rollout.visits).filter((v) => v > 1).length;

@@ -85,7 +85,7 @@ async function status(v: Values): Promise<number> {
     return 0;
   }
   if (s.example) {
-    out('No training pipeline is declared: this lab runs its own graph (graph.kind "module"), which has no reference pipeline.');
+    out(`No training pipeline is declared: this lab runs its own graph (graph.kind "${l.config.graph.kind}"), which has no reference pipeline.`);
     out(`Declare one under "training" in ${l.file}; built from this lab's agents and models, for example:`);
     out('');
     out(pipelineExampleText(s.example));

@@ -2,6 +2,7 @@ import { isScored } from '../reward/scoredRollouts';
 import type { AgentAggregate } from '../store/types';
 import type { TraceStore } from '../store/traceStore';
 import { agentOfNode } from '../trace/langchainTracer';
+import { agentTurns, hasGraphSteps } from '../trace/agentTurns';
 import { Attr, type SpanRecord } from '../trace/span';
 
 /*
@@ -73,8 +74,15 @@ interface NodeVisit {
   retried: number;
 }
 
-/** One entry per node span, in start order, each with whether it or a span under it failed and its model calls. */
+/**
+ * One entry per node span, in start order, each with whether it or a span
+ * under it failed and its model calls; a rollout with no node spans at all
+ * gets its agents' turns instead.
+ */
 function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
+  if (!hasGraphSteps(spans)) {
+    return agentTurns(spans).map((t) => ({ name: t.agent, startTime: t.startTime, step: Number.MAX_SAFE_INTEGER, durationMs: Math.max(0, t.endTime - t.startTime), error: t.error, llmCalls: t.llmCalls, retried: t.retried }));
+  }
   const byId = new Map(spans.map((s) => [s.spanId, s]));
   const visits = new Map<string, NodeVisit>();
   for (const s of spans) {

@@ -18,7 +18,7 @@ export interface ExampleLab {
   config: LabConfigInput;
 }
 
-export const EXAMPLE_NAMES = ['ticket-routing'] as const;
+export const EXAMPLE_NAMES = ['ticket-routing', 'command-agents'] as const;
 
 /** The repository's examples folder, from here (src/core/config) or from the bundle (dist). */
 export function examplesDir(): string {
@@ -90,9 +90,44 @@ function ticketRouting(): ExampleLab {
   };
 }
 
+/**
+ * The same tickets routed by a program outside the lab (graph.kind
+ * "command"): a Python agent on the standard library, or a Node agent on the
+ * openai package and the OpenTelemetry SDK. Its model calls go through the
+ * lab's recording gateway; its tool calls arrive as OTLP spans.
+ */
+function commandAgents(): ExampleLab {
+  return {
+    name: 'command-agents',
+    summary: 'the ticket Router and Responder as a program in any language (Python here; a Node version beside it), run once per rollout through the recording gateway and the OTLP receiver',
+    files: ['python/agent.py', 'node/agent.mjs', 'node/package.json', 'reward.ts', 'sim/answers.jsonl', 'data/tickets.jsonl', 'README.md'],
+    config: {
+      version: 1,
+      models: {
+        // No baseUrl: the simulated endpoint answers with sim/answers.jsonl until one is set.
+        main: { model: 'your-model', temperature: 0, maxTokens: 32, logprobs: true, tokenIds: true },
+      },
+      agents: {
+        Router: { model: 'main', promptText: 'You route support tickets. Answer with one word: bill, ship, tech or user.', trainable: true },
+        Responder: { model: 'main', promptText: 'You acknowledge support tickets in one short sentence that names the queue.' },
+      },
+      graph: { kind: 'command', command: ['python3', 'python/agent.py'], timeoutMs: 60_000 },
+      datasets: { tickets: { path: 'data/tickets.jsonl', format: 'jsonl', trainFraction: 0.8, fields: { goal: 'ticket', expected: 'queue' } } },
+      reward: { module: 'reward.ts', judge: { model: 'main' }, criteria: {} },
+      simulator: { answers: 'sim/answers.jsonl' },
+      air: [
+        { name: 'queue_named', when: 'tool.ok', tools: ['normalize_queue'], reward: 0.05 },
+        { name: 'no_queue', when: 'tool.error', tools: ['normalize_queue'], reward: -0.1 },
+      ],
+      runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 4, dataset: 'tickets' },
+    },
+  };
+}
+
 /** The example NAME; an unknown name is an error that lists the examples. */
 export function exampleLab(name: string): ExampleLab {
   if (name === 'ticket-routing') return ticketRouting();
+  if (name === 'command-agents') return commandAgents();
   throw new UsageError(`no example "${name}" — the examples are: ${EXAMPLE_NAMES.join(', ')} (rollout-lab init --example ${EXAMPLE_NAMES[0]})`);
 }
 

@@ -11,6 +11,7 @@ import { datasetSearchProvider } from '../graph/tools/search';
 import { loadUserGraph } from '../graph/userGraph';
 import { RoutedChatModel } from '../llm/routedChatModel';
 import { agentOfNode } from '../trace/langchainTracer';
+import { END_NODE, START_NODE, nodeAggregates } from '../analysis/graphStats';
 import type { Lab } from './lab';
 
 export interface GraphNodeInfo {
@@ -30,7 +31,8 @@ export interface GraphEdgeInfo {
 export interface GraphDescription {
   nodes: GraphNodeInfo[];
   edges: GraphEdgeInfo[];
-  source: 'research-lab' | 'module';
+  /** 'command': drawn from the agents and transitions observed in stored rollouts (a program has no graph to introspect). */
+  source: 'research-lab' | 'module' | 'command';
 }
 /*
  * The graph the lab runs, as the graph view draws it (`graph/describe`), from
@@ -103,6 +105,7 @@ async function graphForIntrospection(lab: Lab): Promise<Drawable> {
  * hasPrompt says whether lab.json configures a prompt for that agent.
  */
 export async function describeLabGraph(lab: Lab): Promise<GraphDescription> {
+  if (lab.loaded.config.graph.kind === 'command') return observedGraph(lab);
   const d = await describeGraph(await graphForIntrospection(lab));
   const agents = lab.loaded.config.agents;
   const nodes: GraphNodeInfo[] = d.nodes.map((n) => {
@@ -111,4 +114,26 @@ export async function describeLabGraph(lab: Lab): Promise<GraphDescription> {
   });
   const edges: GraphEdgeInfo[] = d.edges.map((e) => ({ ...e }));
   return { nodes, edges, source: lab.loaded.config.graph.kind === 'module' ? 'module' : 'research-lab' };
+}
+
+/**
+ * A command agent's graph as observed: its agents (lab.json's, and any other
+ * that made calls) and the transitions between their turns in the most recent
+ * stored rollouts, with __start__ and __end__. A step with more than one
+ * observed successor is drawn as conditional.
+ */
+function observedGraph(lab: Lab): GraphDescription {
+  const agents = lab.loaded.config.agents;
+  const { edges: traffic } = nodeAggregates(lab.store);
+  const seen = traffic.flatMap((e) => [e.source, e.target]).filter((n) => n !== START_NODE && n !== END_NODE);
+  const names = [...new Set([...Object.keys(agents), ...seen])];
+  const nodes: GraphNodeInfo[] = [
+    { id: START_NODE, kind: 'start', agent: null, hasPrompt: false },
+    ...names.map((name) => ({ id: name, kind: 'agent' as const, agent: name, hasPrompt: Object.prototype.hasOwnProperty.call(agents, name) })),
+    { id: END_NODE, kind: 'end', agent: null, hasPrompt: false },
+  ];
+  const successors = new Map<string, number>();
+  for (const e of traffic) successors.set(e.source, (successors.get(e.source) ?? 0) + 1);
+  const edges: GraphEdgeInfo[] = traffic.map((e) => ({ source: e.source, target: e.target, conditional: (successors.get(e.source) ?? 0) > 1 }));
+  return { nodes, edges, source: 'command' };
 }

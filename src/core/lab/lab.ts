@@ -27,6 +27,7 @@ import { loadSupervisorPolicy } from '../policy/supervisorPolicy';
 import type { RolloutEnvironment, PlannedTask } from '../rollout/runner';
 import type { Variant } from '../config/variantSpec';
 import { resolveVariant, variantPrompt, type ResolvedVariant } from './variant';
+import { AgentServices, commandRunGraph } from './commandGraph';
 
 export interface LabOptions {
   workspace: string;
@@ -73,6 +74,9 @@ export class Lab {
     private readonly sim: { url: string; close(): Promise<void> } | null,
     private readonly canned: CannedAnswers | null = null,
   ) {}
+
+  /** The OTLP receiver and recording gateways command agents talk to; started on first use. */
+  private agentServices: AgentServices | null = null;
 
   /**
    * Checks the options and lab.json before anything starts, builds the router
@@ -122,7 +126,7 @@ export class Lab {
    */
   private genericAnswersNotice(simulatedModels: string[]): string {
     const { config } = this.loaded;
-    if (config.graph.kind !== 'module' || this.canned?.agents === null) return '';
+    if (config.graph.kind === 'research-lab' || this.canned?.agents === null) return '';
     const covered = this.canned?.agents ?? new Set<string>();
     const generic = Object.entries(config.agents)
       .filter(([agent, a]) => simulatedModels.includes(a.model) && !covered.has(agent))
@@ -200,7 +204,7 @@ export class Lab {
     });
     // A module graph may never touch the research-lab tools (`init --graph` writes no tables): their tables are needed only if it reads ctx.tools.
     const tables =
-      config.graph.kind === 'module'
+      config.graph.kind !== 'research-lab'
         ? await loadTables().then((t) => ({ ok: true as const, ...t }), (err: unknown) => ({ ok: false as const, err }))
         : { ok: true as const, ...(await loadTables()) };
     const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> => {
@@ -220,16 +224,19 @@ export class Lab {
       return m;
     };
     const recursionLimit = config.runner.maxTurns * 6 + 50;
-    if (config.bandit.mode !== 'off' && config.graph.kind === 'module') {
+    if (config.bandit.mode !== 'off' && config.graph.kind !== 'research-lab') {
       throw new ConfigError(
-        `bandit.mode "${config.bandit.mode}" needs the built-in research-lab graph's Supervisor; set bandit.mode to "off" in .rollout-lab/lab.json for graph kind "module"`,
+        `bandit.mode "${config.bandit.mode}" needs the built-in research-lab graph's Supervisor; set bandit.mode to "off" in .rollout-lab/lab.json for graph kind "${config.graph.kind}"`,
       );
     }
     // Read once per batch: every rollout of it uses the same policy version.
     const supervisorPolicy = loadSupervisorPolicy(labDir, config);
 
     let runGraph: RolloutEnvironment['runGraph'];
-    if (config.graph.kind === 'module') {
+    if (config.graph.kind === 'command') {
+      this.agentServices ??= new AgentServices(this.store);
+      runGraph = await commandRunGraph({ config, workspaceDir, router: this.router, versions, prompts, services: this.agentServices });
+    } else if (config.graph.kind === 'module') {
       const file = resolve(workspaceDir, config.graph.module!);
       const user = await loadUserGraph(file, config.graph.export, {
         model,
@@ -272,6 +279,7 @@ export class Lab {
   }
 
   async close(): Promise<void> {
+    await this.agentServices?.close();
     await this.store.close();
     await this.sim?.close();
   }

@@ -1,3 +1,4 @@
+import { agentTurns, hasGraphSteps } from '../trace/agentTurns';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { AgentVersions } from '../trace/langchainTracer';
 import type { RolloutAgentRecord } from '../store/types';
@@ -47,6 +48,14 @@ export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVe
       rec.outputTokens += Number(s.attributes[Attr.outputTokens] ?? 0) || 0;
     } else if (s.kind === 'tool') {
       rec.toolCalls++;
+    }
+  }
+  // Without graph steps (a command agent), each turn of an agent is a visit of it.
+  if (!hasGraphSteps(spans)) {
+    for (const t of agentTurns(spans)) {
+      const rec = get(t.agent);
+      rec.visits++;
+      rec.latencyMs += t.endTime - t.startTime;
     }
   }
   // A graph node that is no agent of the lab and called no model (a user graph's `execute` or router node) is a step, not an agent.

@@ -55,7 +55,7 @@ function inLabOrder(config: LabConfig, agents: Iterable<string>): string[] {
 export function requireBanditGraph(config: LabConfig): void {
   if (isResearchLabGraph(config)) return;
   throw new UsageError(
-    `the bandit learns the ${config.bandit.agent}'s choice among candidate hypotheses, which only the built-in research-lab graph records; this lab runs its own graph (graph.kind "module") — train its agents with sft or grpo, or optimise their prompts`,
+    `the bandit learns the ${config.bandit.agent}'s choice among candidate hypotheses, which only the built-in research-lab graph records; this lab runs its own graph (graph.kind "${config.graph.kind}") — train its agents with sft or grpo, or optimise their prompts`,
   );
 }
 

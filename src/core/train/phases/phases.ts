@@ -84,7 +84,7 @@ export function pipelineExampleText(example: readonly PhaseExample[]): string {
 
 /** One line: no pipeline is declared, and the phases to declare (a module graph without training.phases). */
 export function undeclaredPipelineText(config: LabConfig): string {
-  return `this lab runs its own graph (graph.kind "module") and lab.json declares no training.phases — add them to .rollout-lab/lab.json, e.g. "training": ${JSON.stringify({ phases: pipelineExample(config) })}`;
+  return `this lab runs its own graph (graph.kind "${config.graph.kind}") and lab.json declares no training.phases — add them to .rollout-lab/lab.json, e.g. "training": ${JSON.stringify({ phases: pipelineExample(config) })}`;
 }
 
 /** Finds a phase by name; a clear error lists the names there are. */

@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { LabConfig } from '../config/schema';
+import { visibleTask } from '../data/visibleTask';
+import { DEFAULT_COMMAND_TIMEOUT_MS, runCommandAgent } from '../graph/commandAgent';
+import type { GraphOutcome } from '../graph/outcome';
+import type { ModelRouter } from '../llm/routing';
+import { startGateway, gatewayRouting, type Gateway } from '../gateway/gateway';
+import { startOtlpReceiver, type OtlpReceiver } from '../otlp/receiver';
+import type { TraceStore } from '../store/traceStore';
+import type { AgentVersions } from '../trace/langchainTracer';
+import { LiveRollouts } from '../trace/liveRollouts';
+import { Attr } from '../trace/span';
+import type { RolloutEnvironment } from '../rollout/runner';
+
+/**
+ * What command agents talk to while a lab is open: one OTLP receiver for the
+ * spans they export, and one recording gateway per rollout environment (its
+ * routing follows that environment's variant). Started on first use, on
+ * loopback ports the system picks; closed with the lab.
+ */
+export class AgentServices {
+  readonly live = new LiveRollouts();
+  private receiver: Promise<OtlpReceiver> | null = null;
+  private readonly gateways: Array<Promise<Gateway>> = [];
+  private readonly tempDirs: string[] = [];
+
+  constructor(private readonly store: TraceStore) {}
+
+  otlpReceiver(): Promise<OtlpReceiver> {
+    this.receiver ??= startOtlpReceiver({ port: 0, store: this.store, live: this.live });
+    return this.receiver;
+  }
+
+  gateway(config: LabConfig, router: ModelRouter, versions: AgentVersions): Promise<Gateway> {
+    const g = startGateway({ port: 0, live: this.live, routing: gatewayRouting(config, router, versions) });
+    this.gateways.push(g);
+    return g;
+  }
+
+  /** A directory removed when the lab closes. */
+  tempDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'rollout-lab-agent-'));
+    this.tempDirs.push(dir);
+    return dir;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.gateways, ...(this.receiver ? [this.receiver] : [])];
+    await Promise.all(all.map((p) => p.then((s) => s.close(), () => undefined)));
+    for (const dir of this.tempDirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `OTEL_RESOURCE_ATTRIBUTES` value: key=value pairs, values percent-encoded as the OpenTelemetry spec asks. */
+function resourceAttributes(pairs: Record<string, string | number>, inherited: string | undefined): string {
+  const own = Object.entries(pairs).map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`);
+  return [inherited?.trim(), ...own].filter(Boolean).join(',');
+}
+
+/**
+ * runGraph for `graph.kind: "command"`: each rollout starts the user's
+ * program with the task on standard input (only the fields the agents may
+ * see), the gateway's per-rollout URL as OPENAI_BASE_URL, and the OTLP
+ * receiver as OTEL_EXPORTER_OTLP_ENDPOINT with the rollout's ids as resource
+ * attributes. Its model calls (through the gateway) and its exported spans
+ * land under the rollout's root span while it runs.
+ */
+export async function commandRunGraph(opts: {
+  config: LabConfig;
+  workspaceDir: string;
+  router: ModelRouter;
+  versions: AgentVersions;
+  prompts: ReadonlyMap<string, { text: string; hash: string }>;
+  services: AgentServices;
+}): Promise<RolloutEnvironment['runGraph']> {
+  const { config, workspaceDir, services } = opts;
+  const graph = config.graph;
+  const [receiver, gateway] = await Promise.all([services.otlpReceiver(), services.gateway(config, opts.router, opts.versions)]);
+  // The lab's prompt per agent, for programs that take their prompts from the lab (so prompt optimisation reaches them).
+  const promptsFile = join(services.tempDir(), 'prompts.json');
+  writeFileSync(promptsFile, JSON.stringify(Object.fromEntries([...opts.prompts].map(([agent, p]) => [agent, p.text])), null, 2));
+  const agents = Object.keys(config.agents);
+  const cwd = resolve(workspaceDir, graph.cwd ?? '.');
+  return async (task, { signal, seed, rollout }): Promise<GraphOutcome> => {
+    const id = rollout.tracer.traceId;
+    const remove = services.live.add({ id, runId: rollout.runId, taskId: task.id, sample: rollout.sample, tracer: rollout.tracer, root: rollout.root, seed, signal });
+    try {
+      const ids = { [Attr.rolloutId]: id, [Attr.runId]: rollout.runId, [Attr.taskId]: task.id, [Attr.sample]: rollout.sample };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        ...graph.env,
+        OPENAI_BASE_URL: gateway.baseUrl(id),
+        // The gateway holds the real keys; clients that insist on one get a placeholder.
+        OPENAI_API_KEY: 'rollout-lab-gateway',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+        OTEL_RESOURCE_ATTRIBUTES: resourceAttributes(ids, graph.env?.OTEL_RESOURCE_ATTRIBUTES ?? process.env.OTEL_RESOURCE_ATTRIBUTES),
+        ROLLOUT_LAB_ROLLOUT_ID: id,
+        ROLLOUT_LAB_RUN_ID: rollout.runId,
+        ROLLOUT_LAB_TASK_ID: task.id,
+        ROLLOUT_LAB_SAMPLE: String(rollout.sample),
+        ROLLOUT_LAB_SEED: String(seed),
+        ROLLOUT_LAB_AGENT_BASE_URLS: JSON.stringify(Object.fromEntries(agents.map((a) => [a, gateway.baseUrl(id, a)]))),
+        ROLLOUT_LAB_PROMPTS_FILE: promptsFile,
+      };
+      const out = await runCommandAgent({
+        argv: graph.command!,
+        cwd,
+        env,
+        input: `${JSON.stringify(visibleTask(task))}\n`,
+        timeoutMs: graph.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+        signal,
+      });
+      // A program that does not count its turns made as many as the model calls it sent through the gateway.
+      const turns = out.turns ?? rollout.tracer.spans().filter((s) => s.kind === 'llm').length;
+      return { ...out, turns };
+    } finally {
+      remove();
+    }
+  };
+}
