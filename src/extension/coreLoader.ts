@@ -13,6 +13,9 @@ export const core = {
   labJsonEdit: () => import('../core/config/labJsonEdit'),
   modelRegistry: () => import('../core/config/modelRegistry'),
   variantSpec: () => import('../core/config/variantSpec'),
+  // store, otlp
+  traceStore: () => import('../core/store/traceStore'),
+  otlpReceiver: () => import('../core/otlp/receiver'),
   // trace, reward, rollout
   langchainTracer: () => import('../core/trace/langchainTracer'),
   airRules: () => import('../core/reward/airRules'),

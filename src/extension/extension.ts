@@ -11,6 +11,7 @@ import { LabService } from './labService';
 import { Panels } from './panels';
 import { RolloutsTree, type RolloutsTreeNode } from './rolloutsTree';
 import { SETTINGS, Settings } from './settings';
+import { OtlpReceiverService } from './otlpReceiverService';
 import { webviewCommandHandlers } from './webviewCommands';
 import { commandArgument, isMenuArgument, type FeatureContext } from './featureContext';
 import { registerRewardWeightsCommands } from './rewardWeights/commands';
@@ -44,6 +45,8 @@ export interface RolloutLabApi {
   trainingTree: vscode.TreeDataProvider<unknown>;
   /** The training jobs this window follows and their curves panels. */
   trainingJobs: TrainingJobsApi;
+  /** The OTLP receiver started with the lab (rolloutLab.otlpReceiverPort): its URL, null when off; apply() settles it to the settings now. */
+  otlpReceiver: Pick<OtlpReceiverService, 'url' | 'apply'>;
 }
 
 let service: LabService | undefined;
@@ -87,8 +90,20 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   const view = vscode.window.createTreeView<RolloutsTreeNode>('rolloutLab.rollouts', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
   const sim = new SimEndpoint(log);
+  const otlpReceiver = new OtlpReceiverService({
+    folder: () => lab.activeFolder(),
+    port: () => settings.get('otlpReceiverPort'),
+    log,
+    showError: (message) => void vscode.window.showErrorMessage(message),
+  });
+  context.subscriptions.push(otlpReceiver);
+  void otlpReceiver.apply();
+  lab.onDidChange((change) => {
+    if (change.reason === 'lab') void otlpReceiver.apply();
+  });
   context.subscriptions.push(
     settings.onDidChange((keys) => {
+      if (keys.includes('otlpReceiverPort')) void otlpReceiver.apply();
       if (keys.includes('rolloutsPerPage')) tree.refresh();
       for (const k of keys) if (!SETTINGS[k].live) log(`rolloutLab.${k} changed: it takes effect after a window reload`);
     }),
@@ -159,7 +174,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;
   log(`Rollout Lab activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree, trainingJobs };
+  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree, trainingJobs, otlpReceiver };
 }
 
 /** Closes the labs so each store writes its catalog checkpoint. */

@@ -8,6 +8,8 @@ import type * as vscode from 'vscode';
 export const SETTINGS = {
   /** Rollouts shown per run in the Rollouts view before a "Load more…" item; the view redraws on a change. */
   rolloutsPerPage: { default: 50, minimum: 1, maximum: 10000, integer: true, live: true },
+  /** Port of the OTLP receiver started with the lab (0: off); a change restarts it. */
+  otlpReceiverPort: { default: 0, minimum: 0, maximum: 65535, integer: true, live: true },
   /** Seconds between looks for rollouts other processes wrote, besides the file watcher (0: the watcher alone); read at activation. */
   refreshIntervalSeconds: { default: 2, minimum: 0, maximum: Infinity, integer: false, live: false },
 } as const;

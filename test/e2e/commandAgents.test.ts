@@ -1,0 +1,165 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TraceStore } from '../../src/core/store/traceStore';
+import { Attr, type SpanRecord } from '../../src/core/trace/span';
+import type { RolloutRecord } from '../../src/core/store/types';
+import type { ExportManifest } from '../../src/core/train/export/exportData';
+import { Lab } from '../../src/core/lab/lab';
+import { describeLabGraph } from '../../src/core/lab/graphDescription';
+import { startOpenAIStub, type OpenAIStub, type StubReply, type StubRequest } from '../fakes/openaiStub';
+import { REPO, cli, json, tempWorkspace, type RunDoc } from './cliHelpers';
+
+/*
+ * Agents in other languages, run as a user would: `init --example
+ * command-agents`, then `run` with the Python agent (standard library only)
+ * and with the Node agent (the real openai package and the real OpenTelemetry
+ * SDK with its OTLP/protobuf exporter), against an OpenAI-compatible server
+ * with vLLM's quirks (token ids, logprobs). Their model calls come through the
+ * recording gateway, their tool spans through the OTLP receiver, and the
+ * rollouts get rewards, AIR, a report, training rows and a graph.
+ */
+
+const QUEUE_WORDS: Record<string, string[]> = {
+  bill: ['refund', 'invoice', 'charge', 'payment', 'price', 'receipt'],
+  ship: ['parcel', 'delivery', 'courier', 'tracking', 'package', 'address'],
+  tech: ['login', 'crash', 'error', 'password', 'update', 'screen'],
+  user: ['username', 'profile', 'signup', 'email', 'settings', 'delete'],
+};
+const queueOf = (text: string): string | undefined => Object.keys(QUEUE_WORDS).find((q) => QUEUE_WORDS[q]!.some((w) => new RegExp(`: ${w}$`, 'm').test(text)));
+
+/** The model: routes by the ticket's topic word (the Router's system prompt says it routes), else acknowledges. */
+function model(req: StubRequest): StubReply {
+  const messages = req.body.messages as Array<{ role: string; content: string }>;
+  const system = messages.find((m) => m.role === 'system')?.content ?? '';
+  const user = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  if (/route support tickets/.test(system)) return { content: queueOf(user) ?? 'unsure' };
+  return { content: 'Thanks, the right team has your ticket.' };
+}
+
+let stub: OpenAIStub;
+let ws: string;
+
+function editLab(edit: (cfg: Record<string, any>) => void): void {
+  const file = join(ws, '.rollout-lab', 'lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+  edit(cfg);
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+}
+
+async function stored(runId: string): Promise<Array<{ rollout: RolloutRecord; spans: SpanRecord[] }>> {
+  const store = await TraceStore.open(ws, { readOnly: true });
+  try {
+    return store.listRollouts({ runId }).rollouts.map((rollout) => ({ rollout, spans: store.getSpans(rollout.id) }));
+  } finally {
+    await store.close();
+  }
+}
+
+before(async () => {
+  stub = await startOpenAIStub({ server: 'vllm', replies: model });
+  ws = tempWorkspace();
+  const init = cli(['init', '--example', 'command-agents', '--workspace', ws]);
+  assert.equal(init.code, 0, init.stderr);
+  editLab((cfg) => {
+    cfg.models.main.baseUrl = stub.url;
+    cfg.models.main.model = 'served-model';
+  });
+});
+after(async () => {
+  await stub.close();
+  rmSync(ws, { recursive: true, force: true });
+});
+
+/** What every rollout of the ticket agents must have, whichever language they are written in. */
+function checkRollouts(rollouts: Array<{ rollout: RolloutRecord; spans: SpanRecord[] }>, n: number): void {
+  assert.equal(rollouts.length, n);
+  for (const { rollout, spans } of rollouts) {
+    assert.equal(rollout.status, 'succeeded', rollout.error ?? '');
+    assert.equal(rollout.simulated, false);
+    // reward.ts (1 for the right queue) plus the AIR rule on the recorded normalize_queue tool span (+0.05).
+    assert.equal(rollout.rewardBreakdown?.match, 1);
+    assert.ok(Math.abs(rollout.finalReward! - 1.05) < 1e-9, `reward ${rollout.finalReward}`);
+    const llm = spans.filter((s) => s.kind === 'llm');
+    assert.deepEqual(llm.map((s) => s.attributes[Attr.agentName]).sort(), ['Responder', 'Router'], 'one recorded model call per agent, none twice');
+    for (const call of llm) {
+      assert.equal(call.traceId, rollout.id);
+      assert.equal(call.attributes[Attr.logicalModel], 'main');
+      assert.equal(call.attributes[Attr.requestModel], 'served-model');
+      assert.ok(Array.isArray(call.attributes[Attr.tokenIds]) && (call.attributes[Attr.tokenIds] as number[]).length > 0, 'token ids recorded');
+      assert.ok(Array.isArray(call.attributes[Attr.logprobs]), 'logprobs recorded');
+      assert.match(String(call.attributes[Attr.inputMessages]), /route support tickets|acknowledge/);
+    }
+    const tool = spans.find((s) => s.kind === 'tool');
+    assert.ok(tool, 'the tool span exported over OTLP is in the trace');
+    assert.equal(tool.attributes[Attr.toolName], 'normalize_queue');
+    assert.equal(tool.attributes[Attr.agentName], 'Router');
+    assert.equal(tool.traceId, rollout.id);
+    const ids = new Set(spans.map((s) => s.spanId));
+    for (const s of spans) if (s.parentSpanId !== null) assert.ok(ids.has(s.parentSpanId), `span ${s.name} hangs under a span of the trace`);
+    assert.deepEqual(rollout.agents.map((a) => [a.agent, a.llmCalls]), [['Responder', 1], ['Router', 1]]);
+    assert.ok(rollout.agents.every((a) => a.visits === 1), JSON.stringify(rollout.agents));
+  }
+}
+
+test('the Python agent (standard library) runs as rollouts with recorded calls, OTLP tool spans, rewards and training rows', async () => {
+  const run = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '6', '--json']));
+  assert.equal(run.succeeded, 6, JSON.stringify(run));
+  assert.equal(run.simulated, false);
+  checkRollouts(await stored(run.runId), 6);
+  // Only what the agents may see reached the model: never the gold queue.
+  for (const r of stub.requests) assert.doesNotMatch(JSON.stringify(r.body.messages), /"queue"/);
+
+  const report = cli(['report', '--workspace', ws, '--run', run.runId]);
+  assert.equal(report.code, 0, report.stderr);
+  const file = join(ws, 'exports', 'sft.jsonl');
+  const doc = json<ExportManifest>(cli(['export', '--workspace', ws, '--format', 'sft', '--split', 'all', '--out', file, '--min-reward', '1', '--json']));
+  assert.ok(doc.counts.records >= 6, JSON.stringify(doc.counts));
+  const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+  assert.ok(rows.some((r) => JSON.stringify(r).includes('route support tickets')), 'the Router\'s calls are training rows');
+  const preflight = cli(['preflight', '--workspace', ws, '--format', 'sft', '--split', 'all']);
+  assert.notEqual(preflight.stdout + preflight.stderr, '');
+
+  // The graph view draws what it saw: start → Router → Responder → end.
+  const lab = await Lab.open({ workspace: ws });
+  try {
+    const g = await describeLabGraph(lab);
+    assert.equal(g.source, 'command');
+    const edges = g.edges.map((e) => `${e.source}>${e.target}`);
+    for (const e of ['__start__>Router', 'Router>Responder', 'Responder>__end__']) assert.ok(edges.includes(e), `${e} in ${edges.join(', ')}`);
+  } finally {
+    await lab.close();
+  }
+});
+
+test('the Node agent (openai + OpenTelemetry SDK) gives the same rollouts; its own chat spans do not double the recorded calls', async () => {
+  editLab((cfg) => {
+    cfg.graph.command = [process.execPath, join(REPO, 'examples/command-agents/node/agent.mjs')];
+  });
+  const run = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '4', '--json']));
+  assert.equal(run.succeeded, 4, JSON.stringify(run));
+  const rollouts = await stored(run.runId);
+  checkRollouts(rollouts, 4);
+  for (const { spans } of rollouts) {
+    const nodes = spans.filter((s) => s.kind === 'node').map((s) => s.attributes[Attr.agentName]);
+    assert.deepEqual(nodes.sort(), ['Responder', 'Router'], 'invoke_agent spans are the agents\' steps');
+  }
+});
+
+test('a failing program is a failed rollout that quotes its stderr; the run goes on', async () => {
+  const crash = join(ws, 'crash.py');
+  writeFileSync(crash, 'import sys\nsys.stdin.read()\nprint("KeyError: goal", file=sys.stderr)\nsys.exit(2)\n');
+  editLab((cfg) => {
+    cfg.graph.command = ['python3', 'crash.py'];
+  });
+  const r = cli(['run', '--workspace', ws, '--limit', '2', '--json']);
+  assert.equal(r.code, 1, 'every rollout failed: a runtime failure');
+  const runId = /run-[0-9T]+-[0-9a-f]{6}/.exec(r.stdout + r.stderr)?.[0];
+  assert.ok(runId, r.stderr);
+  for (const { rollout } of await stored(runId)) {
+    assert.equal(rollout.status, 'failed');
+    assert.match(rollout.error ?? '', /exited with code 2[^]*KeyError: goal/);
+    assert.equal(rollout.finalReward, null);
+  }
+});
