@@ -45,13 +45,13 @@ const BATCH_NOTES = [
 export const COMMAND_USAGE = {
   init: {
     about: 'Creates .rollout-lab/ in a folder: lab.json, a prompt file per agent, the tool tables and the JSON Schema.',
-    forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]', '[--workspace DIR] --example ticket-routing [--force] [--json]'],
+    forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]', '[--workspace DIR] --example ticket-routing|command-agents [--force] [--json]'],
     options: [
       ['--workspace DIR', 'the folder to set up (default: the current folder)'],
       ['--dataset FILE', "the task file lab.json names (default: ../shared's PubMedQA set when it is there)"],
       ['--graph FILE', 'set the lab up for your own LangGraph.js module instead of the research lab: its agents (read from the module, not run) with a prompt file each, no research-lab tool tables or criteria'],
       ['--export NAME', 'the export of --graph holding the graph or its factory (default: default)'],
-      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU by the tiny backend, with a simulated teacher; its local target gets a python that imports torch)'],
+      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU by the tiny backend, with a simulated teacher; its local target gets a python that imports torch), or command-agents (the same task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
       ['--force', 'overwrite files that exist (default: keep them)'],
       json('the files created and kept'),
     ],
