@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { onAbort } from '../onAbort';
-import type { GraphOutcome } from './outcome';
+import { outputText, type GraphOutcome } from './outcome';
 
 /** How long a stopped program gets between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 2_000;
@@ -50,12 +50,6 @@ const FinalOutputSchema = z.looseObject({
   turns: z.number().int().nonnegative().optional(),
   failures: z.array(z.looseObject({ agent: z.unknown().optional(), error: z.unknown().optional() })).optional(),
 });
-
-function outputText(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string') return value.trim() ? value : null;
-  return JSON.stringify(value, null, 2);
-}
 
 /**
  * Reads the program's final output from its standard output: the last line

@@ -11,7 +11,8 @@ export interface GraphOutcome {
   failures: Array<{ agent: string; error: string }>;
 }
 
-function outputText(value: unknown): string | null {
+/** A final output as the judge reads it: text as is (null when blank), anything else as indented JSON. */
+export function outputText(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value.trim() ? value : null;
   return JSON.stringify(value, null, 2);
