@@ -118,8 +118,10 @@ test('the Python agent (standard library) runs as rollouts with recorded calls, 
   assert.ok(doc.counts.records >= 6, JSON.stringify(doc.counts));
   const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
   assert.ok(rows.some((r) => JSON.stringify(r).includes('route support tickets')), 'the Router\'s calls are training rows');
-  const preflight = cli(['preflight', '--workspace', ws, '--format', 'sft', '--split', 'all']);
-  assert.notEqual(preflight.stdout + preflight.stderr, '');
+  const preflight = json<{ ok: boolean; checks: Array<{ severity: string; message: string }>; counts: Record<string, number> }>(
+    cli(['preflight', '--workspace', ws, '--phase', 'sft', '--agents', 'Router', '--split', 'all', '--json']),
+  );
+  assert.ok(Object.values(preflight.counts).some((n) => n > 0), `pre-flight finds the Router's rows: ${JSON.stringify(preflight)}`);
 
   // The graph view draws what it saw: start → Router → Responder → end.
   const lab = await Lab.open({ workspace: ws });
