@@ -1,11 +1,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TraceStore } from '../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../src/core/trace/span';
 import type { RolloutRecord } from '../../src/core/store/types';
 import type { ExportManifest } from '../../src/core/train/export/exportData';
+import type { TrainResult } from '../../src/core/train/jobs/trainPhase';
 import { Lab } from '../../src/core/lab/lab';
 import { describeLabGraph } from '../../src/core/lab/graphDescription';
 import { startOpenAIStub, type OpenAIStub, type StubReply, type StubRequest } from '../fakes/openaiStub';
@@ -163,5 +165,46 @@ test('a failing program is a failed rollout that quotes its stderr; the run goes
     assert.equal(rollout.status, 'failed');
     assert.match(rollout.error ?? '', /exited with code 2[^]*KeyError: goal/);
     assert.equal(rollout.finalReward, null);
+  }
+});
+
+// The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
+const PYTHON = '/usr/bin/python3';
+const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
+const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (apt-get install python3-torch python3-yaml python3-jsonschema)`;
+if (noTrainer && process.env.CI) throw new Error(noTrainer);
+
+test('training on the command agents\' rows: SFT of the Router, served, and the gateway routes its next calls to the trained version', { skip: noTrainer }, async () => {
+  editLab((cfg) => {
+    cfg.graph.command = ['python3', 'python/agent.py'];
+    cfg.models.student = { baseUrl: stub.url, model: 'served-model', maxTokens: 8, logprobs: true, tokenIds: true };
+    cfg.agents.Router.model = 'student';
+    cfg.training = {
+      groupSize: 2,
+      trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { vocab: 'bytes', hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 512, seed: 0 } },
+      targets: { cpu: { kind: 'local', python: PYTHON } },
+      phases: [{ name: 'sft-router', kind: 'sft', agents: ['Router'], model: 'student', minReward: 1, hyperparameters: { max_steps: 2, batch_size: 2, grad_accum: 1, max_length: 512, save_steps: 0, warmup_steps: 0, seed: 0 } }],
+    };
+  });
+  const gather = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '4', '--json']));
+  assert.equal(gather.succeeded, 4, JSON.stringify(gather));
+  const train = cli(['train', '--workspace', ws, '--phase', 'sft-router', '--target', 'cpu', '--json']);
+  assert.equal(train.code, 0, train.stderr.slice(-3000));
+  const t = JSON.parse(train.stdout) as TrainResult;
+  assert.equal(t.job!.state, 'succeeded', t.job!.error ?? '');
+  assert.deepEqual(t.job!.registered, { model: 'student', version: t.job!.id });
+  try {
+    const next = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '1', '--json']));
+    assert.equal(next.rollouts, 1);
+    const [{ spans }] = await stored(next.runId);
+    const router = spans.filter((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === 'Router');
+    assert.equal(router.length, 1, 'the Router called through the gateway');
+    assert.equal(router[0]!.attributes[Attr.modelVersion], t.job!.id, 'to the trained version');
+    assert.equal(router[0]!.attributes[Attr.serverAddress], t.serve!.serveUrl);
+    const responder = spans.find((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === 'Responder');
+    assert.equal(responder?.attributes[Attr.serverAddress], stub.url, 'the Responder keeps its model');
+  } finally {
+    const cancel = cli(['jobs', 'cancel', t.serve!.id, '--workspace', ws]);
+    assert.equal(cancel.code, 0, cancel.stderr);
   }
 });
