@@ -1,0 +1,55 @@
+import { Attr, type SpanRecord } from '../trace/span';
+import type { AgentVersions } from '../trace/langchainTracer';
+import type { RolloutAgentRecord } from './types';
+
+/**
+ * Per-agent facts of one rollout, folded from its spans. A tool call counts for
+ * the agent whose model call asked for it (the tracer names it on the tool span),
+ * whichever node ran it.
+ */
+export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVersions): RolloutAgentRecord[] {
+  const byAgent = new Map<string, RolloutAgentRecord>();
+  const get = (agent: string): RolloutAgentRecord => {
+    let rec = byAgent.get(agent);
+    if (!rec) {
+      const m = versions?.model(agent) ?? null;
+      rec = {
+        agent,
+        promptVersion: versions?.promptVersion(agent) ?? null,
+        model: m?.logical ?? null,
+        modelVersion: m?.version ?? null,
+        visits: 0,
+        llmCalls: 0,
+        toolCalls: 0,
+        errors: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        latencyMs: 0,
+      };
+      byAgent.set(agent, rec);
+    }
+    return rec;
+  };
+  for (const s of spans) {
+    const agent = s.attributes[Attr.agentName];
+    if (typeof agent !== 'string' || agent === 'Judge') continue;
+    const rec = get(agent);
+    if (s.status === 'error') rec.errors++;
+    if (s.kind === 'node') {
+      // Tool nodes belong to their agent but are not visits of it.
+      if (s.name === agent) {
+        rec.visits++;
+        rec.latencyMs += s.endTime - s.startTime;
+      }
+    } else if (s.kind === 'llm') {
+      rec.llmCalls++;
+      rec.inputTokens += Number(s.attributes[Attr.inputTokens] ?? 0) || 0;
+      rec.outputTokens += Number(s.attributes[Attr.outputTokens] ?? 0) || 0;
+    } else if (s.kind === 'tool') {
+      rec.toolCalls++;
+    }
+  }
+  // A graph node that is no agent of the lab and called no model (a user graph's `execute` or router node) is a step, not an agent.
+  const isAgent = (r: RolloutAgentRecord): boolean => r.llmCalls > 0 || r.toolCalls > 0 || !versions || versions.model(r.agent) !== null;
+  return [...byAgent.values()].filter(isAgent).sort((a, b) => a.agent.localeCompare(b.agent));
+}
