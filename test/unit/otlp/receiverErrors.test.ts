@@ -30,7 +30,7 @@ describe('OTLP receiver: bad, oversized and hostile requests', () => {
   });
 
   const post = (body: Uint8Array | string, headers: Record<string, string>, path = '/v1/traces', method = 'POST'): Promise<Response> =>
-    fetch(`${fx.receiver.url}${path}`, { method, headers, body: method === 'POST' ? body : undefined });
+    fetch(`${fx.receiver.url}${path}`, { method, headers, body: method === 'POST' ? (body as unknown as BodyInit) : undefined });
   const nothingStored = (): void => {
     assert.equal(fx.store.listRollouts().total, 0);
     assert.equal(fx.store.listRuns().length, 0);
