@@ -103,7 +103,6 @@ export interface PbAnyValue {
   arrayValue?: { values?: PbAnyValue[] };
   kvlistValue?: { values?: PbKeyValue[] };
   bytesValue?: Uint8Array;
-  value?: string;
 }
 export interface PbKeyValue {
   key: string;

@@ -83,13 +83,13 @@ function ownAgentName(a: OtlpAttrs, name: string, op: string | undefined, oiKind
 export function normaliseSpan(span: OtlpSpan): NormalisedSpan {
   const a = span.attributes;
   const attributes: Attributes = {};
-  for (const [k, v] of a) attributes[k] = toAttributeValue(v);
+  // The lab's own kind marker is read, not kept (and not deleted afterwards: a delete slows every later use of the object).
+  for (const [k, v] of a) if (k !== SPAN_KIND_ATTR) attributes[k] = toAttributeValue(v);
 
   const oiKind = str(a, 'openinference.span.kind')?.toUpperCase();
   const op = str(a, Attr.operationName) ?? (oiKind ? OI_OPERATION[oiKind] : undefined);
   const kind = spanKind(a, op, oiKind);
   if (op) attributes[Attr.operationName] = op;
-  delete attributes[SPAN_KIND_ATTR];
 
   const setIf = (key: string, v: string | number | undefined): void => {
     if (v !== undefined) attributes[key] = v;
@@ -139,25 +139,36 @@ export function normaliseSpan(span: OtlpSpan): NormalisedSpan {
 
 function fillMessages(span: OtlpSpan, attributes: Attributes, used: Set<OtlpEvent>): void {
   const a = span.attributes;
-  const events = eventMessages(span.events);
-  for (const e of events.used) used.add(e);
-  const older = { input: olderIndexedMessages(a, 'gen_ai.prompt', 'user'), output: olderIndexedMessages(a, 'gen_ai.completion', 'assistant') };
+  // The older shapes are looked for only when the current one is absent: most spans carry one shape.
+  let events: ReturnType<typeof eventMessages> | null = null;
+  const fromEvents = (): ReturnType<typeof eventMessages> => {
+    if (!events) {
+      events = eventMessages(span.events);
+      for (const e of events.used) used.add(e);
+    }
+    return events;
+  };
+  let olderOutput: ReturnType<typeof olderIndexedMessages> = null;
 
   let input: ChatMessageRecord[] | null = messageList(parsedJson(a.get(Attr.inputMessages)), 'user');
-  input ??= older.input?.messages ?? openInferenceMessages(a, 'llm.input_messages', 'user') ?? events.input;
+  if (!input) input = olderIndexedMessages(a, 'gen_ai.prompt', 'user')?.messages ?? openInferenceMessages(a, 'llm.input_messages', 'user') ?? fromEvents().input;
   const system = systemInstructions(parsedJson(a.get('gen_ai.system_instructions')));
   if (system) input = [system, ...(input ?? [])];
   if (!input && typeof a.get('input.value') === 'string') input = [{ role: 'user', content: a.get('input.value') as string }];
 
   const rawOutput = parsedJson(a.get(Attr.outputMessages));
   let output: ChatMessageRecord[] | null = messageList(rawOutput, 'assistant');
-  output ??= older.output?.messages ?? openInferenceMessages(a, 'llm.output_messages', 'assistant') ?? events.output;
+  if (!output) {
+    olderOutput = olderIndexedMessages(a, 'gen_ai.completion', 'assistant');
+    output = olderOutput?.messages ?? openInferenceMessages(a, 'llm.output_messages', 'assistant') ?? fromEvents().output;
+  }
   if (!output && typeof a.get('output.value') === 'string') output = [{ role: 'assistant', content: a.get('output.value') as string }];
+  if (span.events.length) fromEvents();
 
   if (input) attributes[Attr.inputMessages] = JSON.stringify(input);
   if (output) attributes[Attr.outputMessages] = JSON.stringify(output);
   if (!Array.isArray(attributes[Attr.finishReasons])) {
-    const reasons = [...outputFinishReasons(rawOutput), ...(older.output?.finishReasons ?? []), ...events.finishReasons];
+    const reasons = [...outputFinishReasons(rawOutput), ...(olderOutput?.finishReasons ?? []), ...(span.events.length ? fromEvents().finishReasons : [])];
     const single = str(a, Attr.finishReasons);
     if (single) reasons.push(single);
     if (reasons.length) attributes[Attr.finishReasons] = reasons;
