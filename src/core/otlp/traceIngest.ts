@@ -55,6 +55,18 @@ interface Planned {
 
 const HEX32 = /^[0-9a-f]{32}$/;
 
+/** A live rollout's spans by id, and the response ids of its model calls (the gateway's included). */
+interface LiveIndex {
+  spans: Map<string, SpanRecord>;
+  responseIds: Set<string>;
+}
+
+function indexLive(index: LiveIndex, s: SpanRecord): void {
+  index.spans.set(s.spanId, s);
+  const id = s.attributes[Attr.responseId];
+  if (s.kind === 'llm' && typeof id === 'string') index.responseIds.add(id);
+}
+
 function attr(span: OtlpAttrs, resource: OtlpAttrs, key: string): unknown {
   return span.get(key) ?? resource.get(key);
 }
@@ -152,12 +164,13 @@ export class OtlpIngest {
     const batch = new Map<string, SpanRecord>();
     for (const p of planned) batch.set(p.record.spanId, p.record);
     const touched = new Set<string>();
+    const liveIndex = new Map<string, LiveIndex>();
 
     const toTraces = new Map<string, Planned[]>();
     for (const p of planned) {
       if (p.target.to === 'rollout') {
         touched.add(p.target.rolloutId);
-        const r = this.toRollout(p.record, p.target.rolloutId, batch);
+        const r = this.toRollout(p.record, p.target.rolloutId, batch, liveIndex);
         if (r === 'duplicate') result.duplicates++;
         else {
           result.spans++;
@@ -179,16 +192,22 @@ export class OtlpIngest {
   }
 
   /** A span naming a rollout: into the live rollout's tracer, or written as a late span of that rollout. */
-  private toRollout(rec: SpanRecord, rolloutId: string, batch: Map<string, SpanRecord>): 'live' | 'late' | 'duplicate' {
+  private toRollout(rec: SpanRecord, rolloutId: string, batch: Map<string, SpanRecord>, seen: Map<string, LiveIndex>): 'live' | 'late' | 'duplicate' {
     const live = this.live?.get(rolloutId);
     if (live) {
-      const known = new Map(live.tracer.spans().map((s) => [s.spanId, s]));
-      const responseId = rec.attributes[Attr.responseId];
-      if (rec.kind === 'llm' && typeof responseId === 'string' && live.tracer.spans().some((s) => s.kind === 'llm' && s.attributes[Attr.responseId] === responseId)) {
-        return 'duplicate';
+      // What the tracer has, indexed once per request (a command agent's rollout can hold thousands of spans).
+      let index = seen.get(rolloutId);
+      if (!index) {
+        index = { spans: new Map(), responseIds: new Set() };
+        for (const s of live.tracer.spans()) indexLive(index, s);
+        seen.set(rolloutId, index);
       }
-      this.fillAgent(rec, (id) => batch.get(id) ?? known.get(id));
-      live.tracer.add({ ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? live.root.spanId });
+      const responseId = rec.attributes[Attr.responseId];
+      if (rec.kind === 'llm' && typeof responseId === 'string' && index.responseIds.has(responseId)) return 'duplicate';
+      this.fillAgent(rec, (id) => batch.get(id) ?? index.spans.get(id));
+      const added = { ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? live.root.spanId };
+      live.tracer.add(added);
+      indexLive(index, added);
       return 'live';
     }
     this.fillAgent(rec, (id) => batch.get(id));
