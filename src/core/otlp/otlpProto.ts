@@ -84,56 +84,8 @@ const DESCRIPTOR = {
 const root = protobuf.Root.fromJSON(DESCRIPTOR as protobuf.INamespace);
 const type = (name: string): protobuf.Type => root.lookupType(`otlp.${name}`);
 
+/** Encoded with protobufjs for export; the receiver reads requests field by field (otlpDecodeProtobuf.ts) by the same field numbers. */
 export const ExportTraceServiceRequest = type('ExportTraceServiceRequest');
 export const ExportTraceServiceResponse = type('ExportTraceServiceResponse');
 /** google.rpc.Status: the body of an OTLP/HTTP error answer. */
 export const RpcStatus = type('RpcStatus');
-
-/** The decoded message shapes protobufjs gives (int64 and fixed64 as Long or number, bytes as Uint8Array). */
-export interface PbLong {
-  low: number;
-  high: number;
-  unsigned?: boolean;
-}
-export interface PbAnyValue {
-  stringValue?: string;
-  boolValue?: boolean;
-  intValue?: PbLong | number;
-  doubleValue?: number;
-  arrayValue?: { values?: PbAnyValue[] };
-  kvlistValue?: { values?: PbKeyValue[] };
-  bytesValue?: Uint8Array;
-}
-export interface PbKeyValue {
-  key: string;
-  value?: PbAnyValue | null;
-}
-export interface PbEvent {
-  timeUnixNano?: PbLong | number;
-  name?: string;
-  attributes?: PbKeyValue[];
-}
-export interface PbLink {
-  traceId?: Uint8Array;
-  spanId?: Uint8Array;
-  attributes?: PbKeyValue[];
-}
-export interface PbSpan {
-  traceId?: Uint8Array;
-  spanId?: Uint8Array;
-  parentSpanId?: Uint8Array;
-  name?: string;
-  kind?: number;
-  startTimeUnixNano?: PbLong | number;
-  endTimeUnixNano?: PbLong | number;
-  attributes?: PbKeyValue[];
-  events?: PbEvent[];
-  links?: PbLink[];
-  status?: { message?: string; code?: number } | null;
-}
-export interface PbRequest {
-  resourceSpans?: Array<{
-    resource?: { attributes?: PbKeyValue[] } | null;
-    scopeSpans?: Array<{ scope?: { name?: string; version?: string } | null; spans?: PbSpan[] }>;
-  }>;
-}
