@@ -279,7 +279,7 @@ export class OtlpIngest {
       turns: null,
       error: null,
       simulated: false,
-      startTime: Math.min(...list.map((p) => p.record.startTime)),
+      startTime: list.reduce((t, p) => Math.min(t, p.record.startTime), Infinity),
       endTime: null,
       spanCount: 0,
       agents: [],
@@ -328,8 +328,9 @@ export class OtlpIngest {
     if (typeof ra[Attr.expectedDecision] === 'string') r.expectedDecision = ra[Attr.expectedDecision] as string;
     if (typeof ra[Attr.turn] === 'number') r.turns = ra[Attr.turn] as number;
     r.simulated = ra[Attr.simulated] === true;
-    r.startTime = Math.min(r.startTime, ...spans.map((s) => s.startTime));
-    r.endTime = root?.endTime ?? Math.max(...spans.map((s) => s.endTime));
+    // Loops, not Math.min(...spans): a trace can hold more spans than a call takes arguments.
+    r.startTime = spans.reduce((t, s) => Math.min(t, s.startTime), r.startTime);
+    r.endTime = root?.endTime ?? spans.reduce((t, s) => Math.max(t, s.endTime), r.startTime);
     r.spanCount = spans.length;
     const llm = spans.filter((s) => s.kind === 'llm');
     r.truncatedAnswers = llm.filter((s) => s.attributes[Attr.truncated] === true).length;
