@@ -116,8 +116,6 @@ function inheritedAgent(s: SpanRecord, lookup: (spanId: string) => SpanRecord | 
  */
 export class OtlpIngest {
   private readonly open = new Map<string, OpenTrace>();
-  /** Traces this ingest finished or found finished in the store: later spans are late spans. */
-  private readonly closed = new Set<string>();
   private readonly rootOf = new Map<string, string | null>();
   private readonly runsTouched = new Set<string>();
 
@@ -217,6 +215,7 @@ export class OtlpIngest {
 
   private rootSpanOf(rolloutId: string): string | null {
     if (!this.rootOf.has(rolloutId)) {
+      if (this.rootOf.size >= MAX_OPEN_TRACES) this.rootOf.clear();
       const spans = this.store.getRollout(rolloutId) ? this.store.getSpans(rolloutId) : [];
       this.rootOf.set(rolloutId, spans.find((s) => s.parentSpanId === null)?.spanId ?? null);
     }
@@ -232,10 +231,9 @@ export class OtlpIngest {
   /** Writes one trace's spans of this request; true when its root arrived and the rollout was finished. */
   private writeTrace(traceId: string, list: Planned[], batch: Map<string, SpanRecord>): boolean {
     let trace = this.open.get(traceId);
-    if (!trace && !this.closed.has(traceId)) {
-      const stored = this.store.getRollout(traceId);
-      if (stored) this.closed.add(traceId);
-      else trace = this.startTrace(traceId, list[0]!.target.to === 'trace' ? list[0]!.target.meta : metaOf(new Map(), new Map(), traceId), list);
+    // A trace already in the store (finished here or earlier) takes these as late spans.
+    if (!trace && !this.store.getRollout(traceId)) {
+      trace = this.startTrace(traceId, list[0]!.target.to === 'trace' ? list[0]!.target.meta : metaOf(new Map(), new Map(), traceId), list);
     }
     const lookup = (id: string): SpanRecord | undefined => batch.get(id) ?? trace?.spans.get(id);
     let root: SpanRecord | null = null;
@@ -309,7 +307,6 @@ export class OtlpIngest {
    */
   private finishTrace(traceId: string, trace: OpenTrace, root: SpanRecord | null): void {
     this.open.delete(traceId);
-    this.closed.add(traceId);
     const spans = [...trace.spans.values()];
     const r = trace.record;
     const ra = root?.attributes ?? {};

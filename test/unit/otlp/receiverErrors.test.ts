@@ -138,4 +138,13 @@ describe('OTLP receiver: bad, oversized and hostile requests', () => {
     assert.match(answer.partialSuccess?.errorMessage ?? '', /all-zero/);
     assert.equal(fx.store.listRollouts().total, 1);
   });
+
+  it("stores a span that arrives after its trace's root as a late span, the rollout left as it finished", async () => {
+    assert.equal((await post(jsonRequest([jsonSpan()]), { 'content-type': 'application/json' })).status, 200);
+    assert.equal(fx.store.getRollout(TRACE)?.status, 'succeeded');
+    const late = jsonSpan({ spanId: 'e'.repeat(16), parentSpanId: SPAN, name: 'late' });
+    assert.equal((await post(jsonRequest([late]), { 'content-type': 'application/json' })).status, 200);
+    assert.deepEqual(fx.store.getSpans(TRACE).map((s) => s.name).sort(), ['late', 'root']);
+    assert.deepEqual([fx.store.getRollout(TRACE)?.status, fx.store.listRollouts().total], ['succeeded', 1]);
+  });
 });
