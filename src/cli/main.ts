@@ -13,6 +13,7 @@ import { banditCommand } from './commands/bandit';
 import { optimizeCommand } from './commands/optimize';
 import { pipelineCommand } from './commands/pipeline';
 import { jobsCommand, trainCommand } from './commands/train';
+import { collectCommand, tracesExportCommand } from './commands/otlp';
 import { initWorkspace } from '../core/lab/init';
 import { startSimServer } from '../core/sim/simServer';
 import type { RunProgress } from '../core/rollout/runner';
@@ -291,8 +292,11 @@ export async function main(argv: string[]): Promise<number> {
       return batch(command, v);
     }
     case 'traces': {
-      const v = parse('traces', rest, { ...COMMON, rollout: { type: 'string' }, run: { type: 'string' }, limit: { type: 'string' } });
+      if (rest[0] === 'export') return tracesExportCommand(rest.slice(1), usage);
+      // The export options are listed in traces' help: accepted here so that help works, refused without `export`.
+      const v = parse('traces', rest, { ...COMMON, rollout: { type: 'string' }, run: { type: 'string' }, limit: { type: 'string' }, otlp: { type: 'string' }, headers: { type: 'string' }, protocol: { type: 'string' } });
       if (v.help) return out(usage), 0;
+      if (v.otlp !== undefined || v.headers !== undefined || v.protocol !== undefined) throw new UsageError('--otlp, --headers and --protocol belong to `rollout-lab traces export`: put "export" right after "traces"');
       return traces(v);
     }
     case 'sim': {
@@ -300,6 +304,8 @@ export async function main(argv: string[]): Promise<number> {
       if (v.help) return out(usage), 0;
       return sim(v);
     }
+    case 'collect':
+      return collectCommand(rest, usage);
     case 'compact': {
       const v = parse('compact', rest, { workspace: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
       if (v.help) return out(usage), 0;

@@ -70,13 +70,36 @@ export const COMMAND_USAGE = {
   },
   traces: {
     about: "Lists stored rollouts, newest first, or prints one rollout's span tree.",
-    forms: ['[--workspace DIR] [--run RUN_ID] [--limit N] [--json]', '[--workspace DIR] --rollout ID [--json]'],
+    forms: [
+      '[--workspace DIR] [--run RUN_ID] [--limit N] [--json]',
+      '[--workspace DIR] --rollout ID [--json]',
+      'export --otlp URL [--headers K=V[,K=V]] [--run RUN_ID | --rollout ID]\n[--protocol http/protobuf|http/json] [--workspace DIR] [--json]',
+    ],
     options: [
       WORKSPACE,
       ['--run RUN_ID', "only this run's rollouts"],
       ['--limit N', 'list the N newest (default: 50 in the table, every one with --json)'],
-      ['--rollout ID', "print this rollout's span tree instead of a list"],
+      ['--rollout ID', "print this rollout's span tree instead of a list (export: export only this rollout)"],
       json('{"total", "rollouts": [...]} (total counts every match), or {"rollout", "spans"} with --rollout'),
+      ['--otlp URL', 'export: the OTLP/HTTP collector (its base URL, e.g. http://localhost:4318, or the full …/v1/traces URL)'],
+      ['--headers K=V[,K=V]', 'export: headers for the collector (API keys), added to OTEL_EXPORTER_OTLP_HEADERS; their values are never printed'],
+      ['--protocol P', 'export: http/protobuf (default) or http/json'],
+    ],
+    notes: [
+      'export sends each rollout as one trace: its span tree, messages as gen_ai.input.messages/gen_ai.output.messages, rewards as gen_ai.evaluation.result events on the root span; 429/502/503/504 answers are retried.',
+    ],
+  },
+  collect: {
+    about: "Receives OpenTelemetry traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON, gzip) into the workspace's store until Ctrl+C: each trace becomes a rollout.",
+    forms: ['[--port P] [--host H] [--workspace DIR]'],
+    options: [
+      ['--port P', 'the port to listen on (default: 4318, the OTLP/HTTP port; 0 picks a free one)'],
+      ['--host H', 'the address to listen on (default: 127.0.0.1; 0.0.0.0 takes traces from other machines)'],
+      ['--workspace DIR', 'the folder whose .rollout-lab/store receives the traces (default: the current folder; lab.json is not needed)'],
+    ],
+    notes: [
+      'Resource or span attributes rollout_lab.run.id, rollout_lab.task.id, rollout_lab.sample and rollout_lab.task.split name the rollout; traces without them go to the run "imported".',
+      'Prints one line per request stored; refused requests (400, 413, 415) are logged on stderr.',
     ],
   },
   sim: {

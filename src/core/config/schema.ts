@@ -322,6 +322,26 @@ export const SimulatorSchema = z
   })
   .describe("Canned answers the simulated endpoint gives your own graph's agents, so it can be exercised offline. Requests nothing answers get the simulator's generic answer.");
 
+const OtlpSchema = z
+  .strictObject({
+    export: z
+      .strictObject({
+        endpoint: z
+          .string()
+          .url()
+          .describe('The OTLP/HTTP collector: its base URL (e.g. http://localhost:4318; /v1/traces is added) or the full traces URL. Phoenix, Langfuse, Jaeger or any OpenTelemetry collector.'),
+        headersEnv: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+          .optional()
+          .describe('Name of an environment variable holding headers for the collector as K=V[,K=V] (API keys stay out of lab.json). OTEL_EXPORTER_OTLP_HEADERS is read too.'),
+        protocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf').describe('How spans are encoded.'),
+      })
+      .optional()
+      .describe('Export each rollout as one OTLP trace as soon as it ends (its spans, messages and rewards); a failed export is one warning and never fails the run.'),
+  })
+  .describe('OpenTelemetry (OTLP) export of rollouts.');
+
 export const LabConfigSchema = z
   .strictObject({
     $schema: z.string().optional().describe('JSON Schema of this file, for completion in editors.'),
@@ -338,6 +358,7 @@ export const LabConfigSchema = z
     optimize: OptimizeSchema.prefault({}).describe('Prompt optimisation (critique, rewrite, score; no GPU).'),
     training: TrainingSchema.prefault({}).describe('Pre-flight limits and the phased training pipeline.'),
     simulator: SimulatorSchema.optional().describe('What the built-in simulated endpoint answers for models without a baseUrl.'),
+    otlp: OtlpSchema.optional(),
   })
   .describe('Rollout Lab configuration (.rollout-lab/lab.json).')
   .superRefine((cfg, ctx) => {

@@ -4,6 +4,8 @@ import { computeMetrics, type EvalMetrics } from '../analysis/metrics';
 import { rewardSetupOf } from '../reward/rewardSetup';
 import { parseBatchPlan, parseBatchRunParams, resolveBatchParams, type BatchPlan, type BatchRunParams } from '../rollout/batchPlan';
 import { runRollouts, type RunRequest, type RunResult } from '../rollout/runner';
+import type { RunWarning } from '../rollout/runWarnings';
+import { liveOtlpExport } from '../otlp/liveExport';
 import type { Lab } from './lab';
 
 /** What a batch will do, once its tasks are chosen and before anything runs. */
@@ -45,6 +47,8 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
   const tasks = lab.selectTasks(ds, { split: params.split, limit: params.limit ?? undefined, seed: params.seed });
   hooks.onPlanned?.({ params, concurrency, tasks: tasks.length, datasetFile: ds.file, resumed: checked.resume !== undefined });
   const env = await lab.environment(ds.tasks);
+  // lab.json's otlp.export: each rollout goes to the collector as it ends, off the run's path.
+  const otlp = config.otlp?.export ? liveOtlpExport(config.otlp.export, lab.store) : null;
   const result = await runRollouts(env, {
     tasks,
     samples: params.samples,
@@ -54,9 +58,19 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     resumeRunId: checked.resume,
     signal: hooks.signal,
     onStart: hooks.onStart,
-    onProgress: hooks.onProgress,
+    onProgress: (p) => {
+      if (p.last && otlp) otlp.rolloutEnded(p.last);
+      hooks.onProgress?.(p);
+    },
     onWarning: hooks.onWarning,
   });
+  const exportProblem = otlp ? await otlp.drain() : null;
+  if (exportProblem) {
+    const { message, rollouts, firstRolloutId } = exportProblem;
+    const w: RunWarning = { kind: 'otlp_export_failed', message, rollouts, occurrences: rollouts, subjects: [config.otlp!.export!.endpoint], firstRolloutId };
+    result.warnings.push(w);
+    hooks.onWarning?.(w);
+  }
   const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
   const allFailed = metrics.rollouts > 0 && metrics.succeeded === 0;
   return {

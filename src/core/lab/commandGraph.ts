@@ -7,7 +7,7 @@ import { DEFAULT_COMMAND_TIMEOUT_MS, runCommandAgent } from '../graph/commandAge
 import type { GraphOutcome } from '../graph/outcome';
 import type { ModelRouter } from '../llm/routing';
 import { startGateway, gatewayRouting, type Gateway } from '../gateway/gateway';
-import { startOtlpReceiver, type OtlpReceiver } from '../otlp/receiver';
+import { startOtlpReceiver, type OtlpReceiver } from '../otlp/otlpReceiver';
 import type { TraceStore } from '../store/traceStore';
 import type { AgentVersions } from '../trace/langchainTracer';
 import { LiveRollouts } from '../trace/liveRollouts';

@@ -9,7 +9,7 @@ import { Attr, type SpanRecord } from '../trace/span';
  * the end.
  */
 
-export type RunWarningKind = 'prompt_truncated' | 'output_truncated' | 'custom_reward_failed' | 'turn_limit_exceeded';
+export type RunWarningKind = 'prompt_truncated' | 'output_truncated' | 'custom_reward_failed' | 'turn_limit_exceeded' | 'otlp_export_failed';
 
 export interface RunWarning {
   kind: RunWarningKind;
@@ -31,6 +31,7 @@ const RUN_WARNING_LABELS: Record<RunWarningKind, string> = {
   output_truncated: 'answers cut at max_tokens',
   custom_reward_failed: 'custom reward failed',
   turn_limit_exceeded: 'turn limit exceeded',
+  otlp_export_failed: 'OTLP export failed',
 };
 
 interface Finding {

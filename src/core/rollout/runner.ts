@@ -12,7 +12,7 @@ import type { RolloutRecord, RunRecord, Split } from '../store/types';
 import type { CustomReward } from '../reward/customReward';
 import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/failureClassification';
 import { errorMessage } from '../errors';
-import { summariseAgents } from './agentSummary';
+import { summariseAgents } from '../store/agentSummary';
 import { forEachBounded } from './pool';
 import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';

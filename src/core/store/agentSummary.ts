@@ -1,7 +1,7 @@
 import { agentTurns, hasGraphSteps } from '../trace/agentTurns';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { AgentVersions } from '../trace/langchainTracer';
-import type { RolloutAgentRecord } from '../store/types';
+import type { RolloutAgentRecord } from './types';
 
 /**
  * Per-agent facts of one rollout, folded from its spans. A tool call counts for

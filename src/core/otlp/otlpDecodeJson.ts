@@ -1,0 +1,156 @@
+import { OTLP_LIMITS, OtlpPayloadError, type OtlpAttrs, type OtlpEvent, type OtlpLink, type OtlpSpan, type OtlpStatusCode, type OtlpTraceRequest, type OtlpValue } from './otlpModel';
+
+/**
+ * OTLP/JSON ExportTraceServiceRequest → the request, checked whole (throws
+ * OtlpPayloadError). Per the OTLP/JSON mapping: ids are hex, 64-bit integers
+ * come as strings or numbers, bytesValue is base64, enums are integers, field
+ * names are lowerCamelCase and unknown fields are ignored.
+ */
+export function decodeJsonRequest(text: string): OtlpTraceRequest {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw new OtlpPayloadError(`the body is not JSON (${(err as Error).message}); send an OTLP/JSON ExportTraceServiceRequest`);
+  }
+  const root = obj(doc, 'the request');
+  return {
+    resourceSpans: list(root.resourceSpans, 'resourceSpans').map((rsRaw, i) => {
+      const rs = obj(rsRaw, `resourceSpans[${i}]`);
+      const resource = rs.resource === undefined || rs.resource === null ? {} : obj(rs.resource, `resourceSpans[${i}].resource`);
+      return {
+        resource: attrs(resource.attributes, `resourceSpans[${i}].resource`),
+        scopeSpans: list(rs.scopeSpans, `resourceSpans[${i}].scopeSpans`).map((ssRaw, j) => {
+          const ss = obj(ssRaw, `resourceSpans[${i}].scopeSpans[${j}]`);
+          const scope = ss.scope === undefined || ss.scope === null ? {} : obj(ss.scope, `resourceSpans[${i}].scopeSpans[${j}].scope`);
+          return {
+            scope: { name: str(scope.name, 'scope.name'), version: str(scope.version, 'scope.version') },
+            spans: list(ss.spans, `resourceSpans[${i}].scopeSpans[${j}].spans`).map((s, k) => span(s, `resourceSpans[${i}].scopeSpans[${j}].spans[${k}]`)),
+          };
+        }),
+      };
+    }),
+  };
+}
+
+type Obj = Record<string, unknown>;
+
+function obj(v: unknown, where: string): Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new OtlpPayloadError(`${where} is not a JSON object`);
+  return v as Obj;
+}
+
+function list(v: unknown, where: string): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new OtlpPayloadError(`${where} is not a JSON array`);
+  return v;
+}
+
+function str(v: unknown, where: string): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw new OtlpPayloadError(`${where} is not a string`);
+  return v;
+}
+
+function int(v: unknown, where: string): number {
+  if (v === undefined || v === null) return 0;
+  if (typeof v === 'number' && Number.isInteger(v)) return v;
+  if (typeof v === 'string' && /^-?\d{1,20}$/.test(v)) return Number(v);
+  throw new OtlpPayloadError(`${where} is ${JSON.stringify(v)?.slice(0, 40)}; it must be an integer (a number or a decimal string)`);
+}
+
+function nanos(v: unknown, where: string): number {
+  const n = int(v, where);
+  if (n < 0) throw new OtlpPayloadError(`${where} is negative; times are nanoseconds since the Unix epoch`);
+  return Math.round(n / 1e3) / 1e3;
+}
+
+function hexId(v: unknown, bytes: number, where: string, optional = false): string {
+  if (optional && (v === undefined || v === null || v === '')) return '';
+  if (typeof v !== 'string' || v.length !== bytes * 2 || !/^[0-9a-fA-F]+$/.test(v)) {
+    throw new OtlpPayloadError(`${where} is ${JSON.stringify(v)?.slice(0, 40) ?? 'missing'}; OTLP/JSON ids are ${bytes * 2} hex characters`);
+  }
+  return v.toLowerCase();
+}
+
+function span(raw: unknown, where: string): OtlpSpan {
+  const s = obj(raw, where);
+  const events = list(s.events, `${where}.events`);
+  const links = list(s.links, `${where}.links`);
+  if (events.length > OTLP_LIMITS.maxEvents) throw new OtlpPayloadError(`${where} has ${events.length} events, more than ${OTLP_LIMITS.maxEvents}`);
+  if (links.length > OTLP_LIMITS.maxLinks) throw new OtlpPayloadError(`${where} has ${links.length} links, more than ${OTLP_LIMITS.maxLinks}`);
+  const status = s.status === undefined || s.status === null ? {} : obj(s.status, `${where}.status`);
+  const code = int(status.code, `${where}.status.code`);
+  return {
+    traceId: hexId(s.traceId, 16, `${where}.traceId`),
+    spanId: hexId(s.spanId, 8, `${where}.spanId`),
+    parentSpanId: hexId(s.parentSpanId, 8, `${where}.parentSpanId`, true) || null,
+    name: str(s.name, `${where}.name`),
+    kind: int(s.kind, `${where}.kind`),
+    startMs: nanos(s.startTimeUnixNano, `${where}.startTimeUnixNano`),
+    endMs: nanos(s.endTimeUnixNano, `${where}.endTimeUnixNano`),
+    attributes: attrs(s.attributes, where),
+    events: events.map((e, n): OtlpEvent => {
+      const ev = obj(e, `${where}.events[${n}]`);
+      return { name: str(ev.name, `${where}.events[${n}].name`), timeMs: nanos(ev.timeUnixNano, `${where}.events[${n}].timeUnixNano`), attributes: attrs(ev.attributes, `${where}.events[${n}]`) };
+    }),
+    links: links.map((l, n): OtlpLink => {
+      const link = obj(l, `${where}.links[${n}]`);
+      return {
+        traceId: hexId(link.traceId, 16, `${where}.links[${n}].traceId`),
+        spanId: hexId(link.spanId, 8, `${where}.links[${n}].spanId`),
+        attributes: attrs(link.attributes, `${where}.links[${n}]`),
+      };
+    }),
+    status: { code: (code === 1 || code === 2 ? code : 0) as OtlpStatusCode, message: str(status.message, `${where}.status.message`) },
+  };
+}
+
+function attrs(v: unknown, where: string): OtlpAttrs {
+  const kvs = list(v, `${where}.attributes`);
+  if (kvs.length > OTLP_LIMITS.maxAttributes) throw new OtlpPayloadError(`${where} has ${kvs.length} attributes, more than ${OTLP_LIMITS.maxAttributes}`);
+  return keyValues(kvs, 0, where);
+}
+
+function keyValues(kvs: unknown[], depth: number, where: string): OtlpAttrs {
+  const out: OtlpAttrs = new Map();
+  for (const raw of kvs) {
+    const kv = obj(raw, `${where} attribute`);
+    if (typeof kv.key !== 'string') throw new OtlpPayloadError(`${where} has an attribute without a string key`);
+    if (kv.key === '__proto__') throw new OtlpPayloadError(`${where} has an attribute named "__proto__", which is refused; rename it`);
+    out.set(kv.key, value(kv.value, depth, `${where} attribute "${kv.key.slice(0, 80)}"`));
+  }
+  return out;
+}
+
+function value(raw: unknown, depth: number, where: string): OtlpValue {
+  if (raw === undefined || raw === null) return null;
+  if (depth > OTLP_LIMITS.maxValueDepth) throw new OtlpPayloadError(`${where} nests arrays or key-value lists deeper than ${OTLP_LIMITS.maxValueDepth} levels`);
+  const v = obj(raw, where);
+  if (v.stringValue !== undefined) return str(v.stringValue, where);
+  if (v.boolValue !== undefined) {
+    if (typeof v.boolValue !== 'boolean') throw new OtlpPayloadError(`${where}: boolValue is not true or false`);
+    return v.boolValue;
+  }
+  if (v.intValue !== undefined) return int(v.intValue, where);
+  if (v.doubleValue !== undefined) {
+    const d = typeof v.doubleValue === 'string' ? Number(v.doubleValue) : v.doubleValue;
+    if (typeof d !== 'number' || Number.isNaN(d) !== (v.doubleValue === 'NaN')) throw new OtlpPayloadError(`${where}: doubleValue is not a number`);
+    return d;
+  }
+  if (v.bytesValue !== undefined) {
+    if (typeof v.bytesValue !== 'string' || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(v.bytesValue)) throw new OtlpPayloadError(`${where}: bytesValue is not base64`);
+    return new Uint8Array(Buffer.from(v.bytesValue, 'base64'));
+  }
+  if (v.arrayValue !== undefined) {
+    const values = list(obj(v.arrayValue, where).values, where);
+    if (values.length > OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where} has ${values.length} elements, more than ${OTLP_LIMITS.maxArrayLength}`);
+    return values.map((x) => value(x, depth + 1, where));
+  }
+  if (v.kvlistValue !== undefined) {
+    const values = list(obj(v.kvlistValue, where).values, where);
+    if (values.length > OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where} has ${values.length} entries, more than ${OTLP_LIMITS.maxArrayLength}`);
+    return keyValues(values, depth + 1, where);
+  }
+  return null;
+}

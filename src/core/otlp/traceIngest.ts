@@ -1,0 +1,354 @@
+import { summariseAgents } from '../store/agentSummary';
+import { isFailureKind } from '../store/failureKinds';
+import type { TraceStore } from '../store/traceStore';
+import type { RolloutRecord, Split } from '../store/types';
+import type { LiveRollouts } from '../trace/liveRollouts';
+import { Attr, type SpanRecord } from '../trace/span';
+import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
+import { normaliseSpan, type Evaluation } from './spanNormalise';
+
+/** The run that receives traces which name none. */
+export const IMPORTED_RUN = 'imported';
+/** The evaluation name the lab's export gives the final reward (criteria have their own names). */
+export const FINAL_REWARD_EVALUATION = 'reward';
+/** More traces than this waiting for their root span: the oldest is finished without it. */
+const MAX_OPEN_TRACES = 10_000;
+const ZERO_TRACE = '0'.repeat(32);
+const ZERO_SPAN = '0'.repeat(16);
+
+export interface IngestResult {
+  /** Traces (rollouts) the request added spans to, live rollouts included. */
+  traces: number;
+  /** Spans stored (including late spans and spans handed to live rollouts). */
+  spans: number;
+  /** Rollouts finished by this request (their root span arrived). */
+  finished: number;
+  /** Spans handed to a live rollout's tracer. */
+  live: number;
+  /** llm spans dropped because the recording gateway already has that call. */
+  duplicates: number;
+  /** Spans refused (invalid ids), with why: the answer's partial_success. */
+  partial: OtlpPartialSuccess | null;
+}
+
+interface TraceMeta {
+  runId: string;
+  taskId: string;
+  sample: number;
+  split: Split | null;
+}
+
+/** A trace being received: its rollout is 'running' until its root span arrives. */
+interface OpenTrace {
+  record: RolloutRecord;
+  spans: Map<string, SpanRecord>;
+  evaluations: Evaluation[];
+}
+
+type Target = { to: 'trace'; meta: TraceMeta } | { to: 'rollout'; rolloutId: string };
+
+interface Planned {
+  record: SpanRecord;
+  evaluations: Evaluation[];
+  target: Target;
+}
+
+const HEX32 = /^[0-9a-f]{32}$/;
+
+/** A live rollout's spans by id, and the response ids of its model calls (the gateway's included). */
+interface LiveIndex {
+  spans: Map<string, SpanRecord>;
+  responseIds: Set<string>;
+}
+
+function indexLive(index: LiveIndex, s: SpanRecord): void {
+  index.spans.set(s.spanId, s);
+  const id = s.attributes[Attr.responseId];
+  if (s.kind === 'llm' && typeof id === 'string') index.responseIds.add(id);
+}
+
+function attr(span: OtlpAttrs, resource: OtlpAttrs, key: string): unknown {
+  return span.get(key) ?? resource.get(key);
+}
+
+function metaOf(span: OtlpAttrs, resource: OtlpAttrs, traceId: string): TraceMeta {
+  const run = attr(span, resource, Attr.runId);
+  const task = attr(span, resource, Attr.taskId);
+  const sample = Number(attr(span, resource, Attr.sample) ?? 0);
+  const split = attr(span, resource, Attr.split);
+  return {
+    runId: typeof run === 'string' && run.trim() ? run.trim() : IMPORTED_RUN,
+    taskId: typeof task === 'string' && task ? task : typeof task === 'number' ? String(task) : traceId,
+    sample: Number.isInteger(sample) && sample >= 0 ? sample : 0,
+    split: split === 'train' || split === 'val' ? split : null,
+  };
+}
+
+/** The agent an agent span (invoke_agent, create_agent, OpenInference AGENT) stands for. */
+function agentOfAgentSpan(s: SpanRecord): string | null {
+  const op = s.attributes[Attr.operationName];
+  const isAgent = op === 'invoke_agent' || op === 'create_agent' || s.attributes['openinference.span.kind'] === 'AGENT';
+  const name = s.attributes[Attr.agentName];
+  return isAgent && typeof name === 'string' ? name : null;
+}
+
+/** The nearest agent-span ancestor's agent, among the spans known now. */
+function inheritedAgent(s: SpanRecord, lookup: (spanId: string) => SpanRecord | undefined): string | null {
+  let parent = s.parentSpanId;
+  for (let hops = 0; parent && hops < 1000; hops++) {
+    const p = lookup(parent);
+    if (!p) return null;
+    const agent = agentOfAgentSpan(p);
+    if (agent) return agent;
+    parent = p.parentSpanId;
+  }
+  return null;
+}
+
+/**
+ * Turns OTLP trace requests into rollouts in the store. A trace is a rollout
+ * (id = trace id): started ('running') when its first spans arrive, finished
+ * when its root span (the one without a parent) does. Spans that name a live
+ * rollout (`rollout_lab.rollout.id`) go to that rollout's tracer instead;
+ * spans that name a rollout no longer live, or a trace already finished, are
+ * written as late spans. Each request is planned whole (normalised, routed)
+ * before the first write, so a request that fails to plan stores nothing.
+ */
+export class OtlpIngest {
+  private readonly open = new Map<string, OpenTrace>();
+  private readonly rootOf = new Map<string, string | null>();
+  private readonly runsTouched = new Set<string>();
+
+  constructor(
+    private readonly store: TraceStore,
+    private readonly live?: LiveRollouts,
+  ) {}
+
+  ingest(req: OtlpTraceRequest): IngestResult {
+    const planned: Planned[] = [];
+    let rejected = 0;
+    for (const rs of req.resourceSpans) {
+      for (const ss of rs.scopeSpans) {
+        for (const span of ss.spans) {
+          if (span.traceId === ZERO_TRACE || span.spanId === ZERO_SPAN) {
+            rejected++;
+            continue;
+          }
+          const n = normaliseSpan(span);
+          const rid = attr(span.attributes, rs.resource, Attr.rolloutId);
+          const target: Target =
+            typeof rid === 'string' && HEX32.test(rid.toLowerCase())
+              ? { to: 'rollout', rolloutId: rid.toLowerCase() }
+              : { to: 'trace', meta: metaOf(span.attributes, rs.resource, span.traceId) };
+          planned.push({ record: n.record, evaluations: n.evaluations, target });
+        }
+      }
+    }
+    const partial = rejected ? { rejectedSpans: rejected, errorMessage: `${rejected} span(s) refused: an all-zero trace or span id is invalid in OTLP` } : null;
+    return { ...this.write(planned), partial };
+  }
+
+  /** Marks the runs this ingest wrote to as done (the receiver is closing). Traces still waiting for their root stay 'running' and become 'interrupted' when the store closes. */
+  close(): void {
+    for (const id of this.runsTouched) {
+      const run = this.store.getRun(id);
+      if (run && run.status === 'running' && run.params.source === 'otlp') this.store.updateRun(id, { status: 'done', endTime: Date.now() });
+    }
+    this.runsTouched.clear();
+  }
+
+  private write(planned: Planned[]): Omit<IngestResult, 'partial'> {
+    const result = { traces: 0, spans: 0, finished: 0, live: 0, duplicates: 0 };
+    const batch = new Map<string, SpanRecord>();
+    for (const p of planned) batch.set(p.record.spanId, p.record);
+    const touched = new Set<string>();
+    const liveIndex = new Map<string, LiveIndex>();
+
+    const toTraces = new Map<string, Planned[]>();
+    for (const p of planned) {
+      if (p.target.to === 'rollout') {
+        touched.add(p.target.rolloutId);
+        const r = this.toRollout(p.record, p.target.rolloutId, batch, liveIndex);
+        if (r === 'duplicate') result.duplicates++;
+        else {
+          result.spans++;
+          if (r === 'live') result.live++;
+        }
+        continue;
+      }
+      let list = toTraces.get(p.record.traceId);
+      if (!list) toTraces.set(p.record.traceId, (list = []));
+      list.push(p);
+    }
+    for (const [traceId, list] of toTraces) {
+      touched.add(traceId);
+      result.spans += list.length;
+      if (this.writeTrace(traceId, list, batch)) result.finished++;
+    }
+    result.traces = touched.size;
+    return result;
+  }
+
+  /** A span naming a rollout: into the live rollout's tracer, or written as a late span of that rollout. */
+  private toRollout(rec: SpanRecord, rolloutId: string, batch: Map<string, SpanRecord>, seen: Map<string, LiveIndex>): 'live' | 'late' | 'duplicate' {
+    const live = this.live?.get(rolloutId);
+    if (live) {
+      // What the tracer has, indexed once per request (a command agent's rollout can hold thousands of spans).
+      let index = seen.get(rolloutId);
+      if (!index) {
+        index = { spans: new Map(), responseIds: new Set() };
+        for (const s of live.tracer.spans()) indexLive(index, s);
+        seen.set(rolloutId, index);
+      }
+      const responseId = rec.attributes[Attr.responseId];
+      if (rec.kind === 'llm' && typeof responseId === 'string' && index.responseIds.has(responseId)) return 'duplicate';
+      this.fillAgent(rec, (id) => batch.get(id) ?? index.spans.get(id));
+      const added = { ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? live.root.spanId };
+      live.tracer.add(added);
+      indexLive(index, added);
+      return 'live';
+    }
+    this.fillAgent(rec, (id) => batch.get(id));
+    this.store.writeSpan({ ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? this.rootSpanOf(rolloutId) });
+    return 'late';
+  }
+
+  private rootSpanOf(rolloutId: string): string | null {
+    if (!this.rootOf.has(rolloutId)) {
+      if (this.rootOf.size >= MAX_OPEN_TRACES) this.rootOf.clear();
+      const spans = this.store.getRollout(rolloutId) ? this.store.getSpans(rolloutId) : [];
+      this.rootOf.set(rolloutId, spans.find((s) => s.parentSpanId === null)?.spanId ?? null);
+    }
+    return this.rootOf.get(rolloutId)!;
+  }
+
+  private fillAgent(rec: SpanRecord, lookup: (spanId: string) => SpanRecord | undefined): void {
+    if (typeof rec.attributes[Attr.agentName] === 'string') return;
+    const agent = inheritedAgent(rec, lookup);
+    if (agent) rec.attributes[Attr.agentName] = agent;
+  }
+
+  /** Writes one trace's spans of this request; true when its root arrived and the rollout was finished. */
+  private writeTrace(traceId: string, list: Planned[], batch: Map<string, SpanRecord>): boolean {
+    let trace = this.open.get(traceId);
+    // A trace already in the store (finished here or earlier) takes these as late spans.
+    if (!trace && !this.store.getRollout(traceId)) {
+      trace = this.startTrace(traceId, list[0]!.target.to === 'trace' ? list[0]!.target.meta : metaOf(new Map(), new Map(), traceId), list);
+    }
+    const lookup = (id: string): SpanRecord | undefined => batch.get(id) ?? trace?.spans.get(id);
+    let root: SpanRecord | null = null;
+    for (const p of list) {
+      const rec = p.record;
+      this.fillAgent(rec, lookup);
+      if (rec.parentSpanId === null && trace) {
+        if (rec.kind === 'node') rec.kind = 'rollout';
+        root = rec;
+      }
+      this.store.writeSpan(rec);
+      if (trace) {
+        trace.spans.set(rec.spanId, rec);
+        trace.evaluations.push(...p.evaluations);
+      }
+    }
+    if (!trace || !root) return false;
+    this.finishTrace(traceId, trace, root);
+    return true;
+  }
+
+  private startTrace(traceId: string, meta: TraceMeta, list: Planned[]): OpenTrace {
+    this.ensureRun(meta.runId);
+    if (this.open.size >= MAX_OPEN_TRACES) {
+      const [oldestId, oldest] = this.open.entries().next().value as [string, OpenTrace];
+      this.finishTrace(oldestId, oldest, null);
+    }
+    const record: RolloutRecord = {
+      id: traceId,
+      runId: meta.runId,
+      taskId: meta.taskId,
+      split: meta.split,
+      sample: meta.sample,
+      status: 'running',
+      failure: null,
+      finalReward: null,
+      criteria: null,
+      judgeFailed: false,
+      decision: null,
+      expectedDecision: null,
+      turns: null,
+      error: null,
+      simulated: false,
+      startTime: list.reduce((t, p) => Math.min(t, p.record.startTime), Infinity),
+      endTime: null,
+      spanCount: 0,
+      agents: [],
+    };
+    this.store.startRollout(record);
+    const trace: OpenTrace = { record, spans: new Map(), evaluations: [] };
+    this.open.set(traceId, trace);
+    return trace;
+  }
+
+  private ensureRun(runId: string): void {
+    if (this.runsTouched.has(runId)) return;
+    const run = this.store.getRun(runId);
+    if (!run) {
+      this.store.startRun({ id: runId, startTime: Date.now(), endTime: null, status: 'running', params: { source: 'otlp' }, simulated: false, planned: 0 });
+    } else if (run.params.source === 'otlp' && run.status !== 'running') {
+      this.store.updateRun(runId, { status: 'running', endTime: null });
+    }
+    this.runsTouched.add(runId);
+  }
+
+  /**
+   * The rollout's outcome from its root span: `rollout_lab.failure` when it
+   * names one (the lab's own export), else 'failed' ('other', with the status
+   * message as the error) when the root ended with an error status, else
+   * 'succeeded'. Without a root (evicted), 'failed' ('interrupted').
+   */
+  private finishTrace(traceId: string, trace: OpenTrace, root: SpanRecord | null): void {
+    this.open.delete(traceId);
+    const spans = [...trace.spans.values()];
+    const r = trace.record;
+    const ra = root?.attributes ?? {};
+    const failure = ra[Attr.failure];
+    if (!root) Object.assign(r, { status: 'failed', failure: 'interrupted', error: 'its root span never arrived' });
+    else if (isFailureKind(failure)) Object.assign(r, { status: failure === 'cancelled' ? 'cancelled' : 'failed', failure, error: root.statusMessage ?? null });
+    else if (root.status === 'error') Object.assign(r, { status: 'failed', failure: 'other', error: root.statusMessage || 'the root span ended with an error status' });
+    else Object.assign(r, { status: 'succeeded', failure: null });
+
+    const evals = trace.evaluations;
+    const final = typeof ra[Attr.rewardValue] === 'number' ? (ra[Attr.rewardValue] as number) : (evals.find((e) => e.name === FINAL_REWARD_EVALUATION)?.score ?? (evals.length === 1 ? evals[0]!.score : null));
+    const criteria = evals.filter((e) => e.name !== FINAL_REWARD_EVALUATION && !(evals.length === 1 && final !== null));
+    r.finalReward = final;
+    r.criteria = criteria.length ? Object.fromEntries(criteria.map((e) => [e.name, e.score])) : null;
+    if (typeof ra[Attr.decision] === 'string') r.decision = ra[Attr.decision] as string;
+    if (typeof ra[Attr.expectedDecision] === 'string') r.expectedDecision = ra[Attr.expectedDecision] as string;
+    if (typeof ra[Attr.turn] === 'number') r.turns = ra[Attr.turn] as number;
+    r.simulated = ra[Attr.simulated] === true;
+    // Loops, not Math.min(...spans): a trace can hold more spans than a call takes arguments.
+    r.startTime = spans.reduce((t, s) => Math.min(t, s.startTime), r.startTime);
+    r.endTime = root?.endTime ?? spans.reduce((t, s) => Math.max(t, s.endTime), r.startTime);
+    r.spanCount = spans.length;
+    const llm = spans.filter((s) => s.kind === 'llm');
+    r.truncatedAnswers = llm.filter((s) => s.attributes[Attr.truncated] === true).length;
+    r.truncatedPrompts = llm.filter((s) => s.attributes[Attr.promptTruncated] === true).length;
+    r.agents = summariseAgents(agentView(spans));
+    this.store.finishRollout(r);
+  }
+}
+
+/**
+ * The spans as the per-agent summary reads them: every span carries the agent
+ * of its nearest agent-span ancestor (now that the whole tree is known), and an
+ * agent span is named after its agent, so it counts as a visit.
+ */
+function agentView(spans: SpanRecord[]): SpanRecord[] {
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  return spans.map((s) => {
+    const own = agentOfAgentSpan(s);
+    if (own) return { ...s, kind: 'node', name: own };
+    if (typeof s.attributes[Attr.agentName] === 'string') return s;
+    const agent = inheritedAgent(s, (id) => byId.get(id));
+    return agent ? { ...s, attributes: { ...s.attributes, [Attr.agentName]: agent } } : s;
+  });
+}
