@@ -15,7 +15,7 @@ export const core = {
   variantSpec: () => import('../core/config/variantSpec'),
   // store, otlp
   traceStore: () => import('../core/store/traceStore'),
-  otlpReceiver: () => import('../core/otlp/receiver'),
+  otlpReceiver: () => import('../core/otlp/otlpReceiver'),
   // trace, reward, rollout
   langchainTracer: () => import('../core/trace/langchainTracer'),
   airRules: () => import('../core/reward/airRules'),

@@ -1,4 +1,4 @@
-import type { OtlpReceiver } from '../core/otlp/receiver';
+import type { OtlpReceiver } from '../core/otlp/otlpReceiver';
 import type { TraceStore } from '../core/store/traceStore';
 import { errorMessage } from '../core/errors';
 import { core } from './coreLoader';
