@@ -90,10 +90,11 @@ export const COMMAND_USAGE = {
     ],
   },
   collect: {
-    about: "Receives OpenTelemetry traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON, gzip) into the workspace's store until Ctrl+C: each trace becomes a rollout.",
-    forms: ['[--port P] [--host H] [--workspace DIR]'],
+    about: "Receives OpenTelemetry traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON, gzip) and OTLP/gRPC into the workspace's store until Ctrl+C: each trace becomes a rollout.",
+    forms: ['[--port P] [--grpc-port P|off] [--host H] [--workspace DIR]'],
     options: [
       ['--port P', 'the port to listen on (default: 4318, the OTLP/HTTP port; 0 picks a free one)'],
+      ['--grpc-port P|off', 'the OTLP/gRPC port (default: 4317, the usual one; 0 picks a free one; off serves HTTP only)'],
       ['--host H', 'the address to listen on (default: 127.0.0.1; 0.0.0.0 takes traces from other machines)'],
       ['--workspace DIR', 'the folder whose .rollout-lab/store receives the traces (default: the current folder; lab.json is not needed)'],
     ],

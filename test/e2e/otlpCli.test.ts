@@ -15,12 +15,12 @@ const REQUEST = JSON.stringify({
 
 /** Starts `collect` on a free port and answers its URL once it listens. */
 async function collect(workspace: string): Promise<{ url: string; stop: () => Promise<{ code: number; stdout: string; stderr: string }> }> {
-  const { child, done } = cliAsync(['collect', '--port', '0', '--workspace', workspace]);
+  const { child, done } = cliAsync(['collect', '--port', '0', '--grpc-port', '0', '--workspace', workspace]);
   const url = await new Promise<string>((resolve, reject) => {
     let seen = '';
     child.stdout!.on('data', (d: Buffer) => {
       seen += d.toString();
-      const m = /receiver on (http:\/\/[0-9.:]+)\/v1\/traces/.exec(seen);
+      const m = /receiver on (http:\/\/[0-9.:]+)\/v1\/traces[^]*OTLP\/gRPC receiver on http:/.exec(seen);
       if (m) resolve(m[1]!);
     });
     child.once('exit', () => reject(new Error(`collect exited before listening: ${seen}`)));

@@ -7,6 +7,7 @@ const COLLECT_OPTIONS = {
   workspace: COMMON.workspace,
   help: COMMON.help,
   port: { type: 'string' },
+  'grpc-port': { type: 'string' },
   host: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -31,6 +32,9 @@ export async function collectCommand(argv: string[], usage: string): Promise<num
   if (v.help) return out(usage), 0;
   const port = intOption(v, 'port', 0) ?? 4318;
   if (port > 65535) throw new UsageError(`collect: --port must be at most 65535, got ${port}`);
+  const grpcOff = v['grpc-port'] === 'off';
+  const grpcPort = grpcOff ? undefined : (intOption(v, 'grpc-port', 0) ?? 4317);
+  if (grpcPort !== undefined && grpcPort > 65535) throw new UsageError(`collect: --grpc-port must be at most 65535 (or off), got ${grpcPort}`);
   const { TraceStore } = await import('../../core/store/traceStore');
   const { startOtlpReceiver } = await import('../../core/otlp/otlpReceiver');
   const workspace = resolve((v.workspace as string) ?? '.');
@@ -40,6 +44,7 @@ export async function collectCommand(argv: string[], usage: string): Promise<num
     receiver = await startOtlpReceiver({
       store,
       port,
+      ...(grpcPort === undefined ? {} : { grpcPort }),
       host: (v.host as string | undefined) ?? '127.0.0.1',
       log: err,
       onStored: (r) => {
@@ -51,11 +56,14 @@ export async function collectCommand(argv: string[], usage: string): Promise<num
     });
   } catch (e) {
     await store.close();
+    const { OtlpPortError } = await import('../../core/otlp/otlpReceiver');
+    if (e instanceof OtlpPortError) throw new UsageError(`collect: ${e.message}; pick another with --grpc-port, or --grpc-port off`);
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new UsageError(`collect: port ${port} is in use (another collector, such as the AI Toolkit's, may be on it); pick another with --port`);
     throw e;
   }
   out(`OTLP/HTTP receiver on ${receiver.url}/v1/traces (protobuf or JSON, gzip) storing into ${store.dir}; set OTEL_EXPORTER_OTLP_ENDPOINT=${receiver.url}. Ctrl+C stops it.`);
+  if (receiver.grpcUrl) out(`OTLP/gRPC receiver on ${receiver.grpcUrl} (TraceService/Export; OTEL_EXPORTER_OTLP_PROTOCOL=grpc, OTEL_EXPORTER_OTLP_ENDPOINT=${receiver.grpcUrl})`);
   await new Promise<void>((done) => {
     const stop = (): void => done();
     process.once('SIGINT', stop);

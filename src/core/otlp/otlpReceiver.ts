@@ -9,6 +9,7 @@ import { decodeProtobufRequest } from './otlpDecodeProtobuf';
 import { encodeResponse, encodeRpcStatus } from './otlpEncode';
 import { OtlpPayloadError, spanCount, type OtlpTraceRequest } from './otlpModel';
 import { OtlpIngest, type IngestResult } from './traceIngest';
+import { startOtlpGrpcServer } from './otlpGrpc';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -36,13 +37,27 @@ export interface OtlpReceiverOptions {
   /** Called after each request's spans are stored. */
   onStored?: (result: IngestResult) => void;
   maxBodyBytes?: number;
+  /** Also serve OTLP/gRPC on this port (0 picks a free one); left out, only OTLP/HTTP. */
+  grpcPort?: number;
 }
 
 export interface OtlpReceiver {
   /** e.g. http://127.0.0.1:4318 — exporters post to `${url}/v1/traces`. */
   readonly url: string;
   readonly port: number;
+  /** e.g. http://127.0.0.1:4317 when OTLP/gRPC is served too, else null. */
+  readonly grpcUrl: string | null;
   close(): Promise<void>;
+}
+
+/** A port the receiver could not listen on (in use, say). */
+export class OtlpPortError extends Error {
+  constructor(
+    message: string,
+    readonly port: number,
+  ) {
+    super(message);
+  }
 }
 
 class HttpError extends Error {
@@ -159,18 +174,29 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
       resolve();
     });
   });
+  const closeHttp = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  let grpc: Awaited<ReturnType<typeof startOtlpGrpcServer>> | null = null;
+  if (opts.grpcPort !== undefined) {
+    try {
+      grpc = await startOtlpGrpcServer({ port: opts.grpcPort, host: opts.host ?? '127.0.0.1', ingest, maxMessageBytes: limit, log, onStored: opts.onStored });
+    } catch (err) {
+      await closeHttp();
+      throw new OtlpPortError(`the OTLP/gRPC port ${opts.grpcPort} cannot be used (${(err as Error).message})`, opts.grpcPort);
+    }
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
     port: address.port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          ingest.close();
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
+    grpcUrl: grpc?.url ?? null,
+    close: async () => {
+      await Promise.all([closeHttp(), grpc?.close()]);
+      ingest.close();
+    },
   };
 }
