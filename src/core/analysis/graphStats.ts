@@ -3,6 +3,7 @@ import type { AgentAggregate } from '../store/types';
 import type { TraceStore } from '../store/traceStore';
 import { agentOfNode } from '../trace/langchainTracer';
 import { agentTurns, hasGraphSteps } from '../trace/agentTurns';
+import { nodeName } from '../store/agentSummary';
 import { Attr, type SpanRecord } from '../trace/span';
 
 /*
@@ -89,7 +90,7 @@ function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
     if (s.kind !== 'node') continue;
     const step = s.attributes[Attr.nodeStep];
     visits.set(s.spanId, {
-      name: s.name,
+      name: nodeName(s),
       startTime: s.startTime,
       step: typeof step === 'number' ? step : Number.MAX_SAFE_INTEGER,
       durationMs: Math.max(0, s.endTime - s.startTime),

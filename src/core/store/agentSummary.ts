@@ -37,8 +37,8 @@ export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVe
     const rec = get(agent);
     if (s.status === 'error') rec.errors++;
     if (s.kind === 'node') {
-      // Tool nodes belong to their agent but are not visits of it.
-      if (s.name === agent) {
+      // Tool nodes belong to their agent but are not visits of it. An agent span received over OTLP ("invoke_agent X") names its node in the attribute.
+      if (nodeName(s) === agent) {
         rec.visits++;
         rec.latencyMs += s.endTime - s.startTime;
       }
@@ -61,4 +61,10 @@ export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVe
   // A graph node that is no agent of the lab and called no model (a user graph's `execute` or router node) is a step, not an agent.
   const isAgent = (r: RolloutAgentRecord): boolean => r.llmCalls > 0 || r.toolCalls > 0 || !versions || versions.model(r.agent) !== null;
   return [...byAgent.values()].filter(isAgent).sort((a, b) => a.agent.localeCompare(b.agent));
+}
+
+/** The graph node a node span stands for: its recorded node name, else its span name. */
+export function nodeName(s: SpanRecord): string {
+  const n = s.attributes[Attr.nodeName];
+  return typeof n === 'string' && n ? n : s.name;
 }
