@@ -16,6 +16,8 @@ export interface ExampleLab {
   /** Files of the example folder to copy, relative to it. */
   files: string[];
   config: LabConfigInput;
+  /** The prompt per agent written to .rollout-lab/prompts/ when no graph module of the example gives them. */
+  prompts?: Record<string, string>;
 }
 
 export const EXAMPLE_NAMES = ['ticket-routing', 'command-agents'] as const;
@@ -108,8 +110,8 @@ function commandAgents(): ExampleLab {
         main: { model: 'your-model', temperature: 0, maxTokens: 32, logprobs: true, tokenIds: true },
       },
       agents: {
-        Router: { model: 'main', promptText: 'You route support tickets. Answer with one word: bill, ship, tech or user.', trainable: true },
-        Responder: { model: 'main', promptText: 'You acknowledge support tickets in one short sentence that names the queue.' },
+        Router: { model: 'main', prompt: 'prompts/Router.md', trainable: true },
+        Responder: { model: 'main', prompt: 'prompts/Responder.md' },
       },
       graph: { kind: 'command', command: ['python3', 'python/agent.py'], timeoutMs: 60_000 },
       datasets: { tickets: { path: 'data/tickets.jsonl', format: 'jsonl', trainFraction: 0.8, fields: { goal: 'ticket', expected: 'queue' } } },
@@ -120,6 +122,11 @@ function commandAgents(): ExampleLab {
         { name: 'no_queue', when: 'tool.error', tools: ['normalize_queue'], reward: -0.1 },
       ],
       runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 4, dataset: 'tickets' },
+    },
+    // The agents read them from ROLLOUT_LAB_PROMPTS_FILE, so edits here (and prompt optimisation) reach them.
+    prompts: {
+      Router: 'You route support tickets. Answer with one word: bill, ship, tech or user.',
+      Responder: 'You acknowledge support tickets in one short sentence that names the queue.',
     },
   };
 }

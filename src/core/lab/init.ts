@@ -191,9 +191,9 @@ async function initExample(dir: string, name: string, opts: InitOptions): Promis
   // The example's config must always pass the schema; failing here is a bug, not a user error.
   LabConfigSchema.parse(config);
   const copies = await Promise.all(exampleSources(example).map(async (f) => ({ rel: f.rel, text: await readFile(f.abs, 'utf8') })));
-  // The prompts are the graph module's own (its `prompts` export), as `init --graph` writes them.
-  const graph = exampleSources(example).find((f) => f.rel === example.config.graph?.module)!;
-  const found = await discoverModuleAgents(graph.abs, 'default');
-  const prompts = Object.keys(example.config.agents).map((agent) => ({ rel: defaultPromptPath(agent), text: `${found.prompts[agent]!.trim()}\n` }));
+  // The prompts are the graph module's own (its `prompts` export), as `init --graph` writes them; a command agent's example gives its own.
+  const graph = exampleSources(example).find((f) => f.rel === example.config.graph?.module);
+  const texts = graph ? (await discoverModuleAgents(graph.abs, 'default')).prompts : (example.prompts ?? {});
+  const prompts = Object.keys(example.config.agents).map((agent) => ({ rel: defaultPromptPath(agent), text: `${texts[agent]!.trim()}\n` }));
   return writeLabFiles(paths, [{ rel: 'lab.json', text: json(config) }, ...prompts], opts, undefined, copies);
 }
