@@ -11,7 +11,7 @@ import type { TrainResult } from '../../src/core/train/jobs/trainPhase';
 import { Lab } from '../../src/core/lab/lab';
 import { describeLabGraph } from '../../src/core/lab/graphDescription';
 import { startOpenAIStub, type OpenAIStub, type StubReply, type StubRequest } from '../fakes/openaiStub';
-import { REPO, cli, json, tempWorkspace, type RunDoc } from './cliHelpers';
+import { REPO, cli, cliAsync, json, tempWorkspace, type CliResult, type RunDoc } from './cliHelpers';
 
 /*
  * Agents in other languages, run as a user would: `init --example
@@ -39,6 +39,9 @@ function model(req: StubRequest): StubReply {
   if (/route support tickets/.test(system)) return { content: queueOf(user) ?? 'unsure' };
   return { content: 'Thanks, the right team has your ticket.' };
 }
+
+/** The CLI in its own process, without blocking this one: the stub answers from here. */
+const cliRun = (args: string[]): Promise<CliResult> => cliAsync(args).done;
 
 let stub: OpenAIStub;
 let ws: string;
@@ -106,7 +109,7 @@ function checkRollouts(rollouts: Array<{ rollout: RolloutRecord; spans: SpanReco
 }
 
 test('the Python agent (standard library) runs as rollouts with recorded calls, OTLP tool spans, rewards and training rows', async () => {
-  const run = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '6', '--json']));
+  const run = json<RunDoc>(await cliRun(['run', '--workspace', ws, '--limit', '6', '--json']));
   assert.equal(run.succeeded, 6, JSON.stringify(run));
   assert.equal(run.simulated, false);
   checkRollouts(await stored(run.runId), 6);
@@ -141,7 +144,7 @@ test('the Node agent (openai + OpenTelemetry SDK) gives the same rollouts; its o
   editLab((cfg) => {
     cfg.graph.command = [process.execPath, join(REPO, 'examples/command-agents/node/agent.mjs')];
   });
-  const run = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '4', '--json']));
+  const run = json<RunDoc>(await cliRun(['run', '--workspace', ws, '--limit', '4', '--json']));
   assert.equal(run.succeeded, 4, JSON.stringify(run));
   const rollouts = await stored(run.runId);
   checkRollouts(rollouts, 4);
@@ -157,7 +160,7 @@ test('a failing program is a failed rollout that quotes its stderr; the run goes
   editLab((cfg) => {
     cfg.graph.command = ['python3', 'crash.py'];
   });
-  const r = cli(['run', '--workspace', ws, '--limit', '2', '--json']);
+  const r = await cliRun(['run', '--workspace', ws, '--limit', '2', '--json']);
   assert.equal(r.code, 1, 'every rollout failed: a runtime failure');
   const runId = /run-[0-9T]+-[0-9a-f]{6}/.exec(r.stdout + r.stderr)?.[0];
   assert.ok(runId, r.stderr);
@@ -186,15 +189,15 @@ test('training on the command agents\' rows: SFT of the Router, served, and the 
       phases: [{ name: 'sft-router', kind: 'sft', agents: ['Router'], model: 'student', minReward: 1, hyperparameters: { max_steps: 2, batch_size: 2, grad_accum: 1, max_length: 512, save_steps: 0, warmup_steps: 0, seed: 0 } }],
     };
   });
-  const gather = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '4', '--json']));
+  const gather = json<RunDoc>(await cliRun(['run', '--workspace', ws, '--limit', '4', '--json']));
   assert.equal(gather.succeeded, 4, JSON.stringify(gather));
-  const train = cli(['train', '--workspace', ws, '--phase', 'sft-router', '--target', 'cpu', '--json']);
+  const train = await cliRun(['train', '--workspace', ws, '--phase', 'sft-router', '--target', 'cpu', '--json']);
   assert.equal(train.code, 0, train.stderr.slice(-3000));
   const t = JSON.parse(train.stdout) as TrainResult;
   assert.equal(t.job!.state, 'succeeded', t.job!.error ?? '');
   assert.deepEqual(t.job!.registered, { model: 'student', version: t.job!.id });
   try {
-    const next = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '1', '--json']));
+    const next = json<RunDoc>(await cliRun(['run', '--workspace', ws, '--limit', '1', '--json']));
     assert.equal(next.rollouts, 1);
     const [{ spans }] = await stored(next.runId);
     const router = spans.filter((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === 'Router');
