@@ -102,6 +102,8 @@ export interface OpenAIStubOptions {
   quirks?: Partial<StubQuirks>;
   /** One reply per request, in order; a function answers every request. */
   replies: StubScript[] | ((req: StubRequest) => StubReply);
+  /** Waits this long before each answer, as a real server takes time to generate (benchmarks). */
+  delayMs?: number;
 }
 
 export interface OpenAIStub {
@@ -154,6 +156,7 @@ export async function startOpenAIStub(opts: OpenAIStubOptions): Promise<OpenAISt
       hanging.add(res);
       return;
     }
+    if (opts.delayMs) await new Promise((resolve) => setTimeout(resolve, opts.delayMs));
     const answer = render(reply, body, enforced);
     if (body.stream === true) return sendStream(res, body, answer);
     sendJson(res, 200, completionBody(body, answer, reply));

@@ -15,16 +15,17 @@ import type OpenAI from 'openai';
 import { z } from 'zod';
 import { DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS, type StructuredOutputMode } from '../config/schema';
 import { chatCompletion, type ChatCallOptions, type ChatRequest } from './client';
-import { completionTokenIds, promptTokenIds, sampledLogprobs, type TokenLogprobs } from './completionTokens';
 import { contentText, fromOpenAIToolCalls, toOpenAIMessages } from './messageConversion';
 import { maxTokensCutOf, truncatedError } from './maxTokensCut';
-import { estimatePromptTokens, promptTruncation, serverReportsTruncation } from './promptTruncation';
 import { repairRequest } from './repairRequest';
 import { outputSchemaFor, outputSchemaOf, responseFormatFor, type OutputSchema, type OutputSchemaCallOption } from './responseFormat';
 import { parseStructured } from './structuredOutput';
 import type { ResolvedModel } from './routing';
 import { currentRequestSeed } from './requestSeed';
-import { toolCallIdsIn, uniqueToolCallIds } from './toolCallIds';
+import { toolCallIdsIn } from './toolCallIds';
+import { readCompletion } from './responseMetadata';
+
+export type { RoutedResponseMetadata } from './responseMetadata';
 
 function seedParam(seed: number | undefined): { seed?: number } {
   return seed === undefined ? {} : { seed };
@@ -47,38 +48,6 @@ export interface RoutedChatModelFields {
   temperature?: number;
   /** Backoff override for tests. */
   backoff?: ChatCallOptions['backoff'];
-}
-
-/** What the client knew about the call, attached to every message and generation for the tracer. */
-export interface RoutedResponseMetadata {
-  id: string;
-  model_name: string;
-  /** "length" when the server stopped the answer at max_tokens. */
-  finish_reason: string | null;
-  /** Each sampled token and its logprob; the alternatives the server sent are dropped. */
-  logprobs: TokenLogprobs | null;
-  /** The sampled token ids: `choices[].token_ids` (vLLM) or `logprobs.content[].id` (llama.cpp). */
-  token_ids: number[] | null;
-  /** The prompt's token ids, from servers that return them (vLLM with return_token_ids). */
-  prompt_token_ids: number[] | null;
-  /** The server's tool-call ids when some were missing, empty or repeated and were replaced ("" for none); else null. */
-  tool_call_original_ids: string[] | null;
-  /** max_tokens sent, and the lab.json key that sets it. */
-  max_tokens: number | null;
-  max_tokens_setting: string | null;
-  /** How the answer's format was enforced, when a schema was asked for: the mode used, and why it is weaker than configured. */
-  structured_output: StructuredOutputMode | null;
-  structured_output_fallback: string | null;
-  /** Lower bound on the prompt's tokens, and whether the server evidently cut the prompt to fit its context. */
-  prompt_estimated_tokens: number;
-  prompt_truncated: boolean;
-  latencyMs: number;
-  retries: number;
-  simulated: boolean;
-  baseUrl: string;
-  logicalModel: string;
-  modelVersion: string | null;
-  system_fingerprint: string | null;
 }
 
 /**
@@ -195,35 +164,16 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
     const r = await chatCompletion(this.resolved, { ...params, messages: wire }, { signal: options.signal, backoff: this.backoff, agent: this.agent });
     const c = r.completion;
     const choice = c.choices[0]!;
-    // Before LangChain sees them, so ToolNode, the trace and training data all use the same unique ids.
-    const ids = uniqueToolCallIds(choice.message.tool_calls ?? [], toolCallIdsIn(messages), this.agent);
-    const { toolCalls, invalidToolCalls } = fromOpenAIToolCalls(ids.calls);
+    // Tool-call ids made unique before LangChain sees them, so ToolNode, the trace and training data all use the same ids.
+    const { metadata, toolCalls: calls } = readCompletion(r, this.resolved, wire, {
+      takenToolCallIds: toolCallIdsIn(messages),
+      agent: this.agent,
+      schemaAsked: Boolean(options.outputSchema),
+    });
+    const { toolCalls, invalidToolCalls } = fromOpenAIToolCalls(calls);
     const usage = c.usage
       ? { input_tokens: c.usage.prompt_tokens, output_tokens: c.usage.completion_tokens, total_tokens: c.usage.total_tokens }
       : undefined;
-    const prompt = promptTruncation(estimatePromptTokens(wire), c.usage?.prompt_tokens, serverReportsTruncation(c));
-    const metadata: RoutedResponseMetadata = {
-      id: c.id,
-      model_name: c.model,
-      finish_reason: choice.finish_reason ?? null,
-      logprobs: sampledLogprobs(choice),
-      token_ids: completionTokenIds(choice),
-      prompt_token_ids: promptTokenIds(c),
-      tool_call_original_ids: ids.originalIds,
-      max_tokens: r.sent.max_tokens ?? r.sent.max_completion_tokens ?? null,
-      max_tokens_setting: this.resolved.maxTokensSetting ?? null,
-      structured_output: r.structuredOutput?.mode ?? (options.outputSchema ? 'off' : null),
-      structured_output_fallback: r.structuredOutput?.fallback ?? null,
-      prompt_estimated_tokens: prompt.estimatedTokens,
-      prompt_truncated: prompt.truncated,
-      latencyMs: r.latencyMs,
-      retries: r.retries,
-      simulated: this.resolved.simulated,
-      baseUrl: this.resolved.baseUrl,
-      logicalModel: this.resolved.logical,
-      modelVersion: this.resolved.version,
-      system_fingerprint: c.system_fingerprint ?? null,
-    };
     const text = choice.message.content ?? '';
     const message = new AIMessage({
       id: c.id,

@@ -24,6 +24,16 @@ export function toolCallIdsIn(messages: readonly BaseMessage[]): Set<string> {
   return ids;
 }
 
+/** The same for a conversation in OpenAI's wire format (what an outside agent sends the gateway). */
+export function toolCallIdsInWire(messages: readonly OpenAI.Chat.ChatCompletionMessageParam[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) if (c.id) ids.add(c.id);
+    if (m.role === 'tool' && m.tool_call_id) ids.add(m.tool_call_id);
+  }
+  return ids;
+}
+
 /**
  * Gives each tool call of a response an id unique in the conversation.
  * Servers send "" (llama.cpp), none at all, the same id twice, or restart at

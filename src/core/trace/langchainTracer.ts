@@ -5,15 +5,11 @@ import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
 import { SIMULATED_CALL_METADATA } from '../llm/routedChatModel';
 import { Attr, type Attributes } from './span';
+import { agentAttributes, llmErrorAttributes, llmRequestAttributes, llmResponseAttributes, llmSpanName, type AgentVersions } from './llmSpanAttributes';
 import { traceText, toMessageRecord } from './messages';
 import type { OpenSpan, RolloutTracer } from './tracer';
 
-export interface AgentVersions {
-  /** Prompt version (content hash) of each agent, recorded on its spans. */
-  promptVersion(agent: string): string | null;
-  /** Logical model and model version each agent is routed to. */
-  model(agent: string): { logical: string; version: string | null } | null;
-}
+export type { AgentVersions } from './llmSpanAttributes';
 
 const TOOL_NODE_SUFFIX = /_tools$/;
 
@@ -57,16 +53,7 @@ export class LangChainTracer extends BaseCallbackHandler {
   }
 
   private agentAttrs(agent: string | undefined): Attributes {
-    if (!agent) return {};
-    const a: Attributes = { [Attr.agentName]: agent };
-    const pv = this.versions?.promptVersion(agent);
-    if (pv) a[Attr.promptVersion] = pv;
-    const m = this.versions?.model(agent);
-    if (m) {
-      a[Attr.logicalModel] = m.logical;
-      if (m.version) a[Attr.modelVersion] = m.version;
-    }
-    return a;
+    return agentAttributes(agent, this.versions);
   }
 
   // The declared BaseCallbackHandler signature lists runType before parentRunId, but
@@ -140,20 +127,10 @@ export class LangChainTracer extends BaseCallbackHandler {
     // outside a graph (the judge) the model's own agent label does.
     const agent = node ? agentOfNode(node) : typeof metadata?.agent === 'string' ? metadata.agent : undefined;
     const attrs: Attributes = {
-      [Attr.operationName]: 'chat',
-      [Attr.providerName]: 'openai',
-      [Attr.requestModel]: typeof params.model === 'string' ? params.model : null,
-      [Attr.inputMessages]: JSON.stringify((messages[0] ?? []).map(toMessageRecord)),
+      ...llmRequestAttributes({ ...params, messages: (messages[0] ?? []).map(toMessageRecord), simulated: metadata?.[SIMULATED_CALL_METADATA] === true }),
       ...this.agentAttrs(agent),
     };
-    if (typeof params.temperature === 'number') attrs[Attr.requestTemperature] = params.temperature;
-    if (typeof params.max_tokens === 'number') attrs[Attr.requestMaxTokens] = params.max_tokens;
-    if (Array.isArray(params.tools) && params.tools.length) attrs['gen_ai.request.tools'] = JSON.stringify(params.tools);
-    // The mode asked for; the end of the call overwrites it with the mode the server took.
-    const format = (params.response_format as { type?: unknown } | undefined)?.type;
-    if (format === 'json_schema' || format === 'json_object') attrs[Attr.structuredOutput] = format;
-    if (metadata?.[SIMULATED_CALL_METADATA] === true) attrs[Attr.simulated] = true;
-    const span = this.tracer.start(`chat ${attrs[Attr.requestModel] ?? ''}`.trim(), 'llm', parent, attrs);
+    const span = this.tracer.start(llmSpanName(attrs), 'llm', parent, attrs);
     this.runs.set(runId, { span, parent: span });
   }
 
@@ -169,35 +146,14 @@ export class LangChainTracer extends BaseCallbackHandler {
     >;
     const usage = (msg as { usage_metadata?: { input_tokens?: number; output_tokens?: number } } | undefined)?.usage_metadata;
     const llmUsage = (output.llmOutput?.tokenUsage ?? {}) as { promptTokens?: number; completionTokens?: number };
-    a[Attr.outputMessages] = JSON.stringify(msg ? [toMessageRecord(msg)] : [{ role: 'assistant', content: traceText(gen?.text ?? '') }]);
-    a[Attr.inputTokens] = usage?.input_tokens ?? llmUsage.promptTokens ?? null;
-    a[Attr.outputTokens] = usage?.output_tokens ?? llmUsage.completionTokens ?? null;
-    if (typeof meta.model_name === 'string') a[Attr.responseModel] = meta.model_name;
-    if (typeof meta.finish_reason === 'string') a[Attr.finishReasons] = [meta.finish_reason];
-    if (typeof meta.id === 'string') a[Attr.responseId] = meta.id;
-    if (typeof meta.latencyMs === 'number') a[Attr.latencyMs] = meta.latencyMs;
-    if (typeof meta.retries === 'number') a[Attr.retries] = meta.retries;
-    if (meta.simulated === true) a[Attr.simulated] = true;
-    if (typeof meta.baseUrl === 'string') a[Attr.serverAddress] = meta.baseUrl;
-    if (typeof meta.logicalModel === 'string') a[Attr.logicalModel] = meta.logicalModel;
-    if (typeof meta.modelVersion === 'string') a[Attr.modelVersion] = meta.modelVersion;
-    const logprobs = meta.logprobs as { content?: Array<{ token: string; logprob: number }> } | null | undefined;
-    if (logprobs?.content?.length) {
-      const lps = logprobs.content.map((t) => t.logprob);
-      a[Attr.logprobs] = lps;
-      a[Attr.logprobTokens] = logprobs.content.map((t) => t.token);
-      a[Attr.logprobMean] = lps.reduce((s, x) => s + x, 0) / lps.length;
-    }
-    if (Array.isArray(meta.token_ids) && meta.token_ids.length) a[Attr.tokenIds] = meta.token_ids as number[];
-    if (Array.isArray(meta.prompt_token_ids) && meta.prompt_token_ids.length) a[Attr.promptTokenIds] = meta.prompt_token_ids as number[];
-    // Not an error of the call: whoever reads the answer decides whether a cut answer is usable.
-    if (meta.finish_reason === 'length') a[Attr.truncated] = true;
-    if (Array.isArray(meta.tool_call_original_ids)) a[Attr.toolCallOriginalIds] = meta.tool_call_original_ids as string[];
-    if (typeof meta.prompt_estimated_tokens === 'number') a[Attr.promptEstimatedTokens] = meta.prompt_estimated_tokens;
-    if (typeof meta.max_tokens_setting === 'string') a[Attr.maxTokensSetting] = meta.max_tokens_setting;
-    if (meta.prompt_truncated === true) a[Attr.promptTruncated] = true;
-    if (typeof meta.structured_output === 'string') a[Attr.structuredOutput] = meta.structured_output;
-    if (typeof meta.structured_output_fallback === 'string') a[Attr.structuredOutputFallback] = meta.structured_output_fallback;
+    const answer = msg ? toMessageRecord(msg) : { role: 'assistant', content: traceText(gen?.text ?? '') };
+    Object.assign(
+      a,
+      llmResponseAttributes(meta, answer, {
+        input: usage?.input_tokens ?? llmUsage.promptTokens ?? null,
+        output: usage?.output_tokens ?? llmUsage.completionTokens ?? null,
+      }),
+    );
     const caller = a[Attr.agentName];
     if (typeof caller === 'string' && msg && AIMessage.isInstance(msg)) {
       for (const call of msg.tool_calls ?? []) if (call.id) this.toolCallAgents.set(call.id, caller);
@@ -208,9 +164,7 @@ export class LangChainTracer extends BaseCallbackHandler {
   override handleLLMError(err: Error, runId: string): void {
     const run = this.takeRun(runId);
     if (!run?.span) return;
-    run.span.attributes[Attr.errorType] = (err as { status?: number }).status ? String((err as { status?: number }).status) : err.name || 'Error';
-    const retries = (err as { retries?: unknown }).retries;
-    if (typeof retries === 'number') run.span.attributes[Attr.retries] = retries;
+    Object.assign(run.span.attributes, llmErrorAttributes(err));
     this.tracer.end(run.span, 'error', err.message);
   }
 

@@ -34,3 +34,19 @@ export function toMessageRecord(msg: BaseMessage): ChatMessageRecord {
   if (toolCallId) rec.tool_call_id = toolCallId;
   return rec;
 }
+
+/** A message in OpenAI's wire format (what an outside agent sends the recording gateway), as recorded. */
+export function wireMessageRecord(msg: { role: string; content?: unknown; name?: unknown; tool_calls?: unknown; tool_call_id?: unknown }): ChatMessageRecord {
+  const rec: ChatMessageRecord = { role: msg.role === 'developer' ? 'system' : msg.role, content: traceText(msg.content) };
+  if (typeof msg.name === 'string' && msg.name) rec.name = msg.name;
+  const calls = Array.isArray(msg.tool_calls) ? (msg.tool_calls as Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }>) : [];
+  if (calls.length) {
+    rec.tool_calls = calls.map((c) => ({
+      id: typeof c.id === 'string' ? c.id : '',
+      name: typeof c.function?.name === 'string' ? c.function.name : '',
+      arguments: typeof c.function?.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function?.arguments ?? {}),
+    }));
+  }
+  if (typeof msg.tool_call_id === 'string' && msg.tool_call_id) rec.tool_call_id = msg.tool_call_id;
+  return rec;
+}
