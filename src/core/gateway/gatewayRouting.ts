@@ -26,7 +26,13 @@ export interface GatewayRouting {
  * route, temperature and maxTokens apply; a `model` naming a logical model of
  * lab.json goes to that model. A lab with one agent needs no name.
  */
-export function gatewayRouting(config: LabConfig, router: ModelRouter, versions?: AgentVersions): GatewayRouting {
+export function gatewayRouting(
+  config: LabConfig,
+  router: ModelRouter,
+  versions?: AgentVersions,
+  /** The logical model a variant (a configuration being compared) moves an agent to, if any. */
+  movedTo: (agent: string) => string | undefined = () => undefined,
+): GatewayRouting {
   const agents = Object.keys(config.agents);
   const models = Object.keys(config.models);
   const known = (name: string | null, table: Record<string, unknown>): name is string => name !== null && Object.hasOwn(table, name);
@@ -43,12 +49,12 @@ export function gatewayRouting(config: LabConfig, router: ModelRouter, versions?
           );
         }
         // A logical model in `model` moves this agent to it (as a variant does), keeping the agent's own settings.
-        const model = known(requestedModel, config.models) ? requestedModel : undefined;
+        const model = known(requestedModel, config.models) ? requestedModel : movedTo(agent);
         return { resolved: router.forAgent(agent, model), agent };
       }
-      if (known(requestedModel, config.agents)) return { resolved: router.forAgent(requestedModel), agent: requestedModel };
+      if (known(requestedModel, config.agents)) return { resolved: router.forAgent(requestedModel, movedTo(requestedModel)), agent: requestedModel };
       if (known(requestedModel, config.models)) return { resolved: router.resolve(requestedModel), agent: null };
-      if (agents.length === 1) return { resolved: router.forAgent(agents[0]!), agent: agents[0]! };
+      if (agents.length === 1) return { resolved: router.forAgent(agents[0]!, movedTo(agents[0]!)), agent: agents[0]! };
       throw new GatewayError(
         400,
         `the gateway cannot tell which agent is calling${requestedModel ? ` (model "${requestedModel}" is neither an agent nor a model of lab.json)` : ''}: use the agent's base URL (…/rollouts/ID/agents/NAME/v1), send the header ${AGENT_HEADER}: NAME, or set the request's model to the agent's name — one of: ${agents.join(', ') || '(none)'}`,

@@ -10,7 +10,7 @@ import { startGateway, type Gateway } from '../gateway/gateway';
 import { gatewayRouting } from '../gateway/gatewayRouting';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp/otlpReceiver';
 import type { TraceStore } from '../store/traceStore';
-import type { AgentVersions } from '../trace/langchainTracer';
+import type { AgentVersions } from '../trace/llmSpanAttributes';
 import { LiveRollouts } from '../trace/liveRollouts';
 import { Attr } from '../trace/span';
 import type { RolloutEnvironment } from '../rollout/runner';
@@ -34,8 +34,8 @@ export class AgentServices {
     return this.receiver;
   }
 
-  gateway(config: LabConfig, router: ModelRouter, versions: AgentVersions): Promise<Gateway> {
-    const g = startGateway({ port: 0, live: this.live, routing: gatewayRouting(config, router, versions) });
+  gateway(config: LabConfig, router: ModelRouter, versions: AgentVersions, movedTo: (agent: string) => string | undefined): Promise<Gateway> {
+    const g = startGateway({ port: 0, live: this.live, routing: gatewayRouting(config, router, versions, movedTo) });
     this.gateways.push(g);
     return g;
   }
@@ -73,12 +73,14 @@ export async function commandRunGraph(opts: {
   workspaceDir: string;
   router: ModelRouter;
   versions: AgentVersions;
+  /** The logical model a variant moves an agent to. */
+  movedTo: (agent: string) => string | undefined;
   prompts: ReadonlyMap<string, { text: string; hash: string }>;
   services: AgentServices;
 }): Promise<RolloutEnvironment['runGraph']> {
   const { config, workspaceDir, services } = opts;
   const graph = config.graph;
-  const [receiver, gateway] = await Promise.all([services.otlpReceiver(), services.gateway(config, opts.router, opts.versions)]);
+  const [receiver, gateway] = await Promise.all([services.otlpReceiver(), services.gateway(config, opts.router, opts.versions, opts.movedTo)]);
   // The lab's prompt per agent, for programs that take their prompts from the lab (so prompt optimisation reaches them).
   const promptsFile = join(services.tempDir(), 'prompts.json');
   writeFileSync(promptsFile, JSON.stringify(Object.fromEntries([...opts.prompts].map(([agent, p]) => [agent, p.text])), null, 2));

@@ -235,7 +235,7 @@ export class Lab {
     let runGraph: RolloutEnvironment['runGraph'];
     if (config.graph.kind === 'command') {
       this.agentServices ??= new AgentServices(this.store);
-      runGraph = await commandRunGraph({ config, workspaceDir, router: this.router, versions, prompts, services: this.agentServices });
+      runGraph = await commandRunGraph({ config, workspaceDir, router: this.router, versions, movedTo: (agent) => resolvedVariant?.models.get(agent), prompts, services: this.agentServices });
     } else if (config.graph.kind === 'module') {
       const file = resolve(workspaceDir, config.graph.module!);
       const user = await loadUserGraph(file, config.graph.export, {

@@ -7,13 +7,13 @@ import { ModelRouter } from '../../../src/core/llm/routing';
 
 const URL = 'http://127.0.0.1:9/v1';
 
-function routingFor(agents: Record<string, { model: string; temperature?: number }>) {
+function routingFor(agents: Record<string, { model: string; temperature?: number }>, movedTo?: (agent: string) => string | undefined) {
   const config = LabConfigSchema.parse({
     models: { small: { baseUrl: URL, model: 'small-model' }, big: { baseUrl: URL, model: 'big-model', version: 'v2' } },
     agents,
     reward: { judge: { model: 'small' } },
   });
-  return gatewayRouting(config, new ModelRouter(config, { env: {} }));
+  return gatewayRouting(config, new ModelRouter(config, { env: {} }), undefined, movedTo);
 }
 
 describe('gatewayRouting', () => {
@@ -36,5 +36,13 @@ describe('gatewayRouting', () => {
       () => routingFor({ A: { model: 'small' }, B: { model: 'small' } }).route(null, null),
       (err: unknown) => err instanceof GatewayError && err.status === 400 && err.code === 'agent_not_named' && /x-rollout-lab-agent/.test(err.message),
     );
+  });
+
+  it("a variant that moves an agent to another model routes the agent's calls there, however it is named", () => {
+    const routing = routingFor({ A: { model: 'small' }, B: { model: 'small' } }, (agent) => (agent === 'A' ? 'big' : undefined));
+    assert.equal(routing.route('A', null).resolved.logical, 'big');
+    assert.equal(routing.route(null, 'A').resolved.logical, 'big');
+    assert.equal(routing.route('A', null).resolved.version, 'v2');
+    assert.equal(routing.route('B', null).resolved.logical, 'small');
   });
 });
