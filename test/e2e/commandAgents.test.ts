@@ -145,6 +145,20 @@ test('the Python agent (standard library) runs as rollouts with recorded calls, 
   }
 });
 
+test('a comparison of two Router prompts: each side\'s program reads its prompt from the lab, the same tasks on both', async () => {
+  writeFileSync(join(ws, 'terse.md'), 'You route support tickets tersely. Answer with one word: bill, ship, tech or user.\n');
+  const r = await cliRun(['compare', '--workspace', ws, '--a', 'base', '--b', 'prompt:Router=@terse.md', '--split', 'train', '--limit', '2', '--json']);
+  assert.equal(r.code, 0, r.stderr.slice(-2000));
+  const doc = JSON.parse(r.stdout) as { a: { runId: string }; b: { runId: string } };
+  const routerPrompts = async (runId: string): Promise<string[]> =>
+    (await stored(runId)).flatMap(({ spans }) => spans.filter((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === 'Router').map((s) => String(s.attributes[Attr.inputMessages])));
+  const a = await routerPrompts(doc.a.runId);
+  const b = await routerPrompts(doc.b.runId);
+  assert.equal(a.length, 2);
+  assert.equal(b.length, 2);
+  assert.ok(a.every((m) => !m.includes('tersely')) && b.every((m) => m.includes('tersely')), 'side B ran the edited prompt');
+});
+
 test('the Node agent (openai + OpenTelemetry SDK) gives the same rollouts; its own chat spans do not double the recorded calls', async () => {
   editLab((cfg) => {
     cfg.graph.command = [process.execPath, join(REPO, 'examples/command-agents/node/agent.mjs')];
