@@ -63,7 +63,8 @@ export const bench: Bench = {
       reward: { judge: { model: 'small' } },
     });
     const live = new LiveRollouts();
-    const gateway = await startGateway({ live, routing: gatewayRouting(config, new ModelRouter(config, { env: {} })) });
+    const routing = gatewayRouting(config, new ModelRouter(config, { env: {} }));
+    const gateway = await startGateway({ live, routing: () => routing });
     try {
       const batch = async (viaGateway: boolean, shape: { rollouts: number; calls: number; concurrency: number; agent: string; direct: string }): Promise<number> => {
         const tracers = Array.from({ length: shape.rollouts }, () => new RolloutTracer(newTraceId(), null));

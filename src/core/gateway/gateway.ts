@@ -13,7 +13,8 @@ export interface GatewayOptions {
   port?: number;
   host?: string;
   live: LiveRollouts;
-  routing: GatewayRouting;
+  /** How a rollout's calls are routed (the lab's routing table, as the rollout's batch sees it). */
+  routing(rollout: LiveRollout): GatewayRouting;
   /** One line per refused or failed call. */
   log?: (line: string) => void;
   /** Replaces the routed client's default backoff (tests use short delays). */
@@ -66,16 +67,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
     if (endpoint === 'models') {
       if (req.method !== 'GET') return sendError(res, 405, `use GET for ${path}`, 'method_not_allowed');
-      const data = (opts.routing.models?.() ?? []).map((name) => ({ id: name, object: 'model', created: 0, owned_by: 'rollout-lab' }));
+      const data = (opts.routing(rollout).models?.() ?? []).map((name) => ({ id: name, object: 'model', created: 0, owned_by: 'rollout-lab' }));
       return sendJson(res, 200, { object: 'list', data });
     }
     if (req.method !== 'POST') return sendError(res, 405, `use POST for ${path}`, 'method_not_allowed');
     const body = await readJsonBody(req);
     const header = req.headers[AGENT_HEADER];
     const agent = pathAgent ?? (typeof header === 'string' && header.trim() ? header.trim() : null);
-    const route = opts.routing.route(agent, typeof body.model === 'string' && body.model ? body.model : null);
+    const routing = opts.routing(rollout);
+    const route = routing.route(agent, typeof body.model === 'string' && body.model ? body.model : null);
     const { model: _model, stream, stream_options: streamOptions, ...rest } = body;
-    await complete(res, rollout, route, rest as unknown as ChatRequest, {
+    await complete(res, rollout, route, routing.versions, rest as unknown as ChatRequest, {
       stream: stream === true,
       includeUsage: (streamOptions as { include_usage?: unknown } | undefined)?.include_usage === true,
     });
@@ -85,6 +87,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     res: ServerResponse,
     rollout: LiveRollout,
     route: Parameters<typeof recordedCall>[1],
+    versions: GatewayRouting['versions'],
     request: ChatRequest,
     as: { stream: boolean; includeUsage: boolean },
   ): Promise<void> {
@@ -99,7 +102,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     };
     res.once('close', hangUp);
     try {
-      const completion = await recordedCall(rollout, route, request, { signal: abort.signal, versions: opts.routing.versions, backoff: opts.backoff });
+      const completion = await recordedCall(rollout, route, request, { signal: abort.signal, versions, backoff: opts.backoff });
       if (!as.stream) return sendJson(res, 200, completion);
       // Upstream is asked without streaming (the routed client's retries and format fallback need the whole answer);
       // the recorded answer is then streamed to the agent in OpenAI's chunk format.

@@ -48,7 +48,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
   hooks.onPlanned?.({ params, concurrency, tasks: tasks.length, datasetFile: ds.file, resumed: checked.resume !== undefined });
   const env = await lab.environment(ds.tasks);
   // lab.json's otlp.export: each rollout goes to the collector as it ends, off the run's path.
-  const otlp = config.otlp?.export ? liveOtlpExport(config.otlp.export, lab.store) : null;
+  const otlp = config.otlp?.export ? liveOtlpExport(config.otlp.export) : null;
   const result = await runRollouts(env, {
     tasks,
     samples: params.samples,
@@ -58,11 +58,9 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     resumeRunId: checked.resume,
     signal: hooks.signal,
     onStart: hooks.onStart,
-    onProgress: (p) => {
-      if (p.last && otlp) otlp.rolloutEnded(p.last);
-      hooks.onProgress?.(p);
-    },
+    onProgress: hooks.onProgress,
     onWarning: hooks.onWarning,
+    ...(otlp ? { onRolloutEnded: (rollout, spans) => otlp.rolloutEnded(rollout, spans) } : {}),
   });
   const exportProblem = otlp ? await otlp.drain() : null;
   if (exportProblem) {

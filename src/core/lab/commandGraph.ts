@@ -7,25 +7,27 @@ import { DEFAULT_COMMAND_TIMEOUT_MS, runCommandAgent } from '../graph/commandAge
 import type { GraphOutcome } from '../graph/outcome';
 import type { ModelRouter } from '../llm/routing';
 import { startGateway, type Gateway } from '../gateway/gateway';
-import { gatewayRouting } from '../gateway/gatewayRouting';
+import { gatewayRouting, type GatewayRouting } from '../gateway/gatewayRouting';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp/otlpReceiver';
 import type { TraceStore } from '../store/traceStore';
 import type { AgentVersions } from '../trace/llmSpanAttributes';
-import { LiveRollouts } from '../trace/liveRollouts';
+import { LiveRollouts, type LiveRollout } from '../trace/liveRollouts';
 import { Attr } from '../trace/span';
 import type { RolloutEnvironment } from '../rollout/runner';
 
 /**
  * What command agents talk to while a lab is open: one OTLP receiver for the
- * spans they export, and one recording gateway per rollout environment (its
- * routing follows that environment's variant). Started on first use, on
- * loopback ports the system picks; closed with the lab.
+ * spans they export and one recording gateway, whose routing is each running
+ * rollout's own (it follows the variant of the batch the rollout belongs to).
+ * Started on first use, on loopback ports the system picks; closed with the lab.
  */
 export class AgentServices {
   readonly live = new LiveRollouts();
+  private readonly routings = new WeakMap<LiveRollout, GatewayRouting>();
   private receiver: Promise<OtlpReceiver> | null = null;
-  private readonly gateways: Array<Promise<Gateway>> = [];
-  private readonly tempDirs: string[] = [];
+  private gatewayStarted: Promise<Gateway> | null = null;
+  private dir: string | null = null;
+  private files = 0;
 
   constructor(private readonly store: TraceStore) {}
 
@@ -34,23 +36,37 @@ export class AgentServices {
     return this.receiver;
   }
 
-  gateway(config: LabConfig, router: ModelRouter, versions: AgentVersions, movedTo: (agent: string) => string | undefined): Promise<Gateway> {
-    const g = startGateway({ port: 0, live: this.live, routing: gatewayRouting(config, router, versions, movedTo) });
-    this.gateways.push(g);
-    return g;
+  gateway(): Promise<Gateway> {
+    this.gatewayStarted ??= startGateway({
+      port: 0,
+      live: this.live,
+      routing: (rollout) => {
+        const routing = this.routings.get(rollout);
+        if (!routing) throw new Error(`rollout ${rollout.id} was registered without its routing`);
+        return routing;
+      },
+    });
+    return this.gatewayStarted;
   }
 
-  /** A directory removed when the lab closes. */
-  tempDir(): string {
-    const dir = mkdtempSync(join(tmpdir(), 'rollout-lab-agent-'));
-    this.tempDirs.push(dir);
-    return dir;
+  /** Takes spans and model calls for the rollout while it runs, routed by `routing`; the function it returns ends that. */
+  add(rollout: LiveRollout, routing: GatewayRouting): () => void {
+    this.routings.set(rollout, routing);
+    return this.live.add(rollout);
+  }
+
+  /** Writes a JSON file that lives until the lab closes. */
+  writeFile(value: unknown): string {
+    this.dir ??= mkdtempSync(join(tmpdir(), 'rollout-lab-agent-'));
+    const file = join(this.dir, `${++this.files}.json`);
+    writeFileSync(file, JSON.stringify(value, null, 2));
+    return file;
   }
 
   async close(): Promise<void> {
-    const all = [...this.gateways, ...(this.receiver ? [this.receiver] : [])];
-    await Promise.all(all.map((p) => p.then((s) => s.close(), () => undefined)));
-    for (const dir of this.tempDirs) rmSync(dir, { recursive: true, force: true });
+    const closing = (p: Promise<{ close(): Promise<void> }> | null): Promise<void> | undefined => p?.then((s) => s.close(), () => undefined);
+    await Promise.all([closing(this.gatewayStarted), closing(this.receiver)]);
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
@@ -80,15 +96,15 @@ export async function commandRunGraph(opts: {
 }): Promise<RolloutEnvironment['runGraph']> {
   const { config, workspaceDir, services } = opts;
   const graph = config.graph;
-  const [receiver, gateway] = await Promise.all([services.otlpReceiver(), services.gateway(config, opts.router, opts.versions, opts.movedTo)]);
+  const [receiver, gateway] = await Promise.all([services.otlpReceiver(), services.gateway()]);
+  const routing = gatewayRouting(config, opts.router, opts.versions, opts.movedTo);
   // The lab's prompt per agent, for programs that take their prompts from the lab (so prompt optimisation reaches them).
-  const promptsFile = join(services.tempDir(), 'prompts.json');
-  writeFileSync(promptsFile, JSON.stringify(Object.fromEntries([...opts.prompts].map(([agent, p]) => [agent, p.text])), null, 2));
+  const promptsFile = services.writeFile(Object.fromEntries([...opts.prompts].map(([agent, p]) => [agent, p.text])));
   const agents = Object.keys(config.agents);
   const cwd = resolve(workspaceDir, graph.cwd ?? '.');
   return async (task, { signal, seed, rollout }): Promise<GraphOutcome> => {
     const id = rollout.tracer.traceId;
-    const remove = services.live.add({ id, runId: rollout.runId, taskId: task.id, sample: rollout.sample, tracer: rollout.tracer, root: rollout.root, seed, signal });
+    const remove = services.add({ id, runId: rollout.runId, taskId: task.id, sample: rollout.sample, tracer: rollout.tracer, root: rollout.root, seed, signal }, routing);
     try {
       const ids = { [Attr.rolloutId]: id, [Attr.runId]: rollout.runId, [Attr.taskId]: task.id, [Attr.sample]: rollout.sample };
       const env: NodeJS.ProcessEnv = {

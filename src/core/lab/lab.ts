@@ -19,7 +19,7 @@ import { RoutedChatModel } from '../llm/routedChatModel';
 import { withRequestSeed } from '../llm/requestSeed';
 import { startSimServer } from '../sim/simServer';
 import { loadCannedAnswers, type CannedAnswers } from '../sim/cannedAnswers';
-import type { AgentVersions } from '../trace/langchainTracer';
+import type { AgentVersions } from '../trace/llmSpanAttributes';
 import { TraceStore } from '../store/traceStore';
 // The one upward import: reading a saved policy needs only config, the
 // learners and the policy files (no store, no adapters), so no cycle forms.

@@ -25,8 +25,6 @@ import { currentRequestSeed } from './requestSeed';
 import { toolCallIdsIn } from './toolCallIds';
 import { readCompletion } from './responseMetadata';
 
-export type { RoutedResponseMetadata } from './responseMetadata';
-
 function seedParam(seed: number | undefined): { seed?: number } {
   return seed === undefined ? {} : { seed };
 }

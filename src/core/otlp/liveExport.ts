@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors';
-import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
+import type { SpanRecord } from '../trace/span';
 import { exportRollout, parseOtlpHeaders, type OtlpProtocol } from './otlpExporter';
 
 /** lab.json's `otlp.export`. */
@@ -17,8 +17,8 @@ export interface LiveExportFailure {
 }
 
 export interface LiveOtlpExport {
-  /** Queues the rollout's export (its spans as stored now); returns at once. */
-  rolloutEnded(rollout: RolloutRecord): void;
+  /** Queues the rollout's export with its spans; returns at once. */
+  rolloutEnded(rollout: RolloutRecord, spans: readonly SpanRecord[]): void;
   /** Waits for the queued exports; what failed (a one-line message, how many, the first), or null. */
   drain(): Promise<LiveExportFailure | null>;
 }
@@ -30,7 +30,7 @@ const GIVE_UP_AFTER = 3;
  * collector that is down or refuses costs a warning at the end, never a
  * rollout or the run.
  */
-export function liveOtlpExport(settings: OtlpExportSettings, store: TraceStore, env: NodeJS.ProcessEnv = process.env): LiveOtlpExport {
+export function liveOtlpExport(settings: OtlpExportSettings, env: NodeJS.ProcessEnv = process.env): LiveOtlpExport {
   let chain: Promise<void> = Promise.resolve();
   let failed = 0;
   let exported = 0;
@@ -48,7 +48,7 @@ export function liveOtlpExport(settings: OtlpExportSettings, store: TraceStore, 
   }
   const target = { endpoint: settings.endpoint, headers, protocol: settings.protocol ?? 'http/protobuf' };
   return {
-    rolloutEnded(rollout) {
+    rolloutEnded(rollout, spans) {
       chain = chain.then(async () => {
         if (headersProblem || inARow >= GIVE_UP_AFTER) {
           if (!failed++) firstRolloutId = rollout.id;
@@ -56,7 +56,6 @@ export function liveOtlpExport(settings: OtlpExportSettings, store: TraceStore, 
           return;
         }
         try {
-          const spans = store.getSpans(rollout.id);
           if (!spans.length) return;
           await exportRollout(rollout, spans, { ...target, maxAttempts: 3 });
           exported++;

@@ -6,7 +6,8 @@ import type { GraphOutcome } from '../graph/outcome';
 import { newTraceId } from '../trace/ids';
 import { Attr, type SpanRecord } from '../trace/span';
 import { RolloutTracer, type OpenSpan } from '../trace/tracer';
-import { LangChainTracer, type AgentVersions } from '../trace/langchainTracer';
+import { LangChainTracer } from '../trace/langchainTracer';
+import type { AgentVersions } from '../trace/llmSpanAttributes';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, RunRecord, Split } from '../store/types';
 import type { CustomReward } from '../reward/customReward';
@@ -69,6 +70,8 @@ export interface RunRequest {
   onStart?: (info: { runId: string; total: number; skipped: number }) => void;
   /** Called once per kind, when a finished rollout first shows it (a prompt the server cut, a custom reward that failed...). */
   onWarning?: (w: RunWarning) => void;
+  /** Called with each finished rollout and its spans (in memory: nothing is read back from the store). */
+  onRolloutEnded?: (rollout: RolloutRecord, spans: readonly SpanRecord[]) => void;
   /** Off only to measure tracing overhead: rollouts are still stored, spans are not. */
   tracing?: boolean;
 }
@@ -139,7 +142,12 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
     req.concurrency,
     // Each rollout gets its own signal that follows the run's, so what a rollout leaves on its signal goes with it.
     async ({ task, sample }, _index, signal) => {
-      const rec = await runOneRollout(env, runId, task, sample, signal, req.tracing !== false, rolloutSeed(req.seed ?? 0, task.id, sample), noticeWarnings);
+      let ended: readonly SpanRecord[] = [];
+      const rec = await runOneRollout(env, runId, task, sample, signal, req.tracing !== false, rolloutSeed(req.seed ?? 0, task.id, sample), (spans) => {
+        ended = spans;
+        noticeWarnings(spans);
+      });
+      req.onRolloutEnded?.(rec, ended);
       done++;
       if (rec.status === 'succeeded') succeeded++;
       else if (rec.status === 'failed') failed++;

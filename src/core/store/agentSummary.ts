@@ -1,6 +1,6 @@
 import { agentTurns, hasGraphSteps } from '../trace/agentTurns';
 import { Attr, type SpanRecord } from '../trace/span';
-import type { AgentVersions } from '../trace/langchainTracer';
+import type { AgentVersions } from '../trace/llmSpanAttributes';
 import type { RolloutAgentRecord } from './types';
 
 /**

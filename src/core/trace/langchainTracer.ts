@@ -9,8 +9,6 @@ import { agentAttributes, llmErrorAttributes, llmRequestAttributes, llmResponseA
 import { traceText, toMessageRecord } from './messages';
 import type { OpenSpan, RolloutTracer } from './tracer';
 
-export type { AgentVersions } from './llmSpanAttributes';
-
 const TOOL_NODE_SUFFIX = /_tools$/;
 
 /** The agent a LangGraph node belongs to: a tool node `X_tools` belongs to agent X. */

@@ -50,7 +50,8 @@ export async function gatewaySetup(
   const cancel = new AbortController();
   const rollout: LiveRollout = { id: tracer.traceId, runId: 'run-1', taskId: 'task-1', sample: 0, tracer, root, seed: 4242, signal: cancel.signal };
   live.add(rollout);
-  const gateway = await startGateway({ live, routing: gatewayRouting(config, router, versions), backoff: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const routing = gatewayRouting(config, router, versions);
+  const gateway = await startGateway({ live, routing: () => routing, backoff: { baseDelayMs: 1, maxDelayMs: 2 } });
   return {
     stub,
     config,

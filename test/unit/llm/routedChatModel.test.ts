@@ -8,7 +8,8 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { z } from 'zod';
 import { HypothesisOutput, roleMarker } from '../../../src/core/graph/researchLab/outputs';
 import { toOpenAIMessages } from '../../../src/core/llm/messageConversion';
-import { RoutedChatModel, type RoutedResponseMetadata } from '../../../src/core/llm/routedChatModel';
+import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
+import type { RoutedResponseMetadata } from '../../../src/core/llm/responseMetadata';
 import type { ResolvedModel } from '../../../src/core/llm/routing';
 import { parseStructured } from '../../../src/core/llm/structuredOutput';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { HumanMessage, SystemMessage, type AIMessage } from '@langchain/core/messages';
-import { RoutedChatModel, type RoutedResponseMetadata } from '../../../src/core/llm/routedChatModel';
+import { RoutedChatModel } from '../../../src/core/llm/routedChatModel';
+import type { RoutedResponseMetadata } from '../../../src/core/llm/responseMetadata';
 import { Attr } from '../../../src/core/trace/span';
 import { startOpenAIStub, tokenId, tokensOf, type OpenAIStub } from '../../fakes/openaiStub';
 import { resolvedAt, traced } from './tracedCall';
