@@ -83,7 +83,16 @@ export interface StubReply {
   hang?: boolean;
   /** Extra top-level fields of the response body (llama.cpp's `__verbose`, ...). */
   extra?: Record<string, unknown>;
+  /**
+   * A 200 whose body never arrives whole, as a proxy or a crashing server sends it: 'cut' ends the body cleanly
+   * half-way through the JSON (no content-length), 'cut-socket' announces the full length and drops the socket
+   * half-way, 'unparsable' sends a complete body that is not JSON.
+   */
+  brokenBody?: BrokenBody;
 }
+
+export type BrokenBody = 'cut' | 'cut-socket' | 'unparsable';
+const BROKEN_BODIES: readonly BrokenBody[] = ['cut', 'cut-socket', 'unparsable'];
 
 /** A request as the stub received it. */
 export interface StubRequest {
@@ -104,6 +113,11 @@ export interface OpenAIStubOptions {
   replies: StubScript[] | ((req: StubRequest) => StubReply);
   /** Waits this long before each answer, as a real server takes time to generate (benchmarks). */
   delayMs?: number;
+  /**
+   * Breaks this share (0..1) of the 200 answers on the wire, the three kinds of `brokenBody` in turn, chosen by a
+   * seeded generator so a test sees the same faults every run.
+   */
+  faults?: { brokenBodies: number; seed?: number };
 }
 
 export interface OpenAIStub {
@@ -111,6 +125,8 @@ export interface OpenAIStub {
   url: string;
   readonly requests: readonly StubRequest[];
   readonly quirks: StubQuirks;
+  /** The indexes of the requests whose answer was broken on the wire, by kind. */
+  readonly broken: ReadonlyArray<{ index: number; kind: BrokenBody }>;
   close(): Promise<void>;
 }
 
@@ -118,6 +134,8 @@ export async function startOpenAIStub(opts: OpenAIStubOptions): Promise<OpenAISt
   const quirks: StubQuirks = { ...SERVER_QUIRKS[opts.server ?? 'openai'], ...opts.quirks };
   const requests: StubRequest[] = [];
   const hanging = new Set<ServerResponse>();
+  const broken: Array<{ index: number; kind: BrokenBody }> = [];
+  const faultDraw = seededRandom(opts.faults?.seed ?? 1);
   let nextCallId = 0;
 
   const server = createServer((req, res) => {
@@ -159,6 +177,11 @@ export async function startOpenAIStub(opts: OpenAIStubOptions): Promise<OpenAISt
     if (opts.delayMs) await new Promise((resolve) => setTimeout(resolve, opts.delayMs));
     const answer = render(reply, body, enforced);
     if (body.stream === true) return sendStream(res, body, answer);
+    const fault = reply.brokenBody ?? (opts.faults && faultDraw() < opts.faults.brokenBodies ? BROKEN_BODIES[broken.length % BROKEN_BODIES.length] : undefined);
+    if (fault) {
+      broken.push({ index: request.index, kind: fault });
+      return sendBroken(res, JSON.stringify(completionBody(body, answer, reply)), fault);
+    }
     sendJson(res, 200, completionBody(body, answer, reply));
   }
 
@@ -278,6 +301,7 @@ export async function startOpenAIStub(opts: OpenAIStubOptions): Promise<OpenAISt
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     quirks,
+    broken,
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();
@@ -357,6 +381,34 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+function sendBroken(res: ServerResponse, text: string, kind: BrokenBody): void {
+  // Cut inside a string value, so the JSON ends unterminated as a dropped body does.
+  const half = text.slice(0, Math.max(1, text.indexOf('"content"') + 14));
+  if (kind === 'unparsable') {
+    const garbage = `<html><body>502 upstream sent: ${half}</body></html>`;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(garbage) });
+    return void res.end(garbage);
+  }
+  if (kind === 'cut') {
+    res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+    return void res.end(half);
+  }
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.write(half, () => res.destroy());
+}
+
+/** mulberry32: a small seeded generator, so injected faults repeat run to run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 function sendError(res: ServerResponse, status: number, message: string): void {

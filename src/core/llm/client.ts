@@ -5,9 +5,10 @@ import { z } from 'zod';
 import { DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS } from '../config/schema';
 import { onAbort } from '../onAbort';
 import { FormatFallback, type StructuredOutputUse } from './formatFallback';
-import { LlmAbortError, LlmCallError } from './llmErrors';
+import { BROKEN_RESPONSE_BODY, LlmAbortError, LlmCallError } from './llmErrors';
 import { modeOf } from './responseFormat';
 import { DEFAULT_BACKOFF, isRetryableStatus, retryAfterMs, retryDelayMs, type BackoffOptions } from './retryPolicy';
+import { tellRetry, type RetryNotice } from './retryNotices';
 import type { ResolvedModel } from './routing';
 
 export interface ChatResult {
@@ -15,6 +16,8 @@ export interface ChatResult {
   /** Wall time of the whole call, retries and waits included. */
   latencyMs: number;
   retries: number;
+  /** Why each retry was made, in order ("HTTP 429", "broken response body (…)"). */
+  retryReasons: string[];
   /** The request body as last sent, format fallback applied. */
   sent: ChatCompletionCreateParamsNonStreaming;
   /** null when the request had no response_format. */
@@ -68,7 +71,8 @@ const CompletionShape = z.looseObject({
 
 type Attempt =
   | { ok: true; completion: OpenAI.Chat.ChatCompletion }
-  | { ok: false; retryable: boolean; status?: number; headers?: Headers; reason: string; cause: unknown };
+  | { ok: false; retryable: boolean; status?: number; headers?: Headers; reason: string; kind?: RetryNotice['kind']; cause: unknown };
+
 
 /**
  * One chat completion through the routed endpoint, with retries on transient
@@ -96,6 +100,7 @@ export async function chatCompletion(model: ResolvedModel, request: ChatRequest,
   const started = performance.now();
   const client = clientFor(model);
   let retries = 0;
+  const retryReasons: string[] = [];
   for (;;) {
     throwIfAborted(opts.signal, model, retries);
     let attempt = await attemptOnce(client, body, model, opts.signal, headers);
@@ -115,11 +120,13 @@ export async function chatCompletion(model: ResolvedModel, request: ChatRequest,
       if (attempt.ok) refusesTokenIds.add(model.baseUrl);
     }
     if (attempt.ok) {
-      return { completion: attempt.completion, latencyMs: performance.now() - started, retries, sent: body, structuredOutput: formats.use() };
+      return { completion: attempt.completion, latencyMs: performance.now() - started, retries, retryReasons, sent: body, structuredOutput: formats.use() };
     }
     throwIfAborted(opts.signal, model, retries);
-    if (!attempt.retryable || retries >= model.maxRetries) throw failure(model, attempt, retries);
+    if (!attempt.retryable || retries >= model.maxRetries) throw failure(model, attempt, retries, retryReasons);
     const wait = retryDelayMs(retries, retryAfterMs(attempt.headers), backoff);
+    retryReasons.push(attempt.reason);
+    tellRetry(retryNotice(model, attempt, retries + 1, wait, opts.agent));
     try {
       await sleep(wait, undefined, { signal: opts.signal });
     } catch {
@@ -150,7 +157,7 @@ async function attemptOnce(
     return { ok: true, completion: data as OpenAI.Chat.ChatCompletion };
   } catch (err) {
     if (timeout.signal.aborted && !signal?.aborted) {
-      return { ok: false, retryable: true, reason: `timed out after ${model.timeoutMs} ms`, cause: err };
+      return { ok: false, retryable: true, reason: `timed out after ${model.timeoutMs} ms`, kind: 'timeout', cause: err };
     }
     if (err instanceof OpenAI.APIUserAbortError) return { ok: false, retryable: false, reason: 'aborted', cause: err };
     if (err instanceof OpenAI.APIConnectionError) {
@@ -169,7 +176,12 @@ async function attemptOnce(
         cause: err,
       };
     }
-    // A 200 whose JSON is broken lands here as a SyntaxError from the body parser.
+    // A 200 whose body was cut off lands here: a SyntaxError from the body parser when it ended early (or is not
+    // JSON at all), undici's "terminated" when the socket dropped before the announced length. Like a reset, the
+    // next attempt may well get the whole answer.
+    if (isBrokenBody(err)) {
+      return { ok: false, retryable: true, reason: `${BROKEN_RESPONSE_BODY}: the 200 answer was cut off or is not JSON (${bodyError(err)})`, kind: 'broken_body', cause: err };
+    }
     const msg = err instanceof Error ? err.message : String(err);
     return { ok: false, retryable: false, reason: `unreadable response (${msg})`, cause: err };
   } finally {
@@ -182,13 +194,41 @@ function throwIfAborted(signal: AbortSignal | undefined, model: ResolvedModel, r
   if (signal?.aborted) throw new LlmAbortError(`call to model '${model.logical}' was cancelled`, retries);
 }
 
-function failure(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>, retries: number): LlmCallError {
+function retryNotice(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>, retry: number, waitMs: number, agent: string | undefined): RetryNotice {
+  const who = agent ?? `model '${model.logical}'`;
+  const kind = attempt.kind ?? 'other';
+  const of = `retrying ${retry}/${model.maxRetries}`;
+  const message =
+    kind === 'timeout'
+      ? `${who}: no answer from ${model.baseUrl} within ${seconds(model.timeoutMs)} (models.${model.logical}.timeoutMs); ${of}`
+      : `${who}: ${attempt.reason} from ${model.baseUrl}; ${of} in ${seconds(waitMs)}`;
+  return { agent: agent ?? null, logicalModel: model.logical, baseUrl: model.baseUrl, reason: attempt.reason, kind, retry, maxRetries: model.maxRetries, waitMs, message };
+}
+
+function seconds(ms: number): string {
+  return ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${Number((ms / 1000).toPrecision(2))} s`;
+}
+
+function isBrokenBody(err: unknown): err is Error {
+  if (err instanceof SyntaxError) return true;
+  const code = (err as { cause?: { code?: unknown } }).cause?.code;
+  return err instanceof TypeError && (err.message === 'terminated' || (typeof code === 'string' && code.startsWith('UND_ERR')));
+}
+
+/** The body parser's message, with the socket's reason when the connection dropped mid-body ("terminated: other side closed"). */
+function bodyError(err: Error): string {
+  const cause = (err as { cause?: { message?: string } }).cause;
+  return (cause?.message ? `${err.message}: ${cause.message}` : err.message).slice(0, 160);
+}
+
+function failure(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>, retries: number, retryReasons: readonly string[] = []): LlmCallError {
   const where = `model '${model.logical}' at ${model.baseUrl}`;
   const after = retries ? ` after ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
   let hint: string;
   if (attempt.status === 401 || attempt.status === 403) hint = `check the API key (models.${model.logical}.apiKeyEnv)`;
   else if (attempt.status === 404) hint = `check models.${model.logical}.baseUrl and that the server serves model '${model.model}'`;
   else if (attempt.status === 400 || attempt.status === 422) hint = `the server rejected the request: ${serverMessage(attempt.cause)}`;
+  else if (attempt.kind === 'broken_body') hint = `the server or a proxy in between dropped the answer mid-body: check the server log or raise models.${model.logical}.maxRetries`;
   else if (attempt.retryable) hint = `check the server log or raise models.${model.logical}.maxRetries`;
   else hint = 'check that the endpoint speaks the OpenAI chat completions protocol';
   if (model.served && attempt.reason === 'connection failed (ECONNREFUSED)') {
@@ -199,7 +239,7 @@ function failure(model: ResolvedModel, attempt: Extract<Attempt, { ok: false }>,
     const setting = model.maxTokensSetting ?? `models.${model.logical}.maxTokens`;
     hint = `the model may be generating up to max_tokens (${model.maxTokens ?? DEFAULT_MAX_TOKENS}) tokens: lower ${setting}, check the server, or raise models.${model.logical}.timeoutMs`;
   }
-  return new LlmCallError(`${where}: ${attempt.reason}${after} — ${hint}`, attempt.status, retries, model.logical, model.baseUrl, attempt.cause);
+  return new LlmCallError(`${where}: ${attempt.reason}${after} — ${hint}`, attempt.status, retries, model.logical, model.baseUrl, attempt.cause, retryReasons);
 }
 
 /** The socket error's code (ECONNREFUSED) where there is one: fetch wraps it in "fetch failed". */

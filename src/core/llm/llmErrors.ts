@@ -1,5 +1,12 @@
 import { RuntimeFailure } from '../errors';
 
+/**
+ * How the reason of a 200 whose body was cut off or is not JSON starts. A transport fault, not the model's answer:
+ * failure reports file it with connection failures, never as invalid output. Keep it exact.
+ */
+export const BROKEN_RESPONSE_BODY = 'broken response body';
+
+
 /** A model call that failed for good: retries exhausted, or an error not worth retrying. */
 export class LlmCallError extends RuntimeFailure {
   constructor(
@@ -11,6 +18,8 @@ export class LlmCallError extends RuntimeFailure {
     readonly logicalModel: string,
     readonly baseUrl: string,
     cause?: unknown,
+    /** Why each retry before the last attempt was made. */
+    readonly retryReasons: readonly string[] = [],
   ) {
     super(message);
     if (cause !== undefined) this.cause = cause;

@@ -31,6 +31,8 @@ export interface RoutedResponseMetadata {
   prompt_truncated: boolean;
   latencyMs: number;
   retries: number;
+  /** Why each retry was made ("HTTP 429", "broken response body: …"); empty when none was. */
+  retry_reasons: string[];
   simulated: boolean;
   baseUrl: string;
   logicalModel: string;
@@ -84,6 +86,7 @@ export function readCompletion(
     prompt_truncated: prompt.truncated,
     latencyMs: r.latencyMs,
     retries: r.retries,
+    retry_reasons: r.retryReasons,
     simulated: resolved.simulated,
     baseUrl: resolved.baseUrl,
     logicalModel: resolved.logical,

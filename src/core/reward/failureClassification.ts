@@ -1,3 +1,4 @@
+import { BROKEN_RESPONSE_BODY } from '../llm/llmErrors';
 import { TRUNCATED_AT_MAX_TOKENS } from '../llm/maxTokensCut';
 import type { FailureKind } from '../store/failureKinds';
 import { Attr, type SpanRecord } from '../trace/span';
@@ -24,6 +25,8 @@ export function classifyFailure(message: string | null | undefined, errorType?: 
   if (t === 'JsonExtractError' || t === 'SyntaxError' || t === 'ZodError') return 'invalid_output';
   const m = message ?? '';
   if (/^interrupted\b/i.test(m)) return 'interrupted';
+  // A 200 whose body was cut off or is not JSON: the transport failed, not the model's answer.
+  if (m.includes(BROKEN_RESPONSE_BODY)) return 'connection';
   if (/^cancel|\bcancell?ed\b|\baborted\b/i.test(m)) return 'cancelled';
   if (/truncated at max_tokens|finish_reason "?length"?/i.test(m)) return 'truncated';
   if (/^the graph (finished without a|gave no) final output/i.test(m)) return 'no_output';

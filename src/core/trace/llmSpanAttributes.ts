@@ -80,6 +80,7 @@ export function llmResponseAttributes(
   if (typeof meta.id === 'string') a[Attr.responseId] = meta.id;
   if (typeof meta.latencyMs === 'number') a[Attr.latencyMs] = meta.latencyMs;
   if (typeof meta.retries === 'number') a[Attr.retries] = meta.retries;
+  if (Array.isArray(meta.retry_reasons) && meta.retry_reasons.length) a[Attr.retryReasons] = meta.retry_reasons.map(String);
   if (meta.simulated === true) a[Attr.simulated] = true;
   if (typeof meta.baseUrl === 'string') a[Attr.serverAddress] = meta.baseUrl;
   if (typeof meta.logicalModel === 'string') a[Attr.logicalModel] = meta.logicalModel;
@@ -110,5 +111,7 @@ export function llmErrorAttributes(err: Error): Attributes {
   const a: Attributes = { [Attr.errorType]: status ? String(status) : err.name || 'Error' };
   const retries = (err as { retries?: unknown }).retries;
   if (typeof retries === 'number') a[Attr.retries] = retries;
+  const reasons = (err as { retryReasons?: unknown }).retryReasons;
+  if (Array.isArray(reasons) && reasons.length) a[Attr.retryReasons] = reasons.map(String);
   return a;
 }

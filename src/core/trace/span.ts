@@ -65,6 +65,8 @@ export const Attr = {
   nodeStep: 'rollout_lab.node.step',
   latencyMs: 'rollout_lab.latency_ms',
   retries: 'rollout_lab.retries',
+  /** On an llm span: why each retry of the call was made, in order (HTTP 429, a timeout, a broken response body...). */
+  retryReasons: 'rollout_lab.retry.reasons',
   logprobs: 'rollout_lab.logprobs',
   logprobMean: 'rollout_lab.logprob.mean',
   tokenIds: 'rollout_lab.completion.token_ids',

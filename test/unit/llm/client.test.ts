@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { chatCompletion } from '../../../src/core/llm/client';
 import { LlmCallError } from '../../../src/core/llm/llmErrors';
+import { listenForRetries, type RetryNotice } from '../../../src/core/llm/retryNotices';
+import { classifyThrown } from '../../../src/core/reward/failureClassification';
+import { startOpenAIStub } from '../../fakes/openaiStub';
 import type { ResolvedModel } from '../../../src/core/llm/routing';
 import type { SimFaultHook } from '../../../src/core/sim/simFaults';
 import { startSimServer, type SimServer } from '../../../src/core/sim/simServer';
@@ -143,17 +146,25 @@ describe('chatCompletion', () => {
     );
   });
 
-  it('times out a hanging call, retries it, then fails with a timeout error', { timeout: 15_000 }, async () => {
+  it('times out a hanging call, says so as it retries it, then fails with a timeout error', { timeout: 15_000 }, async () => {
+    const heard: RetryNotice[] = [];
+    const stop = listenForRetries((n) => heard.push(n));
+    after(stop);
     await withSim(
       () => ({ kind: 'hang' }),
       async (sim) => {
-        await assert.rejects(chatCompletion(model(sim.url, { timeoutMs: 150, maxRetries: 1 }), { messages }, { backoff: FAST }), (err: unknown) => {
+        await assert.rejects(chatCompletion(model(sim.url, { timeoutMs: 150, maxRetries: 1 }), { messages }, { backoff: FAST, agent: 'Drafter' }), (err: unknown) => {
           assert.ok(err instanceof LlmCallError);
           assert.equal(err.retries, 1);
           assert.match(err.message, /timed out after 150 ms after 1 retry — .*timeoutMs/);
           return true;
         });
         assert.equal(sim.requests.length, 2);
+        // The stall is told as it happens, not only once the retries ran out.
+        assert.deepEqual(
+          heard.map((n) => n.message),
+          [`Drafter: no answer from ${sim.url} within 0.15 s (models.senior.timeoutMs); retrying 1/1`],
+        );
       },
     );
   });
@@ -208,20 +219,43 @@ describe('chatCompletion', () => {
     );
   });
 
-  it('fails clearly on a body that is not JSON, without retrying', async () => {
+  it('retries a 200 whose body is not JSON like a reset, then fails as a broken body (a transport fault), never as the answer', async () => {
     await withSim(
       () => ({ kind: 'malformed-body' }),
       async (sim) => {
-        await assert.rejects(chatCompletion(model(sim.url), { messages }, { backoff: FAST }), (err: unknown) => {
+        await assert.rejects(chatCompletion(model(sim.url, { maxRetries: 2 }), { messages }, { backoff: FAST }), (err: unknown) => {
           assert.ok(err instanceof LlmCallError);
-          assert.match(err.message, /unreadable response/);
-          assert.equal(err.retries, 0);
+          assert.match(err.message, /broken response body: the 200 answer was cut off or is not JSON \(.+\) after 2 retries — the server or a proxy in between dropped the answer mid-body/);
+          assert.equal(err.retries, 2);
+          assert.equal(err.retryReasons.length, 2);
+          assert.equal(classifyThrown(err, err.message), 'connection');
           return true;
         });
-        assert.equal(sim.requests.length, 1);
+        assert.equal(sim.requests.length, 3);
       },
     );
   });
+
+  for (const kind of ['cut', 'cut-socket', 'unparsable'] as const) {
+    it(`recovers from a 200 body broken on the wire (${kind}) by retrying, and says why it retried`, async () => {
+      const stub = await startOpenAIStub({ replies: [{ content: 'APOE4 raises amyloid load.', brokenBody: kind }, { content: 'APOE4 raises amyloid load.' }] });
+      const heard: RetryNotice[] = [];
+      const stop = listenForRetries((n) => heard.push(n));
+      try {
+        const r = await chatCompletion(model(stub.url, { simulated: false }), { messages }, { backoff: FAST, agent: 'Drafter' });
+        assert.equal(r.completion.choices[0]!.message.content, 'APOE4 raises amyloid load.');
+        assert.equal(r.retries, 1);
+        assert.match(r.retryReasons[0]!, /^broken response body: the 200 answer was cut off or is not JSON/);
+        assert.deepEqual(stub.broken, [{ index: 0, kind }]);
+        assert.equal(heard.length, 1);
+        assert.equal(heard[0]!.kind, 'broken_body');
+        assert.match(heard[0]!.message, new RegExp(`^Drafter: broken response body: .* from ${stub.url.replace(/[./]/g, '\\$&')}; retrying 1/4 in `));
+      } finally {
+        stop();
+        await stub.close();
+      }
+    });
+  }
 
   it('fails clearly on JSON that is not a chat completion', async () => {
     const server = createServer((_req, res) => {
