@@ -1,4 +1,5 @@
 import { Lab } from '../core/lab/lab';
+import type { RetryNotice } from '../core/llm/retryNotices';
 import { warningSummaryLine, type RunWarning } from '../core/rollout/runWarnings';
 import { err, out, type Values } from './args';
 
@@ -32,6 +33,21 @@ export async function withRunningLab(v: Values, work: (lab: Lab, signal: AbortSi
 /** A run's warning as it first happens: on stderr, beside the progress lines. */
 export function tellWarning(w: RunWarning, prefix = ''): void {
   err(`${prefix}warning: ${w.message}`);
+}
+
+/**
+ * Model calls being retried, on stderr as they happen: every timeout (a stalled server is otherwise silent for the
+ * whole timeoutMs), and the first retry of each other kind (429s, 5xx, resets, broken bodies), which the run's
+ * "model calls retried" warning then totals.
+ */
+export function retryTeller(prefix = ''): (n: RetryNotice) => void {
+  const told = new Set<string>();
+  return (n) => {
+    const kind = n.kind === 'other' ? n.reason.replace(/\(.*$/, '').trim() : n.kind;
+    if (n.kind !== 'timeout' && told.has(kind)) return;
+    told.add(kind);
+    err(`${prefix}${n.message}`);
+  };
 }
 
 /** The totals of a run's warnings, after its summary; `rollouts` is how many ran in this invocation. */

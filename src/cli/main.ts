@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LabError, UsageError, errorMessage } from '../core/errors';
 import { BATCH_OPTIONS, COMMON, err, givenSplit, intOption, out, parse, type Values } from './args';
-import { printWarnings, tellWarning, withRunningLab } from './labSession';
+import { printWarnings, retryTeller, tellWarning, withRunningLab } from './labSession';
 import { rescoreCommand } from './commands/rescore';
 import { reportCommand } from './commands/report';
 import { compareCommand } from './commands/compare';
@@ -81,6 +81,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       onStart: ({ runId, total, skipped }) => err(`run ${runId}: ${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`),
       onProgress: (p) => err(progressLine(p, lab.simulated)),
       onWarning: (w) => tellWarning(w),
+      onRetry: retryTeller(),
     });
     const { metrics, simulated } = result;
     const doc: BatchOutput = {

@@ -41,6 +41,10 @@ export const DEFAULT_MAX_TOKENS = 2048;
 /** max_tokens of the judge's call: its answer is a flat object of scores and a short rationale. */
 const DEFAULT_JUDGE_MAX_TOKENS = 512;
 export const DEFAULT_TOP_LOGPROBS = 1;
+/** How a malformed structured answer is repaired (models.<name>.repair). */
+export const REPAIR_POLICIES = ['local', 'request'] as const;
+export type RepairPolicy = (typeof REPAIR_POLICIES)[number];
+
 export const STRUCTURED_OUTPUT_MODES = ['json_schema', 'json_object', 'off'] as const;
 export type StructuredOutputMode = (typeof STRUCTURED_OUTPUT_MODES)[number];
 
@@ -95,7 +99,13 @@ export const ModelSchema = z
       .enum(STRUCTURED_OUTPUT_MODES)
       .default('json_schema')
       .describe(
-        'How an answer with a schema is enforced: "json_schema" (response_format with the answer\'s JSON Schema: OpenAI, vLLM, llama.cpp, Ollama, LM Studio), "json_object" (any JSON object; not LM Studio), or "off" (the prompt asks for JSON). Never sent on a call with tools bound; a server that rejects the mode with HTTP 400 is asked again with the next weaker one. Answers are always validated and repaired once.',
+        'How an answer with a schema is enforced: "json_schema" (response_format with the answer\'s JSON Schema: OpenAI, vLLM, llama.cpp, Ollama, LM Studio), "json_object" (any JSON object; not LM Studio), or "off" (the prompt asks for JSON). Never sent on a call with tools bound; a server that rejects the mode with HTTP 400 is asked again with the next weaker one. Answers are always validated and repaired once (see "repair").',
+      ),
+    repair: z
+      .enum(REPAIR_POLICIES)
+      .default('local')
+      .describe(
+        'How an answer with a schema that is not valid JSON is repaired: "local" (near-JSON — unquoted keys or values, single quotes, trailing commas, a cut-off end — is fixed here and recorded as repaired locally; the model gets a repair request only when that gives no valid answer) or "request" (every malformed answer goes back to the model with a repair request, so its own correction is what is used and recorded). Either way the trace keeps the original text and the evaluation report counts the repairs.',
       ),
     tokenIds: z
       .boolean()

@@ -6,6 +6,7 @@ import { parseBatchPlan, parseBatchRunParams, resolveBatchParams, type BatchPlan
 import { runRollouts, type RunRequest, type RunResult } from '../rollout/runner';
 import type { RunWarning } from '../rollout/runWarnings';
 import { liveOtlpExport } from '../otlp/liveExport';
+import { listenForRetries, type RetryNotice } from '../llm/retryNotices';
 import type { Lab } from './lab';
 
 /** What a batch will do, once its tasks are chosen and before anything runs. */
@@ -21,6 +22,8 @@ export interface BatchPlanned {
 export interface BatchHooks extends Pick<RunRequest, 'signal' | 'onStart' | 'onProgress' | 'onWarning'> {
   /** Called before the environment is built; what it throws stops the batch with nothing run. */
   onPlanned?: (planned: BatchPlanned) => void;
+  /** Each model call about to be retried while the batch runs (a timeout, a 429, a broken body), as it happens. */
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 export interface BatchResult extends RunResult {
@@ -49,6 +52,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
   const env = await lab.environment(ds.tasks);
   // lab.json's otlp.export: each rollout goes to the collector as it ends, off the run's path.
   const otlp = config.otlp?.export ? liveOtlpExport(config.otlp.export) : null;
+  const stopListening = hooks.onRetry ? listenForRetries(hooks.onRetry) : () => undefined;
   const result = await runRollouts(env, {
     tasks,
     samples: params.samples,
@@ -61,7 +65,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     onProgress: hooks.onProgress,
     onWarning: hooks.onWarning,
     ...(otlp ? { onRolloutEnded: (rollout, spans) => otlp.rolloutEnded(rollout, spans) } : {}),
-  });
+  }).finally(stopListening);
   const exportProblem = otlp ? await otlp.drain() : null;
   if (exportProblem) {
     const { message, rollouts, firstRolloutId } = exportProblem;

@@ -13,7 +13,7 @@ import { RunnableLambda, type Runnable, type RunnableConfig } from '@langchain/c
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import type OpenAI from 'openai';
 import { z } from 'zod';
-import { DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS, type StructuredOutputMode } from '../config/schema';
+import { DEFAULT_MAX_TOKENS, DEFAULT_TOP_LOGPROBS, type RepairPolicy, type StructuredOutputMode } from '../config/schema';
 import { chatCompletion, type ChatCallOptions, type ChatRequest } from './client';
 import { contentText, fromOpenAIToolCalls, toOpenAIMessages } from './messageConversion';
 import { maxTokensCutOf, truncatedError } from './maxTokensCut';
@@ -103,6 +103,11 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
     };
   }
 
+  /** How a malformed structured answer is repaired (models.<name>.repair, "local" unless set). */
+  get repairPolicy(): RepairPolicy {
+    return this.resolved.repair ?? 'local';
+  }
+
   /** The configured structured-output mode ("json_schema" unless the model says otherwise). */
   get structuredOutput(): StructuredOutputMode {
     return this.resolved.structuredOutput ?? 'json_schema';
@@ -143,7 +148,7 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
         const fixed = await this.invoke([...messages, new AIMessage(raw.text), new HumanMessage(repairRequest(problem, zodSchema, cut))], options);
         cut = maxTokensCutOf(fixed) ?? cut;
         return fixed.text;
-      });
+      }, { policy: this.repairPolicy });
       if (!parsed.ok) {
         const problem = `the answer of model '${this.resolved.logical}' does not match the ${name} schema after one repair: ${parsed.error}`;
         throw new OutputParserException(cut ? truncatedError(cut, problem) : problem, parsed.raw);
@@ -188,6 +193,11 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
         : {},
     };
   }
+}
+
+/** The repair policy of a model: a routed model's own; any other chat model's answers are repaired locally. */
+export function repairPolicyOf(model: unknown): RepairPolicy {
+  return model instanceof RoutedChatModel ? model.repairPolicy : 'local';
 }
 
 /** LangChain's tool choice ("any", a tool name, or an OpenAI object) in OpenAI's terms. */

@@ -1,4 +1,4 @@
-import type { LabConfig, ModelConfig, StructuredOutputMode } from '../config/schema';
+import type { LabConfig, ModelConfig, RepairPolicy, StructuredOutputMode } from '../config/schema';
 import { ConfigError } from '../errors';
 
 /** A logical model bound to a concrete endpoint for the length of one rollout. */
@@ -20,6 +20,8 @@ export interface ResolvedModel {
   tokenIds: boolean;
   /** How answers with a schema are enforced ("json_schema" when left out). */
   structuredOutput?: StructuredOutputMode;
+  /** How a malformed structured answer is repaired ("local" when left out). */
+  repair?: RepairPolicy;
   version: string | null;
   simulated: boolean;
   /** The endpoint is a registry version's (a served trained model): what fixes it when nothing answers there. */
@@ -111,6 +113,7 @@ export class ModelRouter {
       topLogprobs: m.topLogprobs,
       tokenIds: m.tokenIds,
       structuredOutput: m.structuredOutput,
+      repair: m.repair,
       version: m.version ?? null,
       simulated,
       ...this.servedVersion(logical, m, agentRoute),

@@ -2,11 +2,12 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import type { Callbacks } from '@langchain/core/callbacks/manager';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { JUDGE_MARKER, judgeKeysLine, judgeOutputSchema } from './judgeSchema';
+import { JUDGE_MARKER, JUDGE_SCALE, judgeJsonSchema, judgeKeysLine, judgeOutputSchema } from './judgeSchema';
 import { maxTokensCutOf, truncatedError, type MaxTokensCut } from '../llm/maxTokensCut';
 import { repairRequest } from '../llm/repairRequest';
-import { outputSchemaFor, type OutputSchemaCallOption } from '../llm/responseFormat';
-import { parseStructured } from '../llm/structuredOutput';
+import { outputSchemaOf, type OutputSchemaCallOption } from '../llm/responseFormat';
+import { RoutedChatModel, repairPolicyOf } from '../llm/routedChatModel';
+import { parseStructured, type RepairKind } from '../llm/structuredOutput';
 import { contentText } from '../llm/messageConversion';
 import { errorMessage } from '../errors';
 import { clamp01 } from './weighted';
@@ -25,11 +26,13 @@ export interface JudgeVerdict {
   rationale: string;
   failed: boolean;
   error?: string;
+  /** The answer needed repair: 'local' (near-JSON fixed here) or 'request' (the model was asked to correct it); null when none. */
   repaired: boolean;
+  repair: RepairKind | null;
 }
 
 const INSTRUCTIONS = `You are an impartial scientific reviewer scoring an experimental protocol written for a research question.
-Score each criterion from 0 (absent or wrong) to 1 (excellent), judging only what the protocol states.
+Score each criterion as an integer from 0 (absent or wrong) to ${JUDGE_SCALE} (excellent), judging only what the protocol states.
 Penalise claims the context does not support. Reply with JSON only.`;
 
 export function judgeMessages(input: JudgeInput): BaseMessage[] {
@@ -43,6 +46,13 @@ export function judgeMessages(input: JudgeInput): BaseMessage[] {
       `Research question:\n${input.goal}\n\nContext:\n${input.context}\n\nProtocol to score:\n${input.output}\n\nCriteria:\n${criteria}\n\n${judgeKeysLine(keys)}`,
     ),
   ];
+}
+
+/** " (model 'judge' = qwen2.5:7b at http://…)": which server answered, so a server whose grammar lets bad values through is named. */
+function judgeServer(model: BaseChatModel): string {
+  if (!(model instanceof RoutedChatModel)) return '';
+  const { logical, model: served, baseUrl } = model.resolved;
+  return ` (model '${logical}'${served && served !== logical ? ` = ${served}` : ''} at ${baseUrl})`;
 }
 
 /**
@@ -66,7 +76,7 @@ export async function judgeOutput(
     callbacks: opts.callbacks,
     signal: opts.signal,
     metadata: { agent: 'Judge' },
-    outputSchema: outputSchemaFor(schema, 'judge_scores'),
+    outputSchema: outputSchemaOf(judgeJsonSchema(keys), 'judge_scores'),
   };
   let cut: MaxTokensCut | null = null;
   const call = async (msgs: BaseMessage[]): Promise<string> => {
@@ -77,18 +87,21 @@ export async function judgeOutput(
   try {
     const first = await call(messages);
     const firstCut = cut;
-    const parsed = await parseStructured(schema, first, async (problem) => call([...messages, new HumanMessage(repairRequest(problem, schema, firstCut))]));
+    const parsed = await parseStructured(schema, first, async (problem) => call([...messages, new HumanMessage(repairRequest(problem, schema, firstCut))]), {
+      policy: repairPolicyOf(model),
+    });
     if (!parsed.ok) {
-      const error = `judge output unusable: ${parsed.error}`;
-      return { scores: {}, rationale: '', failed: true, error: cut ? truncatedError(cut, error) : error, repaired: parsed.repaired };
+      const error = `judge output unusable${judgeServer(model)}: ${parsed.error.replace(/\n/g, '; ')}`;
+      return { scores: {}, rationale: '', failed: true, error: cut ? truncatedError(cut, error) : error, repaired: parsed.repaired, repair: parsed.repair };
     }
     const value = parsed.value as { scores?: Record<string, unknown>; rationale?: unknown } & Record<string, unknown>;
     const source = (value.scores ?? value) as Record<string, unknown>;
     const scores: Record<string, number> = {};
+    // Already on 0..1: the schema mapped each 0..10 score.
     for (const k of keys) scores[k] = clamp01(Number(source[k]));
-    return { scores, rationale: typeof value.rationale === 'string' ? value.rationale : '', failed: false, repaired: parsed.repaired };
+    return { scores, rationale: typeof value.rationale === 'string' ? value.rationale : '', failed: false, repaired: parsed.repaired, repair: parsed.repair };
   } catch (err) {
     if (opts.signal?.aborted) throw err;
-    return { scores: {}, rationale: '', failed: true, error: `judge call failed: ${errorMessage(err)}`, repaired: false };
+    return { scores: {}, rationale: '', failed: true, error: `judge call failed: ${errorMessage(err)}`, repaired: false, repair: null };
   }
 }

@@ -57,6 +57,7 @@ export async function scoreRollout(ctx: ScoringContext, trace: ScoringTrace, tas
       span.attributes[Attr.rewardValue] = j.reward;
       span.attributes[Attr.judgeRationale] = verdict.rationale;
       span.attributes['rollout_lab.judge.repaired'] = verdict.repaired;
+      if (verdict.repair) span.attributes['rollout_lab.judge.repair'] = verdict.repair;
       tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
       const result = { scores: { ...j.scores }, failed: verdict.failed, reward: j.reward };
       return verdict.error === undefined ? result : { ...result, error: verdict.error };

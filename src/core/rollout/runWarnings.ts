@@ -9,7 +9,7 @@ import { Attr, type SpanRecord } from '../trace/span';
  * the end.
  */
 
-export type RunWarningKind = 'prompt_truncated' | 'output_truncated' | 'custom_reward_failed' | 'turn_limit_exceeded' | 'otlp_export_failed';
+export type RunWarningKind = 'prompt_truncated' | 'output_truncated' | 'model_calls_retried' | 'custom_reward_failed' | 'turn_limit_exceeded' | 'otlp_export_failed';
 
 export interface RunWarning {
   kind: RunWarningKind;
@@ -29,6 +29,7 @@ export interface RunWarning {
 const RUN_WARNING_LABELS: Record<RunWarningKind, string> = {
   prompt_truncated: 'prompts cut by the server',
   output_truncated: 'answers cut at max_tokens',
+  model_calls_retried: 'model calls retried',
   custom_reward_failed: 'custom reward failed',
   turn_limit_exceeded: 'turn limit exceeded',
   otlp_export_failed: 'OTLP export failed',
@@ -36,6 +37,8 @@ const RUN_WARNING_LABELS: Record<RunWarningKind, string> = {
 
 interface Finding {
   kind: RunWarningKind;
+  /** Findings of one kind that need different fixes stay apart (answers cut under two max_tokens settings); '' when one fix serves all. */
+  key: string;
   message: string;
   occurrences: number;
   subjects: string[];
@@ -64,6 +67,7 @@ function promptCut(calls: SpanRecord[]): Finding {
     message:
       `the server cut the prompt of ${caller(s)} to fit its context${sizes} — raise its context per slot ` +
       '(llama.cpp: -c is shared by the -np slots, so raise -c or lower -np; Ollama: num_ctx; vLLM: --max-model-len) or shorten the prompt',
+    key: '',
     occurrences: calls.length,
     subjects: agentsOf(calls),
   };
@@ -77,7 +81,28 @@ function answerCut(calls: SpanRecord[]): Finding {
   const fix = `raise ${maxTokensKey(s)} in .rollout-lab/lab.json`;
   return {
     kind: 'output_truncated',
+    key: cutKey(s),
     message: `the answer of ${caller(s)} was cut at max_tokens${sizes ? ` (${sizes})` : ''} — ${fix}, or ask for a shorter answer`,
+    occurrences: calls.length,
+    subjects: agentsOf(calls),
+  };
+}
+
+/** Each agent's cut answers under each setting are their own warning: the fix of one is not the other's. */
+function cutKey(call: SpanRecord): string {
+  return `${text(call.attributes[Attr.agentName]) ?? call.name}\u0000${maxTokensKey(call)}`;
+}
+
+/** Calls that needed retries: the run absorbed them, but a server that keeps failing is worth knowing about. */
+function callsRetried(calls: SpanRecord[]): Finding {
+  const s = calls[0]!;
+  const reasons = s.attributes[Attr.retryReasons];
+  const why = Array.isArray(reasons) && reasons.length ? ` (${String(reasons[0]).replace(/\s+/g, ' ')})` : '';
+  const retries = count(s.attributes[Attr.retries]) ?? 1;
+  return {
+    kind: 'model_calls_retried',
+    key: '',
+    message: `the call of ${caller(s)} was retried ${retries} time${retries === 1 ? '' : 's'}${why} — retries absorbed it; if it keeps happening, check the server's log`,
     occurrences: calls.length,
     subjects: agentsOf(calls),
   };
@@ -93,6 +118,7 @@ function rewardFailed(span: SpanRecord, root: SpanRecord | undefined): Finding {
   const penalty = count(span.attributes[Attr.rewardValue]);
   return {
     kind: 'custom_reward_failed',
+    key: '',
     message:
       `the custom reward ${module} failed: ${error.replace(/\s+/g, ' ')} — the rollout got reward.customFailurePenalty` +
       `${penalty !== null ? ` (${penalty})` : ''} instead of a score; fix the reward function`,
@@ -106,6 +132,7 @@ function turnsOver(root: SpanRecord): Finding {
   const limit = count(root.attributes[Attr.turnLimit]);
   return {
     kind: 'turn_limit_exceeded',
+    key: '',
     message:
       `the graph took ${turns ?? 'more'} turns, over runner.maxTurns (${limit ?? '?'}) — end the graph at ctx.maxTurns ` +
       '(a module graph receives it in its factory) or raise runner.maxTurns in .rollout-lab/lab.json',
@@ -114,15 +141,18 @@ function turnsOver(root: SpanRecord): Finding {
   };
 }
 
-/** What one finished rollout's spans show, one finding per kind. */
+/** What one finished rollout's spans show: one finding per kind, answers cut once per agent and setting. */
 export function rolloutFindings(spans: readonly SpanRecord[]): Finding[] {
   const root = spans.find((s) => s.kind === 'rollout' && s.parentSpanId === null);
   const llm = spans.filter((s) => s.kind === 'llm');
   const findings: Finding[] = [];
   const promptsCut = llm.filter((s) => s.attributes[Attr.promptTruncated] === true);
   if (promptsCut.length) findings.push(promptCut(promptsCut));
-  const answersCut = llm.filter((s) => s.attributes[Attr.truncated] === true);
-  if (answersCut.length) findings.push(answerCut(answersCut));
+  const answersCut = new Map<string, SpanRecord[]>();
+  for (const s of llm.filter((c) => c.attributes[Attr.truncated] === true)) answersCut.set(cutKey(s), [...(answersCut.get(cutKey(s)) ?? []), s]);
+  for (const calls of answersCut.values()) findings.push(answerCut(calls));
+  const retried = llm.filter((s) => (count(s.attributes[Attr.retries]) ?? 0) > 0);
+  if (retried.length) findings.push(callsRetried(retried));
   const reward = spans.find((s) => s.kind === 'reward' && s.attributes[Attr.errorType] === 'custom_reward_failed');
   if (reward) findings.push(rewardFailed(reward, root));
   if (root?.attributes[Attr.turnLimitExceeded] === true) findings.push(turnsOver(root));
@@ -131,13 +161,14 @@ export function rolloutFindings(spans: readonly SpanRecord[]): Finding[] {
 
 /** The warnings of one run: each kind once when it first happens, and the totals. */
 export class RunWarnings {
-  private readonly byKind = new Map<RunWarningKind, RunWarning>();
+  private readonly byKind = new Map<string, RunWarning>();
 
   /** Folds in one finished rollout; returns the warnings it is the first to show. */
   add(rolloutId: string, spans: readonly SpanRecord[]): RunWarning[] {
     const first: RunWarning[] = [];
     for (const f of rolloutFindings(spans)) {
-      const seen = this.byKind.get(f.kind);
+      const key = `${f.kind}\u0000${f.key}`;
+      const seen = this.byKind.get(key);
       if (seen) {
         seen.rollouts++;
         seen.occurrences += f.occurrences;
@@ -145,7 +176,7 @@ export class RunWarnings {
         continue;
       }
       const w: RunWarning = { kind: f.kind, message: f.message, rollouts: 1, occurrences: f.occurrences, subjects: [...f.subjects], firstRolloutId: rolloutId };
-      this.byKind.set(f.kind, w);
+      this.byKind.set(key, w);
       first.push({ ...w, subjects: [...w.subjects] });
     }
     return first;
@@ -159,7 +190,7 @@ export class RunWarnings {
 
 /** One line of a run's summary: how often, where, and the first occurrence with its fix. */
 export function warningSummaryLine(w: RunWarning, rollouts: number): string {
-  const calls = w.kind === 'prompt_truncated' || w.kind === 'output_truncated' ? ` (${w.occurrences} model call${w.occurrences === 1 ? '' : 's'})` : '';
+  const calls = w.kind === 'prompt_truncated' || w.kind === 'output_truncated' || w.kind === 'model_calls_retried' ? ` (${w.occurrences} model call${w.occurrences === 1 ? '' : 's'})` : '';
   const who = w.subjects.length > 1 ? `; ${w.kind === 'custom_reward_failed' ? 'modules' : 'agents'}: ${w.subjects.join(', ')}` : '';
   return `${RUN_WARNING_LABELS[w.kind]} in ${w.rollouts} of ${rollouts} rollout${rollouts === 1 ? '' : 's'}${calls}${who}; first (rollout ${w.firstRolloutId}): ${w.message}`;
 }

@@ -1,4 +1,5 @@
 import { jsonObjectsIn } from '../llm/structuredOutput';
+import { JUDGE_SCALE } from '../reward/judgeSchema';
 import type { SeededRandom } from './seededRandom';
 import type { SimConversation } from './simConversation';
 import { groundingIn, hedges, taskTerms } from './hypothesisQuality';
@@ -60,8 +61,8 @@ function protocolFeatures(conv: SimConversation): ProtocolFeatures {
 
 /**
  * Scores for the judge's criteria in the flat format of `judgeOutputSchema`:
- * each key a number in [0, 1], plus "rationale". Derived from the protocol's
- * specificity, substance and overlap with the context, with a little noise.
+ * each key an integer from 0 to JUDGE_SCALE, plus "rationale". Derived from the
+ * protocol's specificity, substance and overlap with the context, with a little noise.
  */
 export function judgeAnswer(conv: SimConversation, rng: SeededRandom, keys: string[]): Record<string, number | string> {
   const p = protocolFeatures(conv);
@@ -88,7 +89,7 @@ export function judgeAnswer(conv: SimConversation, rng: SeededRandom, keys: stri
   for (const key of keys) {
     const b = base[key] ?? (p.found ? 0.3 + 0.6 * q : 0.1);
     const noisy = b + (rng.next() - 0.5) * 0.12;
-    out[key] = Math.round(Math.min(1, Math.max(0, noisy)) * 100) / 100;
+    out[key] = Math.round(Math.min(1, Math.max(0, noisy)) * JUDGE_SCALE);
   }
   const topic = keyPhrases(`${conv.goal}\n${conv.context}`, conv.goal, 1)[0]?.text ?? 'the question';
   out.rationale = p.found

@@ -88,13 +88,17 @@ export class LangChainTracer extends BaseCallbackHandler {
     if (!run?.span) return;
     const last = (
       outputs as
-        | { lastOutput?: { ok?: boolean; repaired?: boolean; error?: string; value?: unknown; turn?: number; attributes?: Attributes } }
+        | {
+            lastOutput?: { ok?: boolean; repaired?: boolean; repair?: unknown; original?: unknown; error?: string; value?: unknown; turn?: number; attributes?: Attributes };
+          }
         | undefined
     )?.lastOutput;
     if (last && typeof last === 'object') {
       if (last.attributes && typeof last.attributes === 'object') Object.assign(run.span.attributes, last.attributes);
       run.span.attributes[Attr.outputOk] = last.ok !== false;
       run.span.attributes[Attr.outputRepaired] = Boolean(last.repaired);
+      if (last.repair === 'local' || last.repair === 'request') run.span.attributes[Attr.outputRepair] = last.repair;
+      if (last.repaired && typeof last.original === 'string') run.span.attributes[Attr.outputOriginal] = last.original;
       if (last.value !== undefined) run.span.attributes[Attr.output] = JSON.stringify(last.value);
       if (last.error) run.span.attributes[Attr.parseError] = last.error;
     }

@@ -103,7 +103,12 @@ export const Attr = {
   rewardError: 'rollout_lab.reward.error',
   judgeRationale: 'rollout_lab.judge.rationale',
   rewardModule: 'rollout_lab.reward.module',
+  /** On a node span: true when the agent's structured answer needed repair (locally, or by a repair request). */
   outputRepaired: 'rollout_lab.output.repaired',
+  /** On a node span whose answer was repaired: 'local' (near-JSON fixed by jsonrepair) or 'request' (the model corrected it). */
+  outputRepair: 'rollout_lab.output.repair',
+  /** On a node span whose answer was repaired: the model's answer as it first came, before any repair. */
+  outputOriginal: 'rollout_lab.output.original',
   /** On the rollout's root span: runner.maxTurns when it ran, and true when the graph's own turn count went over it. */
   turnLimit: 'rollout_lab.turn_limit',
   turnLimitExceeded: 'rollout_lab.turn_limit.exceeded',

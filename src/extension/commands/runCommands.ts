@@ -228,6 +228,8 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
               if (a) output.show(true);
             });
           },
+          // A stalled server or a flaky proxy shows in the output as it happens, not only in the summary.
+          onRetry: (n) => output.appendLine(`retry: ${n.message}`),
         });
       } finally {
         sub.dispose();

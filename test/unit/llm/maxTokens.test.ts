@@ -46,7 +46,7 @@ describe('max_tokens on every call', () => {
   });
 
   it("the judge asks for its scores' schema and sends its own short limit (reward.judge.maxTokens), not its model's", async () => {
-    stub = await startOpenAIStub({ replies: () => ({ json: { novelty: 0.5, clarity: 0.7, rationale: 'fine' } }) });
+    stub = await startOpenAIStub({ replies: () => ({ json: { novelty: 5, clarity: 7, rationale: 'fine' } }) });
     const judge = new RoutedChatModel({ resolved: routerFor(stub.url).forJudge(), agent: 'Judge' });
     const verdict = await judgeOutput(judge, {
       goal: 'Does X help?',

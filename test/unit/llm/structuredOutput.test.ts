@@ -34,7 +34,38 @@ describe('parseStructured', () => {
 
   it('validates fenced output with trailing prose', async () => {
     const r = await parseStructured(ReviewOutput, `\`\`\`json\n${good}\n\`\`\`\nLet me know.`);
-    assert.deepEqual(r, { ok: true, value: { decision: 'APPROVE', critique_severity: 'MINOR', feedback: 'fine' }, repaired: false, raw: `\`\`\`json\n${good}\n\`\`\`\nLet me know.` });
+    assert.deepEqual(r, { ok: true, value: { decision: 'APPROVE', critique_severity: 'MINOR', feedback: 'fine' }, repaired: false, repair: null, raw: `\`\`\`json\n${good}\n\`\`\`\nLet me know.`, original: `\`\`\`json\n${good}\n\`\`\`\nLet me know.` });
+  });
+
+  const broken = '{"decision": APPROVE, critique_severity: "MINOR", feedback: looks fine}';
+
+  it('near-JSON read by local repair is recorded as repaired locally, the original kept, with no repair request', async () => {
+    let asked = 0;
+    const r = await parseStructured(ReviewOutput, broken, async () => {
+      asked++;
+      return good;
+    });
+    assert.deepEqual(r, { ok: true, value: { decision: 'APPROVE', critique_severity: 'MINOR', feedback: 'looks fine' }, repaired: true, repair: 'local', raw: broken, original: broken });
+    assert.equal(asked, 0, 'policy "local": fixed here');
+  });
+
+  it('policy "request": near-JSON goes back to the model with what is wrong, and its correction is used', async () => {
+    const problems: string[] = [];
+    const r = await parseStructured(ReviewOutput, broken, async (problem) => {
+      problems.push(problem);
+      return good;
+    }, { policy: 'request' });
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /^the answer is not valid JSON \(Unexpected token/);
+    assert.ok(r.ok);
+    assert.deepEqual([r.repair, r.raw, r.original], ['request', good, broken]);
+    assert.equal(r.value.feedback, 'fine');
+  });
+
+  it('policy "request": a correction no better than the local reading leaves the local reading, marked local', async () => {
+    const r = await parseStructured(ReviewOutput, broken, async () => 'sorry, no', { policy: 'request' });
+    assert.ok(r.ok);
+    assert.deepEqual([r.repair, r.value.feedback], ['local', 'looks fine']);
   });
 
   it('asks for a repair once, with the problem as path: message lines', async () => {
@@ -48,7 +79,9 @@ describe('parseStructured', () => {
     assert.match(problems[0]!, /^critique_severity: /m);
     assert.ok(r.ok);
     assert.equal(r.repaired, true);
+    assert.equal(r.repair, 'request');
     assert.equal(r.raw, good);
+    assert.equal(r.original, '{"decision": "MAYBE"}');
   });
 
   it('returns ok:false without throwing when the repair is still invalid', async () => {

@@ -117,6 +117,39 @@ test('a run says each kind once, when it first happens, and totals every rollout
   assert.match(line, /^prompts cut by the server in 2 of 4 rollouts \(3 model calls\); agents: Supervisor, PrincipalInvestigator; first \(rollout r3\): the server cut/);
 });
 
+test('answers cut at max_tokens under two settings are two warnings, each naming its own agent and setting', () => {
+  const spans = [
+    llm('r1', 'PeerReviewer', { [Attr.truncated]: true, [Attr.requestMaxTokens]: 256 }),
+    llm('r1', 'PeerReviewer', { [Attr.truncated]: true, [Attr.requestMaxTokens]: 256 }),
+    llm('r1', 'Judge', { [Attr.truncated]: true, [Attr.requestMaxTokens]: 512, [Attr.maxTokensSetting]: 'reward.judge.maxTokens' }),
+  ];
+  const run = new RunWarnings();
+  const told = run.add('r1', spans);
+  assert.deepEqual(
+    told.map((w) => [w.kind, w.subjects, w.occurrences]),
+    [
+      ['output_truncated', ['PeerReviewer'], 2],
+      ['output_truncated', ['Judge'], 1],
+    ],
+  );
+  assert.match(told[0]!.message, /answer of PeerReviewer .* — raise models\.senior\.maxTokens in/);
+  assert.match(told[1]!.message, /answer of Judge .* — raise reward\.judge\.maxTokens in/);
+  assert.doesNotMatch(told[1]!.message, /models\.senior/);
+  // The same agent cut again later is counted on its own warning, not told again.
+  assert.deepEqual(run.add('r2', [llm('r2', 'Judge', { [Attr.truncated]: true, [Attr.maxTokensSetting]: 'reward.judge.maxTokens' })]), []);
+  assert.deepEqual(run.list().map((w) => [w.subjects[0], w.rollouts]), [['PeerReviewer', 1], ['Judge', 2]]);
+});
+
+test('model calls that needed retries are one warning: who, how often and why the first was retried', () => {
+  const run = new RunWarnings();
+  const told = run.add('r1', [llm('r1', 'Drafter', { [Attr.retries]: 1, [Attr.retryReasons]: ['broken response body: the 200 answer was cut off or is not JSON (Unterminated string in JSON at position 150)'] })]);
+  assert.equal(told.length, 1);
+  assert.equal(told[0]!.kind, 'model_calls_retried');
+  assert.match(told[0]!.message, /^the call of Drafter \(model senior = qwen2\.5:7b at http:\/\/127\.0\.0\.1:8080\/v1\) was retried 1 time \(broken response body: .*Unterminated string.*\) — retries absorbed it/);
+  run.add('r2', [llm('r2', 'Critic', { [Attr.retries]: 2 })]);
+  assert.match(warningSummaryLine(run.list()[0]!, 2), /^model calls retried in 2 of 2 rollouts \(2 model calls\); agents: Drafter, Critic; first \(rollout r1\)/);
+});
+
 // ---- through the runner --------------------------------------------------
 
 /** A workspace on the PubMedQA set whose lab.json gets `patch` and the given files. */

@@ -7,7 +7,8 @@ import { ConfigError } from '../../errors';
 import { maxTokensCutOf, truncatedError, type MaxTokensCut } from '../../llm/maxTokensCut';
 import { repairRequest } from '../../llm/repairRequest';
 import { outputSchemaFor, type OutputSchemaCallOption } from '../../llm/responseFormat';
-import { parseStructured } from '../../llm/structuredOutput';
+import { repairPolicyOf } from '../../llm/routedChatModel';
+import { parseStructured, type StructuredResult } from '../../llm/structuredOutput';
 import { roleMarker } from './outputs';
 
 // Other features (the judge's and the prompt optimiser's repairs) import it from here.
@@ -29,8 +30,7 @@ export interface AgentTurnOptions<T> {
 
 export type AgentTurnResult<T> =
   | { kind: 'tool_calls'; messages: BaseMessage[] }
-  | { kind: 'answer'; messages: BaseMessage[]; ok: true; value: T; repaired: boolean; raw: string }
-  | { kind: 'answer'; messages: BaseMessage[]; ok: false; error: string; repaired: boolean; raw: string };
+  | ({ kind: 'answer'; messages: BaseMessage[] } & StructuredResult<T>);
 
 const TURN_LIMIT_NOTE = 'The turn limit is reached: you cannot call tools any more. Answer now with your final JSON object.';
 
@@ -97,7 +97,7 @@ export async function runAgentTurn<T>(opts: AgentTurnOptions<T>, config: Runnabl
       transportError = { error };
       throw error;
     }
-  });
+  }, { policy: repairPolicyOf(opts.model) });
   if (transportError) throw (transportError as { error: unknown }).error;
   if (!parsed.ok && cut) return { kind: 'answer', messages: added, ...parsed, error: truncatedError(cut, `${callNote}${parsed.error}`) };
   return { kind: 'answer', messages: added, ...parsed };

@@ -133,9 +133,11 @@ export function buildResearchLabGraph(deps: ResearchLabDeps): ResearchLabGraph {
       );
       const base: ResearchLabUpdate = { threads: { [agent]: result.messages }, turns: isJunior ? 0 : 1, sender: agent };
       if (result.kind === 'tool_calls') return { ...base, lastOutput: null };
+      // A repaired answer says how, and keeps what the model first wrote: a server whose structured output is broken shows.
+      const repairAttrs = result.repair ? { repair: result.repair, original: result.original } : {};
       const report: AgentOutputReport = result.ok
-        ? { agent, ok: true, repaired: result.repaired, value: result.value, turn: state.turns + (isJunior ? 0 : 1) }
-        : { agent, ok: false, repaired: result.repaired, error: result.error, turn: state.turns + (isJunior ? 0 : 1) };
+        ? { agent, ok: true, repaired: result.repaired, value: result.value, turn: state.turns + (isJunior ? 0 : 1), ...repairAttrs }
+        : { agent, ok: false, repaired: result.repaired, error: result.error, turn: state.turns + (isJunior ? 0 : 1), ...repairAttrs };
       const failures = result.ok ? [] : [{ agent, error: result.error, raw: result.raw }];
       return { ...base, ...onAnswer(result, state), lastOutput: report, failures };
     };

@@ -39,6 +39,10 @@ export interface AgentOutputReport {
   agent: string;
   ok: boolean;
   repaired: boolean;
+  /** How a repaired answer was repaired: 'local' (near-JSON fixed here) or 'request' (the model corrected it). */
+  repair?: 'local' | 'request';
+  /** A repaired answer as the model first wrote it. */
+  original?: string;
   error?: string;
   value?: unknown;
   /** The turn counter after this step. */

@@ -178,6 +178,7 @@ async function editRewrites(editor: RoutedChatModel, messages: BaseMessage[], si
   const first = await ask(editor, messages, signal, 'editor');
   const parsed = await parseStructured(EditorAnswer, first, (problem) =>
     ask(editor, [...messages, new HumanMessage(repairRequest(problem, EditorAnswer))], signal, 'editor'),
+    { policy: editor.repairPolicy },
   );
   return parsed.ok ? parsed.value : { error: `the editor's answer is not usable: ${parsed.error.split('\n')[0]}` };
 }
