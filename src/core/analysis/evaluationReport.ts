@@ -11,6 +11,7 @@ import { breakdownKeys, judgeCriteria } from './metrics';
 import { agentReports, criterionReports, decisionReport, type AgentReport, type CriterionReport, type DecisionReport, type ReportCriteria } from './reportBreakdowns';
 import { REPORT_CONFIDENCE } from './reportStats';
 import type { SpanBudget } from './reportSpans';
+import { repairsNote, structuredRepairs, type StructuredRepairs } from './structuredRepairs';
 
 /*
  * The evaluation report of one run: the evaluation table of the reference
@@ -57,6 +58,8 @@ export interface EvaluationReport {
   lowest: LowRollout[];
   /** The parts of the custom reward's breakdown (columns of the lowest-reward table); empty without one. */
   rewardParts: string[];
+  /** Structured answers repaired locally or after a repair request; counted on the spans the report may read. */
+  repairs?: StructuredRepairs;
   /** Things a reader should know about the numbers (a run still running, criteria no longer configured...). */
   notes: string[];
   /**
@@ -150,6 +153,10 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
   const budget: SpanBudget = { left: Math.max(0, opts.maxSpanReads ?? 200), read: 0, unread: 0 };
   const failures = failureReport(store, finished, opts, budget);
   const lowest = lowestRollouts(store, done, Math.max(0, opts.lowest ?? 10), shape.customReward, budget);
+  // Its own budget: repairs hide in rollouts that succeeded, which the failure sections never read.
+  const repairs = structuredRepairs(store, finished, { left: Math.max(0, opts.maxSpanReads ?? 200), read: 0, unread: 0 });
+  const repairLine = repairsNote(repairs);
+  if (repairLine) notes.push(repairLine);
 
   const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
@@ -176,6 +183,7 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
     failures: { ...failures, spansRead: budget.read, unread: budget.unread },
     lowest,
     rewardParts: breakdownKeys(done),
+    repairs,
     notes,
     turnLimit: opts.maxTurns === undefined ? null : { maxTurns: opts.maxTurns, over },
   };

@@ -56,8 +56,8 @@ export async function scoreRollout(ctx: ScoringContext, trace: ScoringTrace, tas
       span.attributes[Attr.rewardBreakdown] = JSON.stringify(j.scores);
       span.attributes[Attr.rewardValue] = j.reward;
       span.attributes[Attr.judgeRationale] = verdict.rationale;
-      span.attributes['rollout_lab.judge.repaired'] = verdict.repaired;
-      if (verdict.repair) span.attributes['rollout_lab.judge.repair'] = verdict.repair;
+      span.attributes[Attr.judgeRepaired] = verdict.repaired;
+      if (verdict.repair) span.attributes[Attr.judgeRepair] = verdict.repair;
       tracer.end(span, verdict.failed ? 'error' : 'ok', verdict.error);
       const result = { scores: { ...j.scores }, failed: verdict.failed, reward: j.reward };
       return verdict.error === undefined ? result : { ...result, error: verdict.error };

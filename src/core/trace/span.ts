@@ -102,6 +102,9 @@ export const Attr = {
   taskGoal: 'rollout_lab.task.goal',
   rewardError: 'rollout_lab.reward.error',
   judgeRationale: 'rollout_lab.judge.rationale',
+  /** On the judge's reward span: its answer needed repair, and how ('local' or 'request'). */
+  judgeRepaired: 'rollout_lab.judge.repaired',
+  judgeRepair: 'rollout_lab.judge.repair',
   rewardModule: 'rollout_lab.reward.module',
   /** On a node span: true when the agent's structured answer needed repair (locally, or by a repair request). */
   outputRepaired: 'rollout_lab.output.repaired',
