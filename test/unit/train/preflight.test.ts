@@ -449,3 +449,31 @@ test('a module graph: the agents that made model calls by default, or those mark
     assert.match(c.title, /no agent made model calls in the usable rollouts, so there is nothing to train/);
   });
 });
+
+test('a check over zero items never passes: "no model calls to check", a warning or the phase\'s error, never "✓ all 0"', async () => {
+  const agents = [makeAgent('HypothesisRefiner', { llmCalls: 2 }), makeAgent('Geneticist', { llmCalls: 1 })];
+  // Rollouts whose agents ran, but whose spans hold no model call (recorded elsewhere, or lost).
+  const rollouts = [0, 1].map((i) => realRollout({ runId: 'run-made', taskId: 't1', sample: i, finalReward: 0.5 + i / 10, startTime: 1_000 + i, agents }));
+  await withStore(rollouts.map((r) => [r, []]), (made) => {
+    const grpo = runPreflight(made, config, { split: 'all', phase: 'grpo' });
+    const text = preflightReportText(grpo);
+    assert.doesNotMatch(text, /all 0\b|among 0\b/, text);
+    const lp = check(grpo, 'missing-logprobs');
+    assert.equal(lp.severity, 'error', 'GRPO trains on model calls: none is an error');
+    assert.match(lp.title, /^no model calls of .* to check for token logprobs/);
+    assert.equal(check(grpo, 'missing-token-ids').severity, 'warning');
+    assert.equal(check(grpo, 'long-prompts').severity, 'warning');
+    assert.equal(grpo.ok, false);
+    const sft = runPreflight(made, config, { split: 'all', phase: 'sft', minReward: 0 });
+    assert.equal(check(sft, 'long-prompts').severity, 'warning');
+    assert.match(check(sft, 'long-prompts').title, /^no model calls whose prompts could be checked/);
+  });
+  await withStore([], (empty) => {
+    const report = runPreflight(empty, config, { split: 'all', phase: 'grpo' });
+    const text = preflightReportText(report);
+    assert.doesNotMatch(text, /all 0\b|among 0\b|✓ every/, text);
+    assert.equal(check(report, 'small-groups').severity, 'error');
+    assert.equal(check(report, 'failed-rollouts').severity, 'warning');
+    assert.equal(check(report, 'judge-failures').severity, 'warning');
+  });
+});

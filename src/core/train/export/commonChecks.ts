@@ -57,57 +57,70 @@ export function commonChecks(ctx: PreflightContext): void {
   ctx.counts.failed = failed.length;
   if (ctx.keepsScoredFailures) ctx.counts.scoredFailures = scored.length;
   const kept = scored.length ? `${scored.length} failed with a reward (no output) and are kept: GRPO learns from them too` : '';
-  ctx.add(
-    {
-      id: 'failed-rollouts',
-      severity: 'warning',
-      title: failed.length
-        ? `${failed.length} of ${ctx.finished.length} rollouts${ctx.scope} failed or were cancelled; they are left out${kept ? `; ${kept}` : ''}`
-        : kept
-          ? `of ${ctx.finished.length} rollouts${ctx.scope}, ${kept}`
-          : `no failed or cancelled rollouts among ${ctx.finished.length}${ctx.scope}`,
-      count: failed.length,
-      rollouts: failed.map((r) => r.id),
-      fix: 'Open a failed rollout to see its error; fix the endpoint or the graph and re-run with `rollout-lab run --resume RUN`.',
-    },
-    failed.length === 0,
-  );
+  if (ctx.finished.length === 0) {
+    ctx.nothing({ id: 'failed-rollouts', title: `no finished rollouts${ctx.scope} to check`, fix: 'Run rollouts first (`rollout-lab run --samples N`).' });
+  } else {
+    ctx.add(
+      {
+        id: 'failed-rollouts',
+        severity: 'warning',
+        title: failed.length
+          ? `${failed.length} of ${ctx.finished.length} rollouts${ctx.scope} failed or were cancelled; they are left out${kept ? `; ${kept}` : ''}`
+          : kept
+            ? `of ${ctx.finished.length} rollouts${ctx.scope}, ${kept}`
+            : `no failed or cancelled rollouts among ${ctx.finished.length}${ctx.scope}`,
+        count: failed.length,
+        rollouts: failed.map((r) => r.id),
+        fix: 'Open a failed rollout to see its error; fix the endpoint or the graph and re-run with `rollout-lab run --resume RUN`.',
+      },
+      failed.length === 0,
+    );
+  }
 
   const noReward = ctx.finished.filter((r) => r.status === 'succeeded' && r.finalReward === null);
   const needsReward = ctx.opts.phase === 'grpo' || ctx.opts.phase === 'bandit';
   ctx.counts.noReward = noReward.length;
-  ctx.add(
-    {
-      id: 'missing-rewards',
-      severity: needsReward ? 'error' : 'warning',
-      title: noReward.length
-        ? `${noReward.length} succeeded rollouts have no final reward${needsReward ? `; ${ctx.opts.phase} learns from rewards` : ''}`
-        : 'every succeeded rollout has a final reward',
-      count: noReward.length,
-      rollouts: noReward.map((r) => r.id),
-      fix: 'Score them again with `rollout-lab rescore` (needs stored criterion scores), or re-run those tasks.',
-    },
-    noReward.length === 0,
-  );
+  const succeeded = ctx.finished.filter((r) => r.status === 'succeeded').length;
+  if (succeeded === 0) {
+    ctx.nothing({ id: 'missing-rewards', title: `no succeeded rollouts${ctx.scope} to check for a final reward`, fix: 'Run rollouts first, or fix what made them fail (see the failed rollouts).' }, needsReward ? 'error' : 'warning');
+  } else {
+    ctx.add(
+      {
+        id: 'missing-rewards',
+        severity: needsReward ? 'error' : 'warning',
+        title: noReward.length
+          ? `${noReward.length} succeeded rollouts have no final reward${needsReward ? `; ${ctx.opts.phase} learns from rewards` : ''}`
+          : 'every succeeded rollout has a final reward',
+        count: noReward.length,
+        rollouts: noReward.map((r) => r.id),
+        fix: 'Score them again with `rollout-lab rescore` (needs stored criterion scores), or re-run those tasks.',
+      },
+      noReward.length === 0,
+    );
+  }
 
   const judgeFailed = ctx.usable.filter((r) => r.judgeFailed);
   ctx.counts.judgeFailed = judgeFailed.length;
   // A rollout the judge ran on has criterion scores; with a custom reward in mode "replace" it may never run.
   const judged = ctx.usable.filter((r) => r.criteria !== null).length;
   ctx.counts.judged = judged;
-  ctx.add(
-    {
-      id: 'judge-failures',
-      severity: 'warning',
-      title: judgeFailed.length
-        ? `the judge failed on ${judgeFailed.length} rollouts; their reward is the penalty ${ctx.config.reward.judgeFailurePenalty}, not a score`
-        : scoredBy(ctx, judged),
-      count: judgeFailed.length,
-      rollouts: judgeFailed.map((r) => r.id),
-      fix: 'Check the judge model (reward.judge.model) and its answers in these traces, then re-run them, or leave them out with a minimum reward.',
-    },
-    judgeFailed.length === 0,
-  );
+  if (ctx.usable.length === 0) {
+    ctx.nothing({ id: 'judge-failures', title: `no usable rollouts${ctx.scope} whose scores could be checked`, fix: 'Run rollouts first (`rollout-lab run --samples N`).' });
+  } else {
+    ctx.add(
+      {
+        id: 'judge-failures',
+        severity: 'warning',
+        title: judgeFailed.length
+          ? `the judge failed on ${judgeFailed.length} rollouts; their reward is the penalty ${ctx.config.reward.judgeFailurePenalty}, not a score`
+          : scoredBy(ctx, judged),
+        count: judgeFailed.length,
+        rollouts: judgeFailed.map((r) => r.id),
+        fix: 'Check the judge model (reward.judge.model) and its answers in these traces, then re-run them, or leave them out with a minimum reward.',
+      },
+      judgeFailed.length === 0,
+    );
+  }
 
   if (ctx.agents.length === 0) {
     ctx.add(

@@ -47,36 +47,48 @@ export function grpoChecks(ctx: PreflightContext): void {
     .sort((a, b) => b[0] - a[0])
     .map(([size, n]) => `${n} of size ${size}`)
     .join(', ');
-  ctx.add(
-    {
-      id: 'small-groups',
-      severity: complete === 0 ? 'error' : 'warning',
-      title: small.length
-        ? `${small.length} of ${all.length} groups have fewer rollouts than the group size ${groupSize} (${sizeText}); ${complete} complete`
-        : `all ${all.length} groups have at least ${groupSize} rollouts`,
-      count: small.length,
-      rollouts: small.flat().map((r) => r.id),
-      fix: `Gather ${groupSize} samples per task (\`rollout-lab run --samples ${groupSize}\`, or the gather phase's samples), or lower training.groupSize in lab.json.`,
-    },
-    all.length > 0 && small.length === 0,
-  );
+  if (all.length === 0) {
+    ctx.nothing(
+      { id: 'small-groups', title: `no groups to check: no usable rollout${ctx.scope} in which ${ctx.agents.join(', ') || 'a chosen agent'} ran`, fix: `Gather ${groupSize} samples per task (\`rollout-lab run --samples ${groupSize}\`).` },
+      'error',
+    );
+  } else {
+    ctx.add(
+      {
+        id: 'small-groups',
+        severity: complete === 0 ? 'error' : 'warning',
+        title: small.length
+          ? `${small.length} of ${all.length} groups have fewer rollouts than the group size ${groupSize} (${sizeText}); ${complete} complete`
+          : `all ${all.length} groups have at least ${groupSize} rollouts`,
+        count: small.length,
+        rollouts: small.flat().map((r) => r.id),
+        fix: `Gather ${groupSize} samples per task (\`rollout-lab run --samples ${groupSize}\`, or the gather phase's samples), or lower training.groupSize in lab.json.`,
+      },
+      small.length === 0,
+    );
+  }
 
   // A group whose rewards are all equal has zero advantages: GRPO learns nothing from it.
   const flat = all.filter((g) => g.length >= 2 && g.every((r) => Math.abs(r.finalReward! - g[0]!.finalReward!) < 1e-12));
   ctx.counts.zeroVarianceGroups = flat.length;
-  ctx.add(
-    {
-      id: 'zero-variance-groups',
-      severity: 'warning',
-      title: flat.length
-        ? `${flat.length} of ${all.length} groups have the same reward for every rollout: no learning signal`
-        : 'every group with two or more rollouts has some spread of rewards',
-      count: flat.length,
-      rollouts: flat.flat().map((r) => r.id),
-      fix: 'Sample with a higher temperature or more samples per task, or use criteria and weights that tell the answers apart.',
-    },
-    flat.length === 0,
-  );
+  const comparable = all.filter((g) => g.length >= 2).length;
+  if (comparable === 0) {
+    ctx.nothing({ id: 'zero-variance-groups', title: 'no group of two or more rollouts to check for a spread of rewards', fix: 'Gather several samples per task (`rollout-lab run --samples N`).' });
+  } else {
+    ctx.add(
+      {
+        id: 'zero-variance-groups',
+        severity: 'warning',
+        title: flat.length
+          ? `${flat.length} of ${all.length} groups have the same reward for every rollout: no learning signal`
+          : 'every group with two or more rollouts has some spread of rewards',
+        count: flat.length,
+        rollouts: flat.flat().map((r) => r.id),
+        fix: 'Sample with a higher temperature or more samples per task, or use criteria and weights that tell the answers apart.',
+      },
+      flat.length === 0,
+    );
+  }
 
   const calls = llmCalls(ctx, ctx.withAgents);
   const missingLp = calls.filter((c) => !c.call.hasLogprobs);
@@ -84,33 +96,48 @@ export function grpoChecks(ctx: PreflightContext): void {
   ctx.counts.llmCalls = calls.length;
   ctx.counts.callsWithLogprobs = withLp;
   const models = [...new Set(missingLp.map((c) => c.call.logicalModel ?? ctx.config.agents[c.call.agent]?.model ?? '<name>'))];
-  ctx.add(
-    {
-      id: 'missing-logprobs',
-      severity: calls.length > 0 && withLp === 0 ? 'error' : 'warning',
-      title: missingLp.length
-        ? `${missingLp.length} of ${calls.length} model calls of ${ctx.agents.join(', ')} have no token logprobs; GRPO's clipped ratio needs the behaviour policy's logprobs`
-        : `all ${calls.length} model calls carry token logprobs`,
-      count: missingLp.length,
-      rollouts: uniqueIds(missingLp),
-      fix: `Set ${models.map((m) => `models.${m}.logprobs: true`).join(' and ') || 'models.<name>.logprobs: true'} in .rollout-lab/lab.json (the server must support logprobs) and gather the rollouts again.`,
-    },
-    missingLp.length === 0,
-  );
+  if (calls.length === 0) {
+    ctx.nothing(
+      {
+        id: 'missing-logprobs',
+        title: `no model calls of ${ctx.agents.join(', ') || 'the chosen agents'} to check for token logprobs${ctx.scope}; GRPO trains on those calls`,
+        fix: 'Gather rollouts in which these agents call their model (`rollout-lab run --samples N`), with models.<name>.logprobs: true in .rollout-lab/lab.json.',
+      },
+      'error',
+    );
+  } else {
+    ctx.add(
+      {
+        id: 'missing-logprobs',
+        severity: withLp === 0 ? 'error' : 'warning',
+        title: missingLp.length
+          ? `${missingLp.length} of ${calls.length} model calls of ${ctx.agents.join(', ')} have no token logprobs; GRPO's clipped ratio needs the behaviour policy's logprobs`
+          : `all ${calls.length} model calls carry token logprobs`,
+        count: missingLp.length,
+        rollouts: uniqueIds(missingLp),
+        fix: `Set ${models.map((m) => `models.${m}.logprobs: true`).join(' and ') || 'models.<name>.logprobs: true'} in .rollout-lab/lab.json (the server must support logprobs) and gather the rollouts again.`,
+      },
+      missingLp.length === 0,
+    );
+  }
 
   const missingIds = calls.filter((c) => !c.call.hasTokenIds);
   ctx.counts.callsWithTokenIds = calls.length - missingIds.length;
   // The trainer can re-tokenise the recorded text, so this only informs.
-  ctx.checks.push({
-    id: 'missing-token-ids',
-    severity: 'info',
-    title: missingIds.length
-      ? `${missingIds.length} of ${calls.length} model calls have no completion token ids; the trainer re-tokenises their text`
-      : `all ${calls.length} model calls carry completion token ids`,
-    count: missingIds.length,
-    rollouts: uniqueIds(missingIds).slice(0, MAX_LISTED),
-    fix: 'For exact token-level training, serve the model with a server that returns completion token ids.',
-  });
+  if (calls.length === 0) {
+    ctx.nothing({ id: 'missing-token-ids', title: 'no model calls to check for completion token ids', fix: 'Gather rollouts in which the chosen agents call their model.' });
+  } else {
+    ctx.checks.push({
+      id: 'missing-token-ids',
+      severity: 'info',
+      title: missingIds.length
+        ? `${missingIds.length} of ${calls.length} model calls have no completion token ids; the trainer re-tokenises their text`
+        : `all ${calls.length} model calls carry completion token ids`,
+      count: missingIds.length,
+      rollouts: uniqueIds(missingIds).slice(0, MAX_LISTED),
+      fix: 'For exact token-level training, serve the model with a server that returns completion token ids.',
+    });
+  }
 
   promptLengthCheck(ctx, ctx.withAgents, calls);
 }
@@ -129,19 +156,23 @@ export function banditChecks(ctx: PreflightContext): void {
   }
   ctx.counts.decisions = decisions;
   ctx.counts.completeDecisions = complete;
-  ctx.add(
-    {
-      id: 'incomplete-decisions',
-      severity: 'warning',
-      title: decisions - complete
-        ? `${decisions - complete} of ${decisions} ${ctx.agents.join(', ')} decisions have no candidates or no valid chosen index; they are left out`
-        : `all ${decisions} ${ctx.agents.join(', ')} decisions have candidates and a chosen index`,
-      count: decisions - complete,
-      rollouts: broken,
-      fix: 'Open these traces: the candidate agents failed or the decision could not be parsed; fix the prompt or the model and gather again.',
-    },
-    decisions === complete,
-  );
+  if (decisions === 0) {
+    ctx.nothing({ id: 'incomplete-decisions', title: `no ${ctx.agents.join(', ')} decisions to check${ctx.scope}`, fix: 'Gather rollouts in which the decision agents choose (`rollout-lab run --limit N`).' });
+  } else {
+    ctx.add(
+      {
+        id: 'incomplete-decisions',
+        severity: 'warning',
+        title: decisions - complete
+          ? `${decisions - complete} of ${decisions} ${ctx.agents.join(', ')} decisions have no candidates or no valid chosen index; they are left out`
+          : `all ${decisions} ${ctx.agents.join(', ')} decisions have candidates and a chosen index`,
+        count: decisions - complete,
+        rollouts: broken,
+        fix: 'Open these traces: the candidate agents failed or the decision could not be parsed; fix the prompt or the model and gather again.',
+      },
+      decisions === complete,
+    );
+  }
   ctx.add(
     {
       id: 'few-decisions',
@@ -165,18 +196,22 @@ export function apoChecks(ctx: PreflightContext): void {
     const n = ctx.usable.filter((r) => r.agents.some((a) => a.agent === agent && ran(a))).length;
     if (n < want) short.push(`${agent} (${n})`);
   }
-  ctx.add(
-    {
-      id: 'few-low-reward-rollouts',
-      severity: 'warning',
-      title: short.length
-        ? `the critic is shown the ${want} lowest-reward rollouts of an agent, but fewer have a reward for: ${short.join(', ')}`
-        : `every agent has at least ${want} rollouts with a reward for the critic`,
-      count: short.length,
-      fix: 'Gather more rollouts first, or lower optimize.lowRewardRollouts in lab.json.',
-    },
-    short.length === 0,
-  );
+  if (ctx.agents.length === 0) {
+    ctx.nothing({ id: 'few-low-reward-rollouts', title: 'no agents to check for low-reward rollouts', fix: 'Choose the agents to optimise (--agents).' });
+  } else {
+    ctx.add(
+      {
+        id: 'few-low-reward-rollouts',
+        severity: 'warning',
+        title: short.length
+          ? `the critic is shown the ${want} lowest-reward rollouts of an agent, but fewer have a reward for: ${short.join(', ')}`
+          : `every agent has at least ${want} rollouts with a reward for the critic`,
+        count: short.length,
+        fix: 'Gather more rollouts first, or lower optimize.lowRewardRollouts in lab.json.',
+      },
+      short.length === 0,
+    );
+  }
 
   const fromStore = ctx.opts.valTasks === undefined;
   const valTasks = fromStore
@@ -225,6 +260,10 @@ function promptLengthCheck(ctx: PreflightContext, rollouts: RolloutRecord[], kno
   const calls = known ?? llmCalls(ctx, rollouts);
   const long = calls.filter((c) => c.call.promptTokens > max);
   ctx.counts.longPrompts = long.length;
+  if (calls.length === 0) {
+    ctx.nothing({ id: 'long-prompts', title: 'no model calls whose prompts could be checked against training.maxPromptTokens', fix: 'Gather rollouts in which the chosen agents call their model.' });
+    return;
+  }
   ctx.add(
     {
       id: 'long-prompts',

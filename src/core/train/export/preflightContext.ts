@@ -53,6 +53,14 @@ export class PreflightContext {
     return r.agents.some((a) => this.agents.includes(a.agent) && ran(a));
   }
 
+  /**
+   * A check with nothing to look at: it passes nothing (never "all 0 model calls carry logprobs"), it says there was
+   * nothing to check, as a warning, or as an error where the phase cannot run without those things.
+   */
+  nothing(check: Pick<PreflightCheck, 'id' | 'title' | 'fix'>, severity: 'warning' | 'error' = 'warning'): void {
+    this.checks.push({ ...check, severity, count: 0, rollouts: [] });
+  }
+
   add(check: Omit<PreflightCheck, 'rollouts'> & { rollouts?: string[] }, passed: boolean): void {
     this.checks.push({
       id: check.id,
