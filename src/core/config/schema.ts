@@ -232,7 +232,7 @@ export const RewardSchema = z.strictObject({
   criteria: z
     .record(name, CriterionSchema)
     .prefault(() => structuredClone(DEFAULT_CRITERIA))
-    .describe('Criteria the judge scores from 0 to 1, with their weights in the final reward.'),
+    .describe('Criteria the judge scores (an integer from 0 to 10 each, read as 0 to 1), with their weights in the final reward.'),
   judgeFailurePenalty: z
     .number()
     .min(0)

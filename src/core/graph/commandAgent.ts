@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { onAbort } from '../onAbort';
-import { outputText, type GraphOutcome } from './outcome';
+import { failureText, outputText, type GraphOutcome } from './outcome';
 
 /** How long a stopped program gets between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 2_000;
@@ -91,7 +91,7 @@ export function parseCommandOutput(stdout: string): Omit<GraphOutcome, 'turns'> 
     finalOutput: outputText(output),
     decision: decision || null,
     turns: o.turns ?? null,
-    failures: (o.failures ?? []).map((f) => ({ agent: String(f.agent ?? 'unknown'), error: String(f.error ?? '') })),
+    failures: (o.failures ?? []).map((f) => ({ agent: String(f.agent ?? 'unknown'), error: failureText(f.error) })),
   };
 }
 

@@ -33,11 +33,23 @@ function aiMessages(messages: unknown): BaseMessage[] {
   return Array.isArray(messages) ? messages.filter((m): m is BaseMessage => AIMessage.isInstance(m)) : [];
 }
 
+/** A failure's error as a graph or a program gave it: text as is, anything else as its JSON (never "[object Object]"). */
+export function failureText(error: unknown): string {
+  if (error === undefined || error === null) return '';
+  if (typeof error === 'string') return error;
+  if (error instanceof Error) return error.message;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
 function failuresOf(value: unknown): GraphOutcome['failures'] {
   if (!Array.isArray(value)) return [];
   return value
     .filter((f): f is { agent?: unknown; error?: unknown } => typeof f === 'object' && f !== null)
-    .map((f) => ({ agent: String(f.agent ?? 'unknown'), error: String(f.error ?? '') }));
+    .map((f) => ({ agent: String(f.agent ?? 'unknown'), error: failureText(f.error) }));
 }
 
 /**

@@ -15,6 +15,7 @@ import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/fai
 import { errorMessage } from '../errors';
 import { summariseAgents } from '../store/agentSummary';
 import { forEachBounded } from './pool';
+import { TRUNCATED_AT_MAX_TOKENS } from '../llm/maxTokensCut';
 import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';
 
@@ -282,17 +283,29 @@ export async function runOneRollout(
   return record;
 }
 
+/** Text on one line, at most 300 characters (an ellipsis says when it was cut). */
+function clip(s: string): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > 300 ? `${one.slice(0, 299)}…` : one;
+}
+
+/** An agent's own words quoted on one line, so they never read as the lab's. */
+function quoted(s: string): string {
+  return `“${clip(s)}”`;
+}
+
 /** The error of a rollout whose graph gave no final output: what happened, and what to change when an answer was cut off. */
 function noOutputMessage(why: ReturnType<typeof noOutputFailure>, outcome: GraphOutcome, spans: readonly SpanRecord[]): string {
-  const clip = (s: string): string => s.replace(/\s+/g, ' ').slice(0, 300);
   if (why.kind === 'truncated') {
-    // The graph's own record of the failure names the limit and the setting to raise; a graph without one gets the call's.
+    // The research lab's own record names the limit and the setting; any other graph's (a command agent's) is its own
+    // words, quoted after what the lab saw rather than read as the answer.
     const recorded = outcome.failures.find((f) => f.agent === why.agent);
-    if (recorded) return `the graph gave no final output: ${recorded.agent}'s answer was ${clip(recorded.error)}`;
+    if (recorded?.error.startsWith(TRUNCATED_AT_MAX_TOKENS)) return `the graph gave no final output: ${recorded.agent}'s answer was ${clip(recorded.error)}`;
     const call = spans.filter((s) => s.kind === 'llm' && s.attributes[Attr.agentName] === why.agent).at(-1);
     const fix = `raise ${call ? maxTokensKey(call) : 'maxTokens of its model'} in .rollout-lab/lab.json`;
-    return `the graph gave no final output: ${why.agent ?? 'an agent'}'s answer was truncated at max_tokens — ${fix}, or ask for a shorter answer`;
+    const said = recorded?.error ? `; ${recorded.agent} reported: ${quoted(recorded.error)}` : '';
+    return `the graph gave no final output: ${why.agent ?? 'an agent'}'s answer was truncated at max_tokens — ${fix}, or ask for a shorter answer${said}`;
   }
   const first = outcome.failures[0];
-  return `the graph finished without a final output${first ? ` (${first.agent}: ${clip(first.error)})` : ''}`;
+  return `the graph finished without a final output${first ? ` (${first.agent} reported: ${quoted(first.error)})` : ''}`;
 }

@@ -94,3 +94,11 @@ test('a program that never reads its input still runs', async () => {
   const out = await run(file, { input: 'x'.repeat(1 << 20) });
   assert.equal(out.finalOutput, 'ok');
 });
+
+test("a program's failure given as an object or with newlines is kept as its text (JSON for an object), never \"[object Object]\"", () => {
+  const out = parseCommandOutput(JSON.stringify({ final_output: null, failures: [{ agent: 'Drafter', error: { code: 'parse', detail: 'Unterminated string' } }, { agent: 'Critic', error: 'line one\nline two' }] }));
+  assert.deepEqual(out.failures, [
+    { agent: 'Drafter', error: '{"code":"parse","detail":"Unterminated string"}' },
+    { agent: 'Critic', error: 'line one\nline two' },
+  ]);
+});

@@ -26,6 +26,7 @@ const State = Annotation.Root({
   ...MessagesAnnotation.spec,
   final_output: Annotation({ reducer: (_a, b) => b, default: () => null }),
   turns: Annotation({ reducer: (a, b) => a + b, default: () => 0 }),
+  failures: Annotation({ reducer: (_a, b) => b, default: () => [] }),
 });
 
 export default function createGraph(ctx) {
@@ -34,12 +35,14 @@ export default function createGraph(ctx) {
     .addNode('Writer', async (s) => {
       const answer = await model.invoke([['human', String(s.messages[0]?.content ?? '')]]);
       let sql = null;
+      // The graph's own words for what went wrong, as a command agent's program reports them.
+      let failures = [];
       try {
         sql = JSON.parse(String(answer.content)).sql ?? null;
-      } catch {
-        sql = null;
+      } catch (e) {
+        failures = [{ agent: 'Writer', error: { parse: e.message, text: String(answer.content) } }];
       }
-      return { turns: 1, final_output: sql };
+      return { turns: 1, final_output: sql, failures };
     })
     .addEdge(START, 'Writer')
     .addEdge('Writer', END)
@@ -81,6 +84,9 @@ test('an answer cut at max_tokens that leaves the graph without output: failed a
       assert.equal(cut.finalReward, 0, 'still scored, with reward.noOutputReward');
       assert.equal(cut.truncatedAnswers, 1);
       assert.match(cut.error!, /Writer's answer was truncated at max_tokens — raise models\.writer\.maxTokens in \.rollout-lab\/lab\.json/);
+      // The graph's own failure text is quoted after what the lab saw, whole and on one line, never read as the answer.
+      assert.match(cut.error!, /, or ask for a shorter answer; Writer reported: “\{"parse":"Unterminated string in JSON at position \d+[^"]*","text":"\{\\"sql\\": \\"SELECT title/);
+      assert.doesNotMatch(cut.error!, /\[object Object\]|answer was \{/);
 
       const m = computeMetrics(run.rollouts, rewardSetupOf(lab.loaded.config));
       assert.deepEqual([m.executionSuccessRate, m.noOutput, m.truncated, m.rewarded], [50, 1, 1, 2]);
