@@ -307,5 +307,5 @@ function noOutputMessage(why: ReturnType<typeof noOutputFailure>, outcome: Graph
     return `the graph gave no final output: ${why.agent ?? 'an agent'}'s answer was truncated at max_tokens — ${fix}, or ask for a shorter answer${said}`;
   }
   const first = outcome.failures[0];
-  return `the graph finished without a final output${first ? ` (${first.agent} reported: ${quoted(first.error)})` : ''}`;
+  return `the graph finished without a final output${first ? ` (${first.agent}: ${clip(first.error)})` : ''}`;
 }
