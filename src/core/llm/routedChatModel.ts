@@ -1,3 +1,4 @@
+import { dispatchCustomEvent } from '@langchain/core/callbacks/dispatch';
 import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
 import type { BaseLanguageModelInput, StructuredOutputMethodOptions } from '@langchain/core/language_models/base';
 import {
@@ -28,6 +29,12 @@ import { readCompletion } from './responseMetadata';
 function seedParam(seed: number | undefined): { seed?: number } {
   return seed === undefined ? {} : { seed };
 }
+
+/**
+ * Custom callback event a routed model's structured output dispatches when an answer needed repair, so the tracer
+ * marks the graph step it belongs to (a user graph has no lastOutput report): { repair, original, ok }.
+ */
+export const STRUCTURED_REPAIR_EVENT = 'rollout_lab_structured_repair';
 
 /** Callback metadata key a routed model sets when the simulated endpoint answers it. */
 export const SIMULATED_CALL_METADATA = 'rollout_lab_simulated';
@@ -149,6 +156,9 @@ export class RoutedChatModel extends BaseChatModel<RoutedChatModelCallOptions, A
         cut = maxTokensCutOf(fixed) ?? cut;
         return fixed.text;
       }, { policy: this.repairPolicy });
+      if (parsed.repair) {
+        await dispatchCustomEvent(STRUCTURED_REPAIR_EVENT, { repair: parsed.repair, original: parsed.original, ok: parsed.ok }, runConfig);
+      }
       if (!parsed.ok) {
         const problem = `the answer of model '${this.resolved.logical}' does not match the ${name} schema after one repair: ${parsed.error}`;
         throw new OutputParserException(cut ? truncatedError(cut, problem) : problem, parsed.raw);

@@ -3,7 +3,7 @@ import type { Serialized } from '@langchain/core/load/serializable';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { ChainValues } from '@langchain/core/utils/types';
-import { SIMULATED_CALL_METADATA } from '../llm/routedChatModel';
+import { SIMULATED_CALL_METADATA, STRUCTURED_REPAIR_EVENT } from '../llm/routedChatModel';
 import { Attr, type Attributes } from './span';
 import { agentAttributes, llmErrorAttributes, llmRequestAttributes, llmResponseAttributes, llmSpanName, type AgentVersions } from './llmSpanAttributes';
 import { traceText, toMessageRecord } from './messages';
@@ -104,6 +104,17 @@ export class LangChainTracer extends BaseCallbackHandler {
     }
     if (typeof last?.turn === 'number') run.span.attributes[Attr.turn] = last.turn;
     this.tracer.end(run.span, last && last.ok === false ? 'error' : 'ok', last?.ok === false ? last.error : undefined);
+  }
+
+  /** A routed model's structured answer needed repair: the graph step it ran in says so, with the original text. */
+  override handleCustomEvent(eventName: string, data: unknown, runId: string): void {
+    if (eventName !== STRUCTURED_REPAIR_EVENT || !data || typeof data !== 'object') return;
+    const node = this.runs.get(runId)?.parent;
+    if (!node || node.kind !== 'node') return;
+    const { repair, original } = data as { repair?: unknown; original?: unknown };
+    node.attributes[Attr.outputRepaired] = true;
+    if (repair === 'local' || repair === 'request') node.attributes[Attr.outputRepair] = repair;
+    if (typeof original === 'string') node.attributes[Attr.outputOriginal] = original;
   }
 
   override handleChainError(err: Error, runId: string): void {

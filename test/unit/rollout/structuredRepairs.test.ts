@@ -76,3 +76,55 @@ test('policy "request": the malformed answer goes back to the server with a repa
   }
   assert.deepEqual([report.repairs!.local, report.repairs!.request], [0, reviews.length]);
 });
+
+const MODULE_GRAPH = `import { Annotation, END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { z } from 'zod';
+
+const State = Annotation.Root({
+  ...MessagesAnnotation.spec,
+  final_output: Annotation({ reducer: (_a, b) => b, default: () => null }),
+});
+
+export default function createGraph(ctx) {
+  const model = ctx.model('Writer').withStructuredOutput(z.object({ sql: z.string() }), { name: 'query' });
+  return new StateGraph(State)
+    .addNode('Writer', async (s) => ({ final_output: (await model.invoke([['human', String(s.messages[0]?.content ?? '')]])).sql }))
+    .addEdge(START, 'Writer')
+    .addEdge('Writer', END)
+    .compile();
+}
+`;
+
+test("your own graph's withStructuredOutput: a repaired answer marks its graph step, with the original text", { timeout: 120_000 }, async () => {
+  const broken = "{sql: 'SELECT 1'}";
+  const stub = await startOpenAIStub({ replies: () => ({ content: broken }) });
+  const dir = mkdtempSync(join(tmpdir(), 'rl-repairs-module-'));
+  try {
+    const data = join(dir, 'questions.jsonl');
+    writeFileSync(data, `${JSON.stringify({ id: 'q1', goal: 'Count.', context: 'CREATE TABLE t(x);' })}\n`);
+    await initWorkspace(dir, { dataset: data });
+    const cfgFile = join(dir, '.rollout-lab', 'lab.json');
+    const cfg = JSON.parse(readFileSync(cfgFile, 'utf8')) as Record<string, any>;
+    cfg.graph = { kind: 'module', module: 'graph.ts' };
+    cfg.models.writer = { baseUrl: stub.url, model: 'tiny-sql', maxRetries: 0 };
+    cfg.agents = { ...cfg.agents, Writer: { model: 'writer', promptText: 'Answer {"sql": "..."}.' } };
+    writeFileSync(cfgFile, JSON.stringify(cfg, null, 2));
+    writeFileSync(join(dir, 'graph.ts'), MODULE_GRAPH);
+    const lab = await Lab.open({ workspace: dir, env: {} });
+    try {
+      const result = await runBatch(lab, { command: 'run', split: 'all', samples: 1, concurrency: 1 });
+      assert.equal(result.rollouts[0]!.status, 'succeeded', result.rollouts[0]!.error ?? '');
+      const step = lab.store.getSpans(result.rollouts[0]!.id).find((s) => s.kind === 'node' && s.name === 'Writer')!;
+      assert.equal(step.attributes[Attr.outputRepaired], true);
+      assert.equal(step.attributes[Attr.outputRepair], 'local');
+      assert.equal(step.attributes[Attr.outputOriginal], broken);
+      const report = buildEvaluationReport(lab.store, reportOptionsFromConfig(lab.loaded.config, result.runId));
+      assert.equal(report.repairs!.local, 1);
+    } finally {
+      await lab.close();
+    }
+  } finally {
+    await stub.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
