@@ -57,6 +57,8 @@ test('429 with Retry-After and intermittent 500s are retried: every rollout succ
           .rollouts.flatMap((x) => spansOf(ws, x.id))
           .filter((s) => s.kind === 'llm' && Number(s.attributes['rollout_lab.retries'] ?? 0) > 0);
         assert.ok(retried.length > 0, 'some model calls record their retries');
+        // Told once per kind as it first happens (the totals are the run's warning), not once per retry.
+        assert.equal(r.stderr.match(/: HTTP 429 from http:\S+; retrying 1\/4 in /g)?.length, 1, r.stderr);
       },
     );
   } finally {
@@ -76,6 +78,10 @@ test('a timed-out call is retried; a persistently failing endpoint fails the rol
       const r = await runCli(['run', '--workspace', ws, '--base-url', url, '--limit', '1', '--json']);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(json<RunDoc>(r).succeeded, 1);
+      // The stall is said as it happens, naming the agent, the server and the setting.
+      assert.match(r.stderr, /\n\w+: no answer from http:\/\/127\.0\.0\.1:\d+\/v1 within 0\.4 s \(models\.\w+\.timeoutMs\); retrying 1\/1\n/);
+      const { warnings } = json<RunDoc & { warnings: Array<{ kind: string; occurrences: number }> }>(r);
+      assert.equal(warnings.find((w) => w.kind === 'model_calls_retried')?.occurrences, 1);
     });
     await withServer(() => ({ kind: 'server-error', status: 500 }), async (url) => {
       const r = await runCli(['run', '--workspace', ws, '--base-url', url, '--limit', '2', '--json']);
