@@ -5,7 +5,8 @@ import type { ComparisonResult } from '../../core/analysis/comparison';
 import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption } from '../args';
 import { num, pct } from '../../core/analysis/numberFormat';
 import { table } from '../../core/analysis/textTable';
-import { printWarnings, tellWarning, withRunningLab } from '../labSession';
+import { printWarnings, retryTeller, tellWarning, withRunningLab } from '../labSession';
+import type { RetryNotice } from '../../core/llm/retryNotices';
 
 const OPTIONS = {
   ...COMMON,
@@ -77,6 +78,10 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
         err(`[${side.toUpperCase()} ${p.done}/${p.total}] ${r ? `${r.taskId} ${r.status} reward ${num(r.finalReward)}${r.error ? `: ${r.error}` : ''}` : ''}`);
       },
       onWarning: (side, w) => tellWarning(w, `side ${side.toUpperCase()}: `),
+      onRetry: (() => {
+        const tell = { a: retryTeller('side A: '), b: retryTeller('side B: ') };
+        return (side: 'a' | 'b', n: RetryNotice) => tell[side](n);
+      })(),
     });
     if (run.cancelled || !run.runB) {
       err(`cancelled: comparison ${run.id} is incomplete (side A: ${run.runA}${run.runB ? `, side B: ${run.runB}` : ', side B not started'})`);

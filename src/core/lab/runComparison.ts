@@ -5,6 +5,7 @@ import type { Variant } from '../config/variantSpec';
 import type { ComparisonRunParams, ComparisonSideName } from '../analysis/comparisonRunParams';
 import { runRollouts, type PlannedTask, type RunProgress, type RunResult } from '../rollout/runner';
 import type { RunWarning } from '../rollout/runWarnings';
+import { listenForRetries, type RetryNotice } from '../llm/retryNotices';
 import type { Lab } from './lab';
 
 export interface ComparisonRequest {
@@ -25,6 +26,8 @@ export interface ComparisonRequest {
   onStart?: (side: ComparisonSideName, info: { runId: string; total: number }) => void;
   /** Each side's run reports each kind of warning once (see RunRequest.onWarning). */
   onWarning?: (side: ComparisonSideName, w: RunWarning) => void;
+  /** Each model call about to be retried, as it happens (the sides run one after the other). */
+  onRetry?: (side: ComparisonSideName, notice: RetryNotice) => void;
 }
 
 export interface ComparisonRun {
@@ -48,8 +51,9 @@ export async function runComparison(lab: Lab, req: ComparisonRequest): Promise<C
   const envA = await lab.environment(allTasks, req.a);
   const envB = await lab.environment(allTasks, req.b);
   const id = `cmp-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${newTraceId().slice(0, 6)}`;
-  const run = async (side: ComparisonSideName, env: typeof envA, variant: Variant): Promise<RunResult> =>
-    runRollouts(env, {
+  const run = async (side: ComparisonSideName, env: typeof envA, variant: Variant): Promise<RunResult> => {
+    const stopListening = req.onRetry ? listenForRetries((n) => req.onRetry!(side, n)) : () => undefined;
+    return runRollouts(env, {
       tasks: req.tasks,
       samples: req.samples,
       concurrency: req.concurrency,
@@ -65,7 +69,8 @@ export async function runComparison(lab: Lab, req: ComparisonRequest): Promise<C
       onStart: ({ runId, total }) => req.onStart?.(side, { runId, total }),
       onProgress: (p) => req.onProgress?.(side, p),
       onWarning: (w) => req.onWarning?.(side, w),
-    });
+    }).finally(stopListening);
+  };
   const a = await run('a', envA, req.a);
   if (a.cancelled || req.signal?.aborted) return { id, runA: a.runId, runB: null, cancelled: true, a, b: null };
   const b = await run('b', envB, req.b);

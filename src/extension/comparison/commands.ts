@@ -243,6 +243,7 @@ async function execute(ctx: FeatureContext, lab: Lab, folder: string, plan: Plan
             if (r) output.appendLine(`[${side.toUpperCase()} ${p.done}/${p.total}] ${r.taskId} ${r.status} reward ${r.finalReward === null ? 'n/a' : r.finalReward.toFixed(3)}${r.error ? `: ${r.error}` : ''}`);
             service.notifyStoreChanged(folder);
           },
+          onRetry: (side, n) => output.appendLine(`retry (side ${side.toUpperCase()}): ${n.message}`),
         });
       } finally {
         sub.dispose();
