@@ -82,7 +82,7 @@ export function commonChecks(ctx: PreflightContext): void {
   ctx.counts.noReward = noReward.length;
   const succeeded = ctx.finished.filter((r) => r.status === 'succeeded').length;
   if (succeeded === 0) {
-    ctx.nothing({ id: 'missing-rewards', title: `no succeeded rollouts${ctx.scope} to check for a final reward`, fix: 'Run rollouts first, or fix what made them fail (see the failed rollouts).' }, needsReward ? 'error' : 'warning');
+    ctx.nothing({ id: 'missing-rewards', title: `no succeeded rollouts${ctx.scope} to check for a final reward`, fix: 'Run rollouts first, or fix what made them fail (see the failed rollouts).' });
   } else {
     ctx.add(
       {
