@@ -73,7 +73,6 @@ type Attempt =
   | { ok: true; completion: OpenAI.Chat.ChatCompletion }
   | { ok: false; retryable: boolean; status?: number; headers?: Headers; reason: string; kind?: RetryNotice['kind']; cause: unknown };
 
-
 /**
  * One chat completion through the routed endpoint, with retries on transient
  * failures (429, 5xx, timeouts, dropped connections), a per-attempt timeout

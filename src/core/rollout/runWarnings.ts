@@ -151,7 +151,8 @@ export function rolloutFindings(spans: readonly SpanRecord[]): Finding[] {
   const answersCut = new Map<string, SpanRecord[]>();
   for (const s of llm.filter((c) => c.attributes[Attr.truncated] === true)) answersCut.set(cutKey(s), [...(answersCut.get(cutKey(s)) ?? []), s]);
   for (const calls of answersCut.values()) findings.push(answerCut(calls));
-  const retried = llm.filter((s) => (count(s.attributes[Attr.retries]) ?? 0) > 0);
+  // A call that failed after its retries is the rollout's failure, not something the retries absorbed.
+  const retried = llm.filter((s) => s.status !== 'error' && (count(s.attributes[Attr.retries]) ?? 0) > 0);
   if (retried.length) findings.push(callsRetried(retried));
   const reward = spans.find((s) => s.kind === 'reward' && s.attributes[Attr.errorType] === 'custom_reward_failed');
   if (reward) findings.push(rewardFailed(reward, root));
