@@ -37,7 +37,8 @@ export function money(x: number | null): string {
 
 function decision(r: RolloutTableRow): string {
   if (r.decision === null && r.expectedDecision === null) return '—';
-  const mark = r.decision !== null && r.expectedDecision !== null ? (r.decision === r.expectedDecision ? '✓' : '✗') : '';
+  // The host computes alignment under the graph's decision mapping (GO stands for "yes"), as the report and the filter do.
+  const mark = r.alignment === 'aligned' ? '✓' : r.alignment === 'misaligned' ? '✗' : '';
   return `${r.decision ?? '—'} / ${r.expectedDecision ?? '—'}${mark ? ` ${mark}` : ''}`;
 }
 

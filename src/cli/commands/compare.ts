@@ -6,6 +6,7 @@ import { BATCH_OPTIONS, COMMON, err, intOption, out, parse, splitOption } from '
 import { num, pct } from '../../core/analysis/numberFormat';
 import { table } from '../../core/analysis/textTable';
 import { printWarnings, tellWarning, withRunningLab } from '../labSession';
+import { decisionLabelsOf } from '../../core/data/decisionAlignment';
 
 const OPTIONS = {
   ...COMMON,
@@ -36,7 +37,7 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
     const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
     const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });
     try {
-      const result = compareRuns(store, ids[0], ids[1], Object.keys(loaded.config.reward.criteria));
+      const result = compareRuns(store, ids[0], ids[1], Object.keys(loaded.config.reward.criteria), decisionLabelsOf(loaded.config));
       print(result, json);
       return 0;
     } finally {
@@ -82,7 +83,7 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
       err(`cancelled: comparison ${run.id} is incomplete (side A: ${run.runA}${run.runB ? `, side B: ${run.runB}` : ', side B not started'})`);
       return 1;
     }
-    const result = compareRuns(lab.store, run.runA, run.runB, Object.keys(cfg.reward.criteria));
+    const result = compareRuns(lab.store, run.runA, run.runB, Object.keys(cfg.reward.criteria), decisionLabelsOf(cfg));
     if (json) out(JSON.stringify({ ...result, warnings: { a: run.a.warnings, b: run.b?.warnings ?? [] } }));
     else {
       print(result, false);

@@ -8,6 +8,7 @@ import { evaluationTable, type EvaluationTable } from './evaluationTable';
 import { failureReport, type FailureReport, type FailureReportOptions } from './failureCategories';
 import { lowestRollouts, type LowRollout } from './lowestRollouts';
 import { breakdownKeys, judgeCriteria } from './metrics';
+import { RESEARCH_LAB_DECISIONS, decisionLabelsOf, type DecisionLabels } from '../data/decisionAlignment';
 import { agentReports, criterionReports, decisionReport, type AgentReport, type CriterionReport, type DecisionReport, type ReportCriteria } from './reportBreakdowns';
 import { REPORT_CONFIDENCE } from './reportStats';
 import type { SpanBudget } from './reportSpans';
@@ -75,6 +76,8 @@ export interface EvaluationReportOptions extends FailureReportOptions {
   judge?: boolean;
   /** A custom reward (reward.module) scores the rollouts. Default: whether customFailurePenalty is given. */
   customReward?: boolean;
+  /** The decision mapping the lab's graph declares (decisionLabelsOf); default the research lab's GO / NO-GO. */
+  decisionLabels?: DecisionLabels;
   now?: number;
   /** At most this many rollouts' spans are read (failed rollouts first). Default 200. */
   maxSpanReads?: number;
@@ -97,6 +100,7 @@ export function reportOptionsFromConfig(config: LabConfig, runId: string): Evalu
     judge: setup.judge,
     customReward: setup.custom,
     maxTurns: config.runner.maxTurns,
+    decisionLabels: decisionLabelsOf(config),
     ...(config.reward.module ? { customFailurePenalty: config.reward.customFailurePenalty } : {}),
   };
 }
@@ -109,7 +113,8 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
   const succeeded = finished.filter((r) => r.status === 'succeeded');
   const setup: RewardSetup = { criteria: Object.keys(opts.criteria), judge: opts.judge ?? true, custom: opts.customReward ?? opts.customFailurePenalty !== undefined };
   const done = finished.filter((r) => r.status !== 'cancelled');
-  const table = evaluationTable(done, setup);
+  const labels = opts.decisionLabels ?? RESEARCH_LAB_DECISIONS;
+  const table = evaluationTable(done, setup, labels);
   const { shape } = table.metrics;
   const criteriaNames = shape.judge ? judgeCriteria(done, setup) : [];
   const notes: string[] = [];
@@ -172,7 +177,7 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
     table,
     criteria: shape.judge ? criterionReports(done, criteriaNames, opts.criteria) : [],
     agents: agentReports(finished),
-    decisions: decisionReport(done.filter(isScored), shape.alignment),
+    decisions: decisionReport(done.filter(isScored), shape.alignment, labels),
     failures: { ...failures, spansRead: budget.read, unread: budget.unread },
     lowest,
     rewardParts: breakdownKeys(done),

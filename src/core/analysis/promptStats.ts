@@ -1,6 +1,6 @@
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
-import { alignmentApplies, decisionAlignment } from './alignment';
+import { RESEARCH_LAB_DECISIONS, alignmentApplies, decisionAlignment, expertLabel, type DecisionLabels } from '../data/decisionAlignment';
 import { SCORED_STATUSES, isScored } from '../reward/scoredRollouts';
 import { boundedMeanInterval, mean, sparkline, welchTTest } from './statistics';
 
@@ -43,18 +43,19 @@ export function statsForRollouts(
   agent: string,
   version: string,
   rollouts: readonly RolloutRecord[],
-  opts: { text?: string; firstSeen?: number; sparklineWidth?: number; criteria?: readonly string[] } = {},
+  opts: { text?: string; firstSeen?: number; sparklineWidth?: number; criteria?: readonly string[]; labels?: DecisionLabels } = {},
 ): PromptVersionStats {
+  const labels = opts.labels ?? RESEARCH_LAB_DECISIONS;
   const ordered = rollouts.filter(isScored).sort((a, b) => a.startTime - b.startTime);
   const rewards = ordered.map((r) => r.finalReward!);
-  const applies = alignmentApplies(ordered);
+  const applies = alignmentApplies(ordered, labels);
   let aligned = 0;
   let denom = 0;
   for (const r of applies ? ordered : []) {
-    const exp = r.expectedDecision?.toLowerCase();
+    const exp = expertLabel(r.expectedDecision);
     if (exp !== 'yes' && exp !== 'no') continue;
     denom++;
-    if (decisionAlignment(r.decision, r.expectedDecision) === 'aligned') aligned++;
+    if (decisionAlignment(r.decision, r.expectedDecision, labels) === 'aligned') aligned++;
   }
   const scored = ordered.filter((r) => r.criteria && !r.judgeFailed);
   const names = new Set(opts.criteria ?? []);
@@ -90,7 +91,7 @@ export function statsForRollouts(
 export function promptVersionStats(
   store: TraceStore,
   agent: string,
-  opts: { sparklineWidth?: number; criteria?: readonly string[] } = {},
+  opts: { sparklineWidth?: number; criteria?: readonly string[]; labels?: DecisionLabels } = {},
 ): PromptVersionStats[] {
   return store.listPromptVersions(agent).map((v) => {
     const { rollouts } = store.listRollouts({ agent, promptVersion: v.hash, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' });

@@ -103,8 +103,8 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
       .join('; '),
   ]);
   if (table.decisionAlignment) {
-    evalRows.push(['Decision alignment', ...rateCells(table.decisionAlignment), 'GO on "yes" and NO-GO on "no" tasks; a missing decision counts as not aligned']);
-    if (m.maybe.rollouts) evalRows.push(['Maybe tasks', String(m.maybe.rollouts), '', '', `reported apart: ${m.maybe.go} GO, ${m.maybe.noGo} NO-GO, ${m.maybe.undecided} undecided`]);
+    evalRows.push(['Decision alignment', ...rateCells(table.decisionAlignment), 'the decision stands for the task\'s "yes" or "no" (GO and NO-GO, or lab.json graph.decisions); a missing decision counts as not aligned']);
+    if (m.maybe.rollouts) evalRows.push(['Maybe tasks', String(m.maybe.rollouts), '', '', `reported apart: ${m.maybe.go} decided yes, ${m.maybe.noGo} decided no, ${m.maybe.undecided} undecided`]);
   }
   const limit = report.turnLimit ?? null;
   evalRows.push([

@@ -7,6 +7,7 @@ import { runRollouts, type RunRequest, type RunResult } from '../rollout/runner'
 import type { RunWarning } from '../rollout/runWarnings';
 import { liveOtlpExport } from '../otlp/liveExport';
 import type { Lab } from './lab';
+import { decisionLabelsOf } from '../data/decisionAlignment';
 
 /** What a batch will do, once its tasks are chosen and before anything runs. */
 export interface BatchPlanned {
@@ -69,7 +70,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     result.warnings.push(w);
     hooks.onWarning?.(w);
   }
-  const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
+  const metrics = computeMetrics(result.rollouts, rewardSetupOf(config), decisionLabelsOf(config));
   const allFailed = metrics.rollouts > 0 && metrics.succeeded === 0;
   return {
     ...result,

@@ -1,3 +1,4 @@
+import { RESEARCH_LAB_DECISIONS, decisionAlignment, type DecisionLabels } from '../data/decisionAlignment';
 import type { SqlValue } from 'sql.js';
 import { placeholders, type CatalogDb, type Row } from './catalogDb';
 import { INTERRUPTED } from './catalogEvents';
@@ -155,9 +156,9 @@ export class CatalogQueries {
   }
 
   /** One page of the rollouts table: filters, full-text search and sort in SQL (see tableQuerySql), then the page's agents. */
-  queryTable(q: RolloutTableQuery, prices: ModelPrices | null = null): RolloutTablePage {
+  queryTable(q: RolloutTableQuery, prices: ModelPrices | null = null, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): RolloutTablePage {
     if (q.text) this.traces.flushText();
-    const sql = tableQuerySql(q, prices);
+    const sql = tableQuerySql(q, prices, labels);
     const total = Number(this.db.get(sql.countSql, sql.countParams)?.['n'] ?? 0);
     const rows = this.db.all(sql.pageSql, sql.pageParams);
     const agents = this.agentsByRid(rows.map((r) => Number(r['rid'])));
@@ -170,6 +171,8 @@ export class CatalogQueries {
       const id = String(r['id']);
       const a = agents.get(Number(r['rid'])) ?? [];
       const observed = this.traces.observedSpans(id, spans.get(id));
+      const decision = r['decision'] === null ? null : String(r['decision']);
+      const expectedDecision = r['expected_decision'] === null ? null : String(r['expected_decision']);
       return {
         id,
         runId: String(r['run_id']),
@@ -180,8 +183,9 @@ export class CatalogQueries {
         failure: r['failure'] === null ? null : String(r['failure']),
         reward: r['final_reward'] === null ? null : Number(r['final_reward']),
         criteria: r['criteria'] === null ? null : (JSON.parse(String(r['criteria'])) as Record<string, number>),
-        decision: r['decision'] === null ? null : String(r['decision']),
-        expectedDecision: r['expected_decision'] === null ? null : String(r['expected_decision']),
+        decision,
+        expectedDecision,
+        alignment: decisionAlignment(decision, expectedDecision, labels),
         turns: r['turns'] === null ? null : Number(r['turns']),
         inputTokens: r['input_tokens'] === null ? null : Number(r['input_tokens']),
         outputTokens: r['output_tokens'] === null ? null : Number(r['output_tokens']),
@@ -197,9 +201,9 @@ export class CatalogQueries {
   }
 
   /** The ids of every rollout a table query matches, in its order (no page). */
-  queryTableIds(q: RolloutTableQuery, prices: ModelPrices | null = null): string[] {
+  queryTableIds(q: RolloutTableQuery, prices: ModelPrices | null = null, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): string[] {
     if (q.text) this.traces.flushText();
-    const sql = tableQuerySql(q, prices);
+    const sql = tableQuerySql(q, prices, labels);
     return this.db.all(sql.idsSql, sql.idsParams).map((r) => String(r['id']));
   }
 

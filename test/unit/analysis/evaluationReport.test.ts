@@ -12,7 +12,7 @@ import type { RolloutRecord } from '../../../src/core/store/types';
 import { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
 import { classifyFailure } from '../../../src/core/reward/failureClassification';
 import type { FailureKind } from '../../../src/core/store/failureKinds';
-import { decisionAlignment } from '../../../src/core/analysis/alignment';
+import { decisionAlignment } from '../../../src/core/data/decisionAlignment';
 
 /*
  * The report of a real run against the simulated endpoint with faults: one
