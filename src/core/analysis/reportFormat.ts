@@ -76,7 +76,7 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     ['Duration', duration(run.durationMs)],
     [
       'Rollouts',
-      `${c.total} (${c.succeeded} succeeded, ${c.failed} failed${c.noOutput ? `, ${c.noOutput} of them without final output` : ''}, ${c.cancelled} cancelled${c.running ? `, ${c.running} running` : ''}) of ${run.planned} planned`,
+      `${c.total} (${c.succeeded} succeeded, ${c.failed} failed${c.noOutput ? `, ${c.noOutput} of them without final output` : ''}, ${c.cancelled} cancelled${c.running ? `, ${c.running} running` : ''}${c.notStarted ? `, ${c.notStarted} not started` : ''}) of ${run.planned} planned${c.superseded ? `; ${c.superseded} earlier attempts superseded` : ''}`,
     ],
     ['Tasks', String(run.tasks)],
     ...Object.entries(run.params)

@@ -49,6 +49,7 @@ export class CatalogEvents {
         this.insertAgents(this.rid(r.id), r);
         this.applyLatestReward(r.id);
       }
+      this.linkAttempts(r);
     });
     this.db.dirty = true;
   }
@@ -61,6 +62,7 @@ export class CatalogEvents {
       this.db.run('DELETE FROM rollout_agents WHERE rid = ?', [rid]);
       this.insertAgents(rid, r);
       this.applyLatestReward(r.id);
+      this.linkAttempts(r);
       this.traces.flushPending(r.id);
     });
     this.db.dirty = true;
@@ -121,6 +123,20 @@ export class CatalogEvents {
       this.db.run(`UPDATE runs SET status = 'interrupted' WHERE writer = ? AND status = 'running'`, [writerId]);
     });
     this.db.dirty = true;
+  }
+
+  /**
+   * A resumed run's attempt marks the attempts it replaces, and a rollout read
+   * after the attempt that replaced it is marked as it arrives: either order
+   * gives the same rows, and applying one twice changes nothing.
+   */
+  private linkAttempts(r: RolloutRecord): void {
+    for (const old of r.supersedes ?? []) {
+      this.db.run('INSERT OR IGNORE INTO rollout_supersedes(old_id, new_id) VALUES(?, ?)', [old, r.id]);
+      this.db.run('UPDATE rollouts SET superseded_by = ? WHERE id = ?', [r.id, old]);
+    }
+    const by = this.db.get('SELECT new_id FROM rollout_supersedes WHERE old_id = ?', [r.id]);
+    if (by) this.db.run('UPDATE rollouts SET superseded_by = ? WHERE id = ?', [String(by['new_id']), r.id]);
   }
 
   private rid(id: string): number {

@@ -11,6 +11,7 @@ import type {
   RescoreSummary,
   RewardRevision,
   RolloutAgentRecord,
+  RolloutAttempt,
   RolloutQuery,
   RolloutRecord,
   RolloutStatus,
@@ -128,6 +129,7 @@ export class CatalogQueries {
       where.push('r.task_id = ?');
       params.push(q.taskId);
     }
+    if (q.superseded !== undefined) where.push(q.superseded ? 'r.superseded_by IS NOT NULL' : 'r.superseded_by IS NULL');
     if (q.promptVersion !== undefined || q.agent !== undefined) {
       const cond = ['a.rid = r.rid'];
       if (q.agent !== undefined) {
@@ -222,6 +224,20 @@ export class CatalogQueries {
         version: String(r['model_version']),
       })),
     };
+  }
+
+  /** Each task and sample's current attempts in a run (those no resume replaced), for resume to decide what to redo. */
+  currentAttempts(runId: string): RolloutAttempt[] {
+    return this.db
+      .all('SELECT id, task_id, sample, status, failure, error FROM rollouts WHERE run_id = ? AND superseded_by IS NULL ORDER BY start_time, rid', [runId])
+      .map((r) => ({
+        id: String(r['id']),
+        taskId: String(r['task_id']),
+        sample: Number(r['sample']),
+        status: String(r['status']) as RolloutStatus,
+        failure: isFailureKind(r['failure']) ? r['failure'] : null,
+        error: r['error'] === null ? null : String(r['error']),
+      }));
   }
 
   /** Keys of rollouts that ran to an end; interrupted ones are left out so resume redoes them. */
@@ -355,6 +371,7 @@ function toRollout(r: Row, agents: RolloutAgentRecord[], observedSpans: number):
     agents,
     truncatedAnswers: r['truncated_answers'] === null ? null : Number(r['truncated_answers']),
     truncatedPrompts: r['truncated_prompts'] === null ? null : Number(r['truncated_prompts']),
+    supersededBy: r['superseded_by'] === null || r['superseded_by'] === undefined ? null : String(r['superseded_by']),
   };
 }
 

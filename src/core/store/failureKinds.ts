@@ -62,6 +62,16 @@ export const FAILURE_SHORT_LABELS: Record<FailureKind, string> = {
   other: 'error',
 };
 
+/**
+ * Failures on the way to the model (the network, the server, its time limit),
+ * not the agent's own: `run --resume` redoes them once the server is back.
+ */
+export const TRANSPORT_FAILURES: readonly FailureKind[] = ['connection', 'timeout', 'server_error', 'rate_limit'];
+
+export function isTransportFailure(kind: FailureKind | null | undefined): boolean {
+  return kind !== null && kind !== undefined && TRANSPORT_FAILURES.includes(kind);
+}
+
 export function isFailureKind(v: unknown): v is FailureKind {
   return typeof v === 'string' && (FAILURE_KINDS as readonly string[]).includes(v);
 }

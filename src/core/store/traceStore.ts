@@ -66,6 +66,7 @@ import type {
   RescoreRecord,
   RescoreSummary,
   RewardRevision,
+  RolloutAttempt,
   RolloutQuery,
   RolloutRecord,
   RunRecord,
@@ -314,6 +315,11 @@ export class TraceStore implements SpanSink {
         throw new RuntimeFailure(`${(err as Error).message}; the spans of rollout ${rolloutId} cannot be read (the file was changed outside Rollout Lab)`);
       }
     }
+  }
+
+  currentAttempts(runId: string): RolloutAttempt[] {
+    this.assertOpen();
+    return this.catalog.queries.currentAttempts(runId);
   }
 
   finishedKeys(runId: string): Set<string> {
