@@ -123,7 +123,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
 }
 
 function rolloutSummary(r: RolloutRecord): Record<string, unknown> {
-  return { id: r.id, runId: r.runId, taskId: r.taskId, status: r.status, failure: r.failure ?? null, finalReward: r.finalReward, startTime: r.startTime, endTime: r.endTime, split: r.split, sample: r.sample, decision: r.decision, turns: r.turns, simulated: r.simulated, error: r.error };
+  return { id: r.id, runId: r.runId, taskId: r.taskId, status: r.status, failure: r.failure ?? null, supersededBy: r.supersededBy ?? null, finalReward: r.finalReward, startTime: r.startTime, endTime: r.endTime, split: r.split, sample: r.sample, decision: r.decision, turns: r.turns, simulated: r.simulated, error: r.error };
 }
 
 async function traces(v: Values): Promise<number> {

@@ -30,6 +30,7 @@ function row(i: number): RolloutTableRow {
     decision: 'GO',
     expectedDecision: i % 3 === 0 ? 'no' : 'yes',
     alignment: i % 3 === 0 ? 'misaligned' : 'aligned',
+    supersededBy: null,
     turns: 5 + (i % 7),
     inputTokens: 1000 + i,
     outputTokens: 200 + (i % 50),

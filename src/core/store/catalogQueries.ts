@@ -188,6 +188,7 @@ export class CatalogQueries {
         decision,
         expectedDecision,
         alignment: decisionAlignment(decision, expectedDecision, labels),
+        supersededBy: r['superseded_by'] === null ? null : String(r['superseded_by']),
         turns: r['turns'] === null ? null : Number(r['turns']),
         inputTokens: r['input_tokens'] === null ? null : Number(r['input_tokens']),
         outputTokens: r['output_tokens'] === null ? null : Number(r['output_tokens']),
@@ -371,7 +372,8 @@ function toRollout(r: Row, agents: RolloutAgentRecord[], observedSpans: number):
     agents,
     truncatedAnswers: r['truncated_answers'] === null ? null : Number(r['truncated_answers']),
     truncatedPrompts: r['truncated_prompts'] === null ? null : Number(r['truncated_prompts']),
-    supersededBy: r['superseded_by'] === null || r['superseded_by'] === undefined ? null : String(r['superseded_by']),
+    // Only on an attempt a resume replaced, so a current one reads back as it was written.
+    ...(r['superseded_by'] === null || r['superseded_by'] === undefined ? {} : { supersededBy: String(r['superseded_by']) }),
   };
 }
 

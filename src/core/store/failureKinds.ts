@@ -76,7 +76,8 @@ export function isFailureKind(v: unknown): v is FailureKind {
   return typeof v === 'string' && (FAILURE_KINDS as readonly string[]).includes(v);
 }
 
-/** "failed (no output)", "succeeded", "cancelled": a rollout's status with why it failed, when that adds something. */
-export function statusText(r: { status: string; failure?: FailureKind | null }): string {
-  return r.failure && r.failure !== r.status ? `${r.status} (${FAILURE_SHORT_LABELS[r.failure]})` : r.status;
+/** "failed (no output)", "succeeded", "cancelled", "failed (connection failed), superseded": a rollout's status with why it failed, and whether a resume redid it. */
+export function statusText(r: { status: string; failure?: FailureKind | null; supersededBy?: string | null }): string {
+  const status = r.failure && r.failure !== r.status ? `${r.status} (${FAILURE_SHORT_LABELS[r.failure]})` : r.status;
+  return r.supersededBy ? `${status}, superseded` : status;
 }

@@ -89,6 +89,8 @@ export interface RolloutTableRow extends Pick<RolloutRecord, 'id' | 'runId' | 't
   agents: TableAgentVersions[];
   /** The decision against the expected answer, under the graph's decision mapping (decisionAlignment). */
   alignment: Alignment;
+  /** The later attempt a resume ran in its place; null for a current attempt. */
+  supersededBy: string | null;
 }
 
 export interface RolloutTablePage {
@@ -132,7 +134,7 @@ const SORT_COLUMNS: Record<Exclude<TableSortKey, `criterion:${string}`>, string>
 /** The page's columns, as the catalog reads them into rows. */
 const PAGE_COLUMNS =
   'r.rid, r.id, r.run_id, r.task_id, r.split, r.sample, r.status, r.failure, r.final_reward, r.criteria, r.decision, r.expected_decision, ' +
-  'r.turns, r.input_tokens, r.output_tokens, r.duration, r.simulated, r.start_time, r.span_count';
+  'r.turns, r.input_tokens, r.output_tokens, r.duration, r.simulated, r.start_time, r.span_count, r.superseded_by';
 
 /**
  * The rollouts table's query as SQL over the catalog (one builder, so the
