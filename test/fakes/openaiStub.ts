@@ -104,6 +104,8 @@ export interface OpenAIStubOptions {
   replies: StubScript[] | ((req: StubRequest) => StubReply);
   /** Waits this long before each answer, as a real server takes time to generate (benchmarks). */
   delayMs?: number;
+  /** Listen on this port (a server coming back where it was); default: any free one. */
+  port?: number;
 }
 
 export interface OpenAIStub {
@@ -271,7 +273,7 @@ export async function startOpenAIStub(opts: OpenAIStubOptions): Promise<OpenAISt
   server.on('connection', (socket) => socket.setNoDelay(true));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
