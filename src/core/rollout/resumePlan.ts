@@ -105,6 +105,6 @@ export function resumeSummaryText(s: ResumeSummary, retryFlag = '--retry-failed'
         ? `redoing ${rollouts(todo)} ${parts[0]!.what}; ${s.done} already done`
         : `redoing ${rollouts(todo)} (${parts.map((p) => `${p.n} ${p.what}`).join(', ')}); ${s.done} already done`;
   const kept = total(s.keptFailed);
-  if (kept) text += ` — ${kept} of them failed for the agent's own reasons (${countsText(s.keptFailed)}) and stay as they are; add ${retryFlag} to redo them`;
+  if (kept) text += ` — ${kept} of those failed for the agent's own reasons (${countsText(s.keptFailed)}) and ${kept === 1 ? 'is' : 'are'} kept; add ${retryFlag} to redo ${kept === 1 ? 'it' : 'them'}`;
   return text;
 }
