@@ -17,6 +17,7 @@ import { summariseAgents } from '../store/agentSummary';
 import { forEachBounded } from './pool';
 import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';
+import { rewardDefinitionKey } from '../reward/rewardDefinition';
 import { resumePlan, type ResumePlan, type ResumeSummary } from './resumePlan';
 
 export type PlannedTask = Task & { split: Split };
@@ -226,6 +227,7 @@ export async function runOneRollout(
     agents: [],
     truncatedAnswers: null,
     truncatedPrompts: null,
+    rewardDefinition: rewardDefinitionKey(env.config.reward),
     ...(supersedes?.length ? { supersedes: [...supersedes] } : {}),
   };
   store.startRollout(record);

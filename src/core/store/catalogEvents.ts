@@ -7,7 +7,7 @@ import type { PromptVersionRecord, RescoreRecord, RolloutRecord, RunRecord } fro
 const ROLLOUT_COLUMN_LIST = [
   'id', 'run_id', 'task_id', 'split', 'sample', 'status', 'final_reward', 'criteria', 'judge_failed', 'decision',
   'expected_decision', 'turns', 'error', 'simulated', 'start_time', 'end_time', 'span_count', 'writer', 'duration', 'original_reward',
-  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts', 'input_tokens', 'output_tokens',
+  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts', 'input_tokens', 'output_tokens', 'reward_definition',
 ];
 const ROLLOUT_COLUMNS = ROLLOUT_COLUMN_LIST.join(', ');
 const ROLLOUT_UPDATES = ROLLOUT_COLUMN_LIST.filter((c) => c !== 'id').map((c) => `${c} = excluded.${c}`).join(', ');
@@ -188,5 +188,6 @@ function rolloutValues(r: RolloutRecord, writer: string | null): SqlValue[] {
     r.truncatedPrompts ?? null,
     r.agents.reduce((n, a) => n + a.inputTokens, 0),
     r.agents.reduce((n, a) => n + a.outputTokens, 0),
+    r.rewardDefinition ?? null,
   ];
 }

@@ -372,6 +372,7 @@ function toRollout(r: Row, agents: RolloutAgentRecord[], observedSpans: number):
     agents,
     truncatedAnswers: r['truncated_answers'] === null ? null : Number(r['truncated_answers']),
     truncatedPrompts: r['truncated_prompts'] === null ? null : Number(r['truncated_prompts']),
+    ...(r['reward_definition'] === null || r['reward_definition'] === undefined ? {} : { rewardDefinition: String(r['reward_definition']) }),
     // Only on an attempt a resume replaced, so a current one reads back as it was written.
     ...(r['superseded_by'] === null || r['superseded_by'] === undefined ? {} : { supersededBy: String(r['superseded_by']) }),
   };

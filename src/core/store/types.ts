@@ -65,6 +65,8 @@ export interface RolloutRecord {
    * the store, labelled superseded, and no longer count in the run's figures.
    */
   supersedes?: string[];
+  /** The key of the reward definition the rollout was scored under (rewardDefinitionKey); absent in records written before it was kept. */
+  rewardDefinition?: string | null;
   /** Read from the store: the later attempt that replaced this one; null (or absent) for a run's current attempt. */
   supersededBy?: string | null;
 }

@@ -167,7 +167,7 @@ async function askPromptVariants(lab: Lab): Promise<{ a: Variant; b: Variant } |
     { title: `${TITLE} (2/4)`, placeHolder: 'Agent whose prompt differs' },
   );
   if (!agent) return undefined;
-  const stats = promptVersionStats(lab.store, agent.label, { labels: decisionLabelsOf(lab.loaded.config) }).sort((x, y) => y.firstSeen - x.firstSeen);
+  const stats = promptVersionStats(lab.store, agent.label, { labels: decisionLabelsOf(lab.loaded.config), reward: lab.loaded.config.reward }).sort((x, y) => y.firstSeen - x.firstSeen);
   if (stats.length < 2) {
     throw new Error(
       `${agent.label} has ${stats.length} stored prompt version${stats.length === 1 ? '' : 's'}; edit its prompt and run rollouts to store another, or compare a file from a terminal: rollout-lab compare --a base --b prompt:${agent.label}=@FILE`,

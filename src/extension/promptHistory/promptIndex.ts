@@ -153,7 +153,8 @@ export class PromptIndex extends Disposable {
     if (!p) {
       p = (async () => {
         const [{ promptVersionStats, compareToPrevious, bestVersion }, lab] = await Promise.all([core.promptStats(), this.lab.lab(folder)]);
-        const stats = promptVersionStats(lab.store, agent, { labels: decisionLabelsOf(lab.loaded.config) });
+        // Under the lab's current reward: rewards scored under older weights are re-scored on the fly, or not compared.
+        const stats = promptVersionStats(lab.store, agent, { labels: decisionLabelsOf(lab.loaded.config), reward: lab.loaded.config.reward });
         return { stats, comparisons: compareToPrevious(stats), best: bestVersion(stats) };
       })();
       const mine = p;
