@@ -5,6 +5,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { EvaluationReport } from '../../src/core/analysis/evaluationReport';
 import type { RunOutcome } from '../../src/core/analysis/runOutcome';
+import { decisionLabelsOf } from '../../src/core/data/decisionAlignment';
+import { loadConfig } from '../../src/core/config/loader';
+import { TraceStore } from '../../src/core/store/traceStore';
 import { startOpenAIStub, type OpenAIStub, type StubReply, type StubRequest } from '../fakes/openaiStub';
 import { PUBMEDQA, REPO, cli, cliAsync, json, tempWorkspace, type RunDoc } from './cliHelpers';
 
@@ -48,9 +51,11 @@ before(async () => {
   assert.equal(init.code, 0, init.stderr);
   port = await freePort();
   const file = join(ws, '.rollout-lab', 'lab.json');
-  const cfg = JSON.parse(readFileSync(file, 'utf8')) as { models: Record<string, Record<string, unknown>> };
+  const cfg = JSON.parse(readFileSync(file, 'utf8')) as { models: Record<string, Record<string, unknown>>; graph: Record<string, unknown> };
   // No retries: the first refused connection fails the rollout, so the test needs no server that stays down for long.
   for (const m of Object.values(cfg.models)) Object.assign(m, { baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0, timeoutMs: 20_000 });
+  // The Critic's verdict is the graph's decision: APPROVE stands for the task's "yes", REVISE for "no".
+  cfg.graph.decisions = { APPROVE: 'yes', REVISE: 'no' };
   writeFileSync(file, JSON.stringify(cfg, null, 2));
 });
 after(async () => {
@@ -101,6 +106,21 @@ test('run --resume redoes the rollouts that failed on the connection once the se
   }
   const text = cli(['traces', '--workspace', ws, '--run', first.runId]);
   assert.equal(text.stdout.match(/failed \(connection failed\), superseded/g)?.length, 4, text.stdout);
+
+  // Decision alignment under the mapping lab.json declares: `run --json`, `report` and the Rollouts Table's filter agree.
+  const loaded = await loadConfig(ws);
+  const store = await TraceStore.open(ws, { readOnly: true });
+  try {
+    const labels = decisionLabelsOf(loaded.config);
+    const matches = store.queryTable({ runIds: [first.runId], decision: 'match' }, null, labels).total;
+    const differs = store.queryTable({ runIds: [first.runId], decision: 'mismatch' }, null, labels).total;
+    const metrics = doc.metrics as RunDocWithOutcome['metrics'] & { alignedCount: number; alignmentDenominator: number };
+    assert.ok(metrics.alignmentDenominator > 0, 'the premise: some of the tasks are labelled yes or no');
+    assert.deepEqual([metrics.alignedCount, metrics.alignmentDenominator], [matches, matches + differs]);
+    assert.deepEqual([report.table.decisionAlignment?.count, report.table.decisionAlignment?.n], [matches, matches + differs]);
+  } finally {
+    await store.close();
+  }
 
   const again = await cliAsync(['run', '--workspace', ws, '--resume', first.runId, '--json']).done;
   assert.equal(again.code, 0, again.stderr);
