@@ -145,6 +145,15 @@ test('SIGKILL mid-run loses only the rollouts in flight, and --resume finishes t
     const doc = json<RunDoc>(resumed);
     assert.equal(doc.runId, runId);
     assert.equal(doc.succeeded, 10);
+    // Counted by each task's final attempt: the killed ones are superseded, in no rate and not "of 10 planned" twice.
+    const interrupted = before.filter((r) => r.status === 'failed').length;
+    assert.match(resumed.stderr, new RegExp(`redoing \\d+ rollouts .*${interrupted ? `${interrupted} interrupted or cancelled` : ''}`));
+    assert.deepEqual([doc.rollouts, doc.failed, doc.metrics.executionSuccessRate], [10, 0, 100]);
+    const outcome = (doc as RunDoc & { outcome: { planned: number; succeeded: number; superseded: number } }).outcome;
+    assert.deepEqual([outcome.planned, outcome.succeeded, outcome.superseded], [10, 10, interrupted]);
+    const report = json<{ run: { counts: { total: number; failed: number; superseded: number } } }>(cli(['report', '--workspace', ws, '--run', runId, '--format', 'json']));
+    assert.deepEqual(report.run.counts.total, 10);
+    assert.deepEqual([report.run.counts.failed, report.run.counts.superseded], [0, interrupted]);
     const after = json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts.filter((r) => r.runId === runId && r.status === 'succeeded');
     assert.equal(after.length, 10);
     assert.equal(new Set(after.map((r) => r.taskId)).size, 10, 'no task finished twice');
