@@ -163,6 +163,37 @@ test('SIGKILL mid-run loses only the rollouts in flight, and --resume finishes t
   }
 });
 
+test('Ctrl+C: the cancel line and --json count what the store holds — succeeded, failed, cancelled, not started, of planned', async () => {
+  const ws = workspace();
+  try {
+    const { child, done } = cliAsync(['run', '--workspace', ws, '--limit', '12', '--concurrency', '2', '--json']);
+    let stderr = '';
+    await new Promise<void>((resolve) => {
+      child.stderr!.on('data', (d) => {
+        stderr += d;
+        if (/\[\s*3\/12\]/.test(stderr)) resolve();
+      });
+    });
+    child.kill('SIGINT');
+    const r = await done;
+    assert.equal(r.code, 1, r.stderr);
+    const doc = json<RunDoc & { cancelled: boolean; outcome: { planned: number; succeeded: number; failed: number; cancelled: number; running: number; notStarted: number } }>(r);
+    assert.equal(doc.cancelled, true);
+    const stored = json<TraceList>(cli(['traces', '--workspace', ws, '--run', doc.runId, '--json'])).rollouts;
+    const by = (status: string): number => stored.filter((x) => x.status === status).length;
+    const o = doc.outcome;
+    assert.deepEqual(
+      [o.planned, o.succeeded, o.failed, o.cancelled, o.running, o.notStarted],
+      [12, by('succeeded'), by('failed'), by('cancelled'), 0, 12 - stored.length],
+      'what the tree and the table list',
+    );
+    assert.ok(o.notStarted > 0, `the premise: cancelled before every rollout started (${JSON.stringify(o)})`);
+    assert.equal(doc.rollouts, o.succeeded + o.failed, 'run --json counts the finished rollouts of the store');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
 test('two runs writing to one store at the same time lose nothing, and compaction keeps every trace', async () => {
   const ws = workspace();
   try {
