@@ -140,7 +140,7 @@ async function traces(v: Values): Promise<number> {
         out(JSON.stringify({ rollout, spans: spans.map((s) => ({ spanId: s.spanId, parentSpanId: s.parentSpanId, name: s.name, kind: s.kind, startTime: s.startTime, endTime: s.endTime, status: s.status, statusMessage: s.statusMessage, attributes: s.attributes })) }));
       } else {
         if (rollout.simulated) out('SIMULATED endpoint rollout');
-        out(`rollout ${rollout.id} · task ${rollout.taskId} · ${rollout.status} · reward ${num(rollout.finalReward)} · ${rollout.decision ?? 'no decision'} · ${spans.length} spans`);
+        out(`rollout ${rollout.id} · task ${rollout.taskId} · ${statusText(rollout)}${rollout.supersededBy ? ` by ${rollout.supersededBy}` : ''} · reward ${num(rollout.finalReward)} · ${rollout.decision ?? 'no decision'} · ${spans.length} spans`);
         out(spanTreeText(spans));
       }
       return 0;
