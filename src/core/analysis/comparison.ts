@@ -128,7 +128,7 @@ function stableMean(xs: readonly number[]): number | null {
 function sideOf(store: TraceStore, runId: string, what: string): { side: ComparisonSide; rollouts: RolloutRecord[]; cmp: ComparisonRunParams | null } {
   const run = store.getRun(runId);
   if (!run) throw new UsageError(`${what} run "${runId}" is not in this workspace's store — list runs with \`rollout-lab traces\``);
-  const all = store.listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER }).rollouts;
+  const all = store.listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER }).rollouts;
   const finished = all.filter((r) => r.status === 'succeeded' || r.status === 'failed');
   const cmp = comparisonOfRun(run);
   return {

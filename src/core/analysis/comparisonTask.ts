@@ -49,7 +49,7 @@ export function comparisonTask(store: TraceStore, comparison: { runA: string; ru
     const run = store.getRun(runId);
     if (!run) throw new UsageError(`${what} run "${runId}" is not in this workspace's store`);
     const rollouts = store
-      .listRollouts({ runId, taskId, limit: Number.MAX_SAFE_INTEGER })
+      .listRollouts({ runId, taskId, superseded: false, limit: Number.MAX_SAFE_INTEGER })
       .rollouts.filter((r) => r.status === 'succeeded' || r.status === 'failed')
       .sort((x, y) => x.sample - y.sample || x.startTime - y.startTime);
     const samples = rollouts.map((r): ProtocolSample => {

@@ -119,7 +119,7 @@ export function promptVersionStats(
   opts: { sparklineWidth?: number; criteria?: readonly string[]; labels?: DecisionLabels; reward?: RewardConfig } = {},
 ): PromptVersionStats[] {
   return store.listPromptVersions(agent).map((v) => {
-    const { rollouts } = store.listRollouts({ agent, promptVersion: v.hash, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' });
+    const { rollouts } = store.listRollouts({ agent, promptVersion: v.hash, status: [...SCORED_STATUSES], superseded: false, sort: 'startTime', order: 'asc' });
     return statsForRollouts(agent, v.hash, rollouts, { ...opts, text: v.text, firstSeen: v.firstSeen });
   });
 }
