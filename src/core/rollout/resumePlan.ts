@@ -1,5 +1,6 @@
 import { FAILURE_SHORT_LABELS, isTransportFailure, type FailureKind } from '../store/failureKinds';
 import type { RolloutAttempt } from '../store/types';
+import { classifyFailure } from '../reward/failureClassification';
 
 /** What a resumed run redoes, and why: the answer `run --resume` prints before it starts. */
 export interface ResumeSummary {
@@ -26,6 +27,9 @@ export interface ResumePlan {
 }
 
 const key = (a: Pick<RolloutAttempt, 'taskId' | 'sample'>): string => `${a.taskId}#${a.sample}`;
+
+/** A failed attempt's category: recorded, or (rows from before it was) read from its error, as the report does. */
+const kindOf = (a: RolloutAttempt): FailureKind => a.failure ?? classifyFailure(a.error);
 
 const bump = (counts: Partial<Record<FailureKind, number>>, k: FailureKind): void => {
   counts[k] = (counts[k] ?? 0) + 1;
@@ -55,8 +59,10 @@ export function resumePlan(planned: readonly string[], attempts: readonly Rollou
       summary.notStarted++;
       continue;
     }
-    const own = (a: RolloutAttempt): FailureKind | null =>
-      a.status === 'failed' && a.failure !== 'interrupted' && !isTransportFailure(a.failure) ? (a.failure ?? 'other') : null;
+    const own = (a: RolloutAttempt): FailureKind | null => {
+      const kind = kindOf(a);
+      return a.status === 'failed' && kind !== 'interrupted' && !isTransportFailure(kind) ? kind : null;
+    };
     // The latest attempt that stands decides; older ones of the same key (a store from before attempts were linked) do not.
     const stands = [...list].reverse().find((a) => a.status === 'succeeded' || (own(a) !== null && !opts.retryFailed));
     if (stands) {
@@ -69,7 +75,7 @@ export function resumePlan(planned: readonly string[], attempts: readonly Rollou
     const last = list[list.length - 1]!;
     const kind = own(last);
     if (kind) bump(summary.retried, kind);
-    else if (last.status === 'failed' && isTransportFailure(last.failure)) bump(summary.transport, last.failure!);
+    else if (last.status === 'failed' && isTransportFailure(kindOf(last))) bump(summary.transport, kindOf(last));
     else summary.unfinished++;
     supersedes.set(k, list.map((a) => a.id));
   }
