@@ -136,3 +136,32 @@ test('a cancelled run says what the store holds: succeeded, cancelled and not st
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('an attempt redone with retryFailed is no training example: export takes each task\'s final attempt', async () => {
+  const { lab, dir } = await openLab();
+  try {
+    const ds = await lab.loadDataset();
+    const tasks = lab.selectTasks(ds, { split: 'train', limit: 3, seed: 8 });
+    const env = await lab.environment(ds.tasks);
+    // The graph ends without a final output on one task: failed, yet scored (noOutputReward), so export could take it.
+    const empty: RolloutEnvironment = {
+      ...env,
+      runGraph: async (task, opts) => {
+        const outcome = await env.runGraph(task, opts);
+        return task.id === tasks[0]!.id ? { ...outcome, finalOutput: null } : outcome;
+      },
+    };
+    const req: RunRequest = { tasks, samples: 1, concurrency: 3, params: { limit: 3 }, seed: 8 };
+    const first = await runRollouts(empty, req);
+    const old = first.rollouts.find((r) => r.taskId === tasks[0]!.id)!;
+    assert.deepEqual([old.status, old.failure, old.finalReward !== null], ['failed', 'no_output', true], 'the premise: a scored failure');
+    await runRollouts(env, { ...req, resumeRunId: first.runId, retryFailed: true });
+    const { selectRollouts } = await import('../../../src/core/train/export/adapters/rolloutSelection');
+    const picked = selectRollouts(lab.store, { runId: first.runId, agents: Object.keys(lab.loaded.config.agents), includeSimulated: true, keepScoredFailures: true }, {});
+    assert.deepEqual(picked.map((r) => r.taskId).sort(), tasks.map((t) => t.id).sort(), 'one example per task');
+    assert.ok(!picked.some((r) => r.id === old.id), 'the superseded attempt is not exported');
+  } finally {
+    await lab.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
