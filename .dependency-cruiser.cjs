@@ -23,7 +23,8 @@ const CATALOGUE = [
   'src/core/store/(types|tableQuery|failureKinds|rolloutText)\\.ts',
   'src/core/config/(schema|trainingSchema)\\.ts',
   'src/core/reward/(air|airRules|weighted)\\.ts',
-  'src/core/analysis/(alignment|numberFormat|reportFormat|statistics)\\.ts',
+  'src/core/analysis/(numberFormat|reportFormat|statistics)\\.ts',
+  'src/core/data/decisionAlignment\\.ts',
   'src/core/train/jobs/trainerEvents\\.ts',
 ];
 

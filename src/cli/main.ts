@@ -22,6 +22,8 @@ import { parseBatchPlan } from '../core/rollout/batchPlan';
 import { runBatch } from '../core/lab/batch';
 import type { EvalMetrics } from '../core/analysis/metrics';
 import { metricsTable } from '../core/analysis/metricsTable';
+import { runOutcomeText, type RunOutcome } from '../core/analysis/runOutcome';
+import { resumeSummaryText } from '../core/rollout/resumePlan';
 import type { RolloutRecord } from '../core/store/types';
 import { statusText } from '../core/store/failureKinds';
 import { duration, num } from '../core/analysis/numberFormat';
@@ -33,6 +35,7 @@ const RUN_OPTIONS = {
   ...COMMON,
   ...BATCH_OPTIONS,
   resume: { type: 'string' },
+  'retry-failed': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 function progressLine(p: RunProgress, simulated: boolean): string {
@@ -51,6 +54,8 @@ interface BatchOutput {
   failed: number;
   cancelled: boolean;
   skipped: number;
+  /** Every planned rollout by where it stands in the store (succeeded, failed, cancelled, not started, superseded). */
+  outcome: RunOutcome;
   metrics: EvalMetrics;
   /** Per kind, over the rollouts this invocation ran. */
   warnings: RunWarning[];
@@ -68,6 +73,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
     concurrency: intOption(v, 'concurrency', 1),
     seed: intOption(v, 'seed', 0),
     resume: v.resume,
+    retryFailed: v['retry-failed'] === true ? true : undefined,
   });
   return withRunningLab(v, async (lab, signal) => {
     const result = await runBatch(lab, plan, {
@@ -78,7 +84,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
           `${command}: ${tasks} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${datasetFile} (${params.split} split), concurrency ${concurrency}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
         );
       },
-      onStart: ({ runId, total, skipped }) => err(`run ${runId}: ${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`),
+      onStart: ({ runId, total, skipped, resume }) => err(`run ${runId}: ${resume ? resumeSummaryText(resume) : `${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`}`),
       onProgress: (p) => err(progressLine(p, lab.simulated)),
       onWarning: (w) => tellWarning(w),
       onRetry: retryTeller(),
@@ -92,13 +98,14 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       failed: metrics.failed,
       cancelled: result.cancelled,
       skipped: result.skipped,
+      outcome: result.outcome,
       metrics,
       warnings: result.warnings,
     };
     if (json) out(JSON.stringify(doc));
     else {
       if (simulated) out('SIMULATED endpoint: outputs and rewards below come from the built-in simulator, not a model.');
-      out(`run ${result.runId}: ${doc.rollouts} rollouts, ${doc.succeeded} succeeded, ${doc.failed} failed${result.skipped ? `, ${result.skipped} already done (resumed)` : ''}`);
+      out(`run ${result.runId}${result.cancelled ? ' cancelled' : ''}: ${runOutcomeText(result.outcome)}`);
       out(metricsTable(metrics, simulated));
       printWarnings(result.warnings, result.ranNow);
       out(`store: ${lab.store.dir}`);
@@ -117,7 +124,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
 }
 
 function rolloutSummary(r: RolloutRecord): Record<string, unknown> {
-  return { id: r.id, runId: r.runId, taskId: r.taskId, status: r.status, failure: r.failure ?? null, finalReward: r.finalReward, startTime: r.startTime, endTime: r.endTime, split: r.split, sample: r.sample, decision: r.decision, turns: r.turns, simulated: r.simulated, error: r.error };
+  return { id: r.id, runId: r.runId, taskId: r.taskId, status: r.status, failure: r.failure ?? null, supersededBy: r.supersededBy ?? null, finalReward: r.finalReward, startTime: r.startTime, endTime: r.endTime, split: r.split, sample: r.sample, decision: r.decision, turns: r.turns, simulated: r.simulated, error: r.error };
 }
 
 async function traces(v: Values): Promise<number> {
@@ -134,7 +141,7 @@ async function traces(v: Values): Promise<number> {
         out(JSON.stringify({ rollout, spans: spans.map((s) => ({ spanId: s.spanId, parentSpanId: s.parentSpanId, name: s.name, kind: s.kind, startTime: s.startTime, endTime: s.endTime, status: s.status, statusMessage: s.statusMessage, attributes: s.attributes })) }));
       } else {
         if (rollout.simulated) out('SIMULATED endpoint rollout');
-        out(`rollout ${rollout.id} · task ${rollout.taskId} · ${rollout.status} · reward ${num(rollout.finalReward)} · ${rollout.decision ?? 'no decision'} · ${spans.length} spans`);
+        out(`rollout ${rollout.id} · task ${rollout.taskId} · ${statusText(rollout)}${rollout.supersededBy ? ` by ${rollout.supersededBy}` : ''} · reward ${num(rollout.finalReward)} · ${rollout.decision ?? 'no decision'} · ${spans.length} spans`);
         out(spanTreeText(spans));
       }
       return 0;

@@ -31,10 +31,11 @@ const batch = (split: 'train' | 'val'): Option[] => [
   ['--samples G', 'rollouts per task, a GRPO group (default: runner.samples)'],
   ['--concurrency C', 'rollouts at the same time (default: runner.concurrency)'],
   ['--seed S', 'seed of the task draw and of every model call (default: runner.seed)'],
-  ['--resume RUN_ID', 'finish an interrupted run with its own options: only the rollouts it had not finished run'],
+  ['--resume RUN_ID', 'finish a run with its own options: redoes what was interrupted, cancelled, never started or failed on transport (connection, timeout, 5xx, 429); the attempts it redoes stay in the store, superseded'],
+  ['--retry-failed', 'with --resume: also redo the rollouts that failed for the agent\'s own reasons (invalid output, no output, a tool error...)'],
   BASE_URL,
   MODEL,
-  json('{"runId", "simulated", "rollouts", "succeeded", "failed", "metrics", "warnings"}'),
+  json('{"runId", "simulated", "rollouts", "succeeded", "failed", "outcome", "metrics", "warnings"}'),
 ];
 
 const BATCH_NOTES = [
@@ -58,13 +59,13 @@ export const COMMAND_USAGE = {
   },
   run: {
     about: "Runs the lab's graph on dataset tasks (the train split by default), traces every step into the store and scores each rollout.",
-    forms: ['[--workspace DIR] [--dataset FILE] [--split train|val|all] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID] [--json]'],
+    forms: ['[--workspace DIR] [--dataset FILE] [--split train|val|all] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID [--retry-failed]] [--json]'],
     options: batch('train'),
     notes: BATCH_NOTES,
   },
   eval: {
     about: 'Runs the validation split like `run` and prints the evaluation table.',
-    forms: ['[--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID] [--json]'],
+    forms: ['[--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID [--retry-failed]] [--json]'],
     options: batch('val'),
     notes: BATCH_NOTES,
   },

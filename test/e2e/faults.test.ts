@@ -151,10 +151,50 @@ test('SIGKILL mid-run loses only the rollouts in flight, and --resume finishes t
     const doc = json<RunDoc>(resumed);
     assert.equal(doc.runId, runId);
     assert.equal(doc.succeeded, 10);
+    // Counted by each task's final attempt: the killed ones are superseded, in no rate and not "of 10 planned" twice.
+    const interrupted = before.filter((r) => r.status === 'failed').length;
+    assert.match(resumed.stderr, new RegExp(`redoing \\d+ rollouts .*${interrupted ? `${interrupted} interrupted or cancelled` : ''}`));
+    assert.deepEqual([doc.rollouts, doc.failed, doc.metrics.executionSuccessRate], [10, 0, 100]);
+    const outcome = (doc as RunDoc & { outcome: { planned: number; succeeded: number; superseded: number } }).outcome;
+    assert.deepEqual([outcome.planned, outcome.succeeded, outcome.superseded], [10, 10, interrupted]);
+    const report = json<{ run: { counts: { total: number; failed: number; superseded: number } } }>(cli(['report', '--workspace', ws, '--run', runId, '--format', 'json']));
+    assert.deepEqual(report.run.counts.total, 10);
+    assert.deepEqual([report.run.counts.failed, report.run.counts.superseded], [0, interrupted]);
     const after = json<TraceList>(cli(['traces', '--workspace', ws, '--json'])).rollouts.filter((r) => r.runId === runId && r.status === 'succeeded');
     assert.equal(after.length, 10);
     assert.equal(new Set(after.map((r) => r.taskId)).size, 10, 'no task finished twice');
     for (const r of finished) assert.ok(after.some((a) => a.id === r.id), 'rollouts finished before the kill were kept, not redone');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl+C: the cancel line and --json count what the store holds — succeeded, failed, cancelled, not started, of planned', async () => {
+  const ws = workspace();
+  try {
+    const { child, done } = cliAsync(['run', '--workspace', ws, '--limit', '12', '--concurrency', '2', '--json']);
+    let stderr = '';
+    await new Promise<void>((resolve) => {
+      child.stderr!.on('data', (d) => {
+        stderr += d;
+        if (/\[\s*3\/12\]/.test(stderr)) resolve();
+      });
+    });
+    child.kill('SIGINT');
+    const r = await done;
+    assert.equal(r.code, 1, r.stderr);
+    const doc = json<RunDoc & { cancelled: boolean; outcome: { planned: number; succeeded: number; failed: number; cancelled: number; running: number; notStarted: number } }>(r);
+    assert.equal(doc.cancelled, true);
+    const stored = json<TraceList>(cli(['traces', '--workspace', ws, '--run', doc.runId, '--json'])).rollouts;
+    const by = (status: string): number => stored.filter((x) => x.status === status).length;
+    const o = doc.outcome;
+    assert.deepEqual(
+      [o.planned, o.succeeded, o.failed, o.cancelled, o.running, o.notStarted],
+      [12, by('succeeded'), by('failed'), by('cancelled'), 0, 12 - stored.length],
+      'what the tree and the table list',
+    );
+    assert.ok(o.notStarted > 0, `the premise: cancelled before every rollout started (${JSON.stringify(o)})`);
+    assert.equal(doc.rollouts, o.succeeded + o.failed, 'run --json counts the finished rollouts of the store');
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

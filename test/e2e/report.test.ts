@@ -61,7 +61,7 @@ describe('rollout-lab report', () => {
     assert.equal(report.run.id, faultRun.runId);
     assert.equal(report.run.simulated, false);
     assert.deepEqual(report.table.metrics, faultRun.metrics, 'the report and eval agree on every number of the table');
-    assert.deepEqual(report.run.counts, { total: 3, succeeded: 2, failed: 1, noOutput: 0, cancelled: 0, running: 0 });
+    assert.deepEqual(report.run.counts, { total: 3, succeeded: 2, failed: 1, noOutput: 0, cancelled: 0, running: 0, notStarted: 0, superseded: 0 });
     assert.equal(report.table.metrics.failures.server_error, 1, 'the failed rollout carries its category');
     const server = report.failures.categories.find((c) => c.kind === 'server_error');
     assert.ok(server, JSON.stringify(report.failures.categories));

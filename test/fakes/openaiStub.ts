@@ -118,6 +118,8 @@ export interface OpenAIStubOptions {
    * seeded generator so a test sees the same faults every run.
    */
   faults?: { brokenBodies: number; seed?: number };
+  /** Listen on this port (a server coming back where it was); default: any free one. */
+  port?: number;
 }
 
 export interface OpenAIStub {
@@ -294,7 +296,7 @@ export async function startOpenAIStub(opts: OpenAIStubOptions): Promise<OpenAISt
   server.on('connection', (socket) => socket.setNoDelay(true));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {

@@ -196,9 +196,9 @@ if (missing && !process.env.CI) {
           // The progress notification reports done/total while it runs (caught on the way when it is slow
           // enough to see: a picture for people, not a check), then gives way to the summary.
           if (await progress.filter({ hasText: /running rollouts/i }).isVisible()) await shot('rollouts-progress');
-          const done = await waitForNotification(page, /rollouts? succeeded/i);
+          const done = await waitForNotification(page, /\d+ succeeded, \d+ failed/i);
           assert.match(done, /SIMULATED/);
-          assert.match(done, /3\/3 rollouts succeeded/);
+          assert.match(done, /finished: 3 succeeded, 0 failed, of 3 planned/);
           await openViewContainer(page, 'Rollout Lab');
           // The newest run is expanded: its three rollouts show with a reward each.
           const rollouts = sideBarTreeRows(page, 2);

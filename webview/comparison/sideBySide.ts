@@ -2,7 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import type { ComparisonTaskDetail, ComparisonTaskSide, ProtocolSample } from '../../src/core/analysis/comparisonTask';
 import { el, table } from './dom';
 import { isJsonText, num, signed } from './format';
-import { decisionAlignment, type Alignment } from '../../src/core/analysis/alignment';
+import type { Alignment } from '../../src/core/data/decisionAlignment';
 
 const ALIGNMENT: Record<Alignment, { text: string; cls: string }> = {
   aligned: { text: 'aligned', cls: 'cmp-aligned' },
@@ -103,7 +103,7 @@ function renderSample(s: ProtocolSample, several: boolean, expected: string | nu
     facts.append(el('dt', undefined, label), el('dd', cls, value));
   };
   fact('Reward', `${num(s.finalReward)}${s.judgeFailed ? ' (judge failed: penalty applied)' : ''}`, 'cmp-reward');
-  const align = ALIGNMENT[decisionAlignment(s.decision, expected)];
+  const align = ALIGNMENT[s.alignment];
   fact('Decision', `${s.decision ?? 'none'} · expected ${expected ?? 'none'} · ${align.text}`, `cmp-decision ${align.cls}`);
   if (s.status !== 'succeeded') fact('Status', `${s.status}${s.error ? `: ${s.error}` : ''}`, 'error');
   box.append(facts);

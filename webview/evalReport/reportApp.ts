@@ -163,7 +163,8 @@ export class ReportApp {
     this.content.scrollTop = scroll;
     const c = r.run.counts;
     this.status.textContent =
-      notice ?? `${c.total} rollouts · ${c.succeeded} succeeded · ${c.failed} failed${c.noOutput ? ` (${c.noOutput} without output)` : ''}${c.running ? ` · ${c.running} running` : ''}`;
+      notice ??
+      `${c.total} rollouts · ${c.succeeded} succeeded · ${c.failed} failed${c.noOutput ? ` (${c.noOutput} without output)` : ''}${c.running ? ` · ${c.running} running` : ''}${c.notStarted ? ` · ${c.notStarted} not started, of ${r.run.planned} planned` : ''}${c.superseded ? ` · ${c.superseded} earlier attempts superseded` : ''}`;
   }
 
   /** The headline numbers: final reward, execution success, decision alignment, turns, rollouts. */

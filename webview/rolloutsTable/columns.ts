@@ -37,7 +37,8 @@ export function money(x: number | null): string {
 
 function decision(r: RolloutTableRow): string {
   if (r.decision === null && r.expectedDecision === null) return '—';
-  const mark = r.decision !== null && r.expectedDecision !== null ? (r.decision === r.expectedDecision ? '✓' : '✗') : '';
+  // The host computes alignment under the graph's decision mapping (GO stands for "yes"), as the report and the filter do.
+  const mark = r.alignment === 'aligned' ? '✓' : r.alignment === 'misaligned' ? '✗' : '';
   return `${r.decision ?? '—'} / ${r.expectedDecision ?? '—'}${mark ? ` ${mark}` : ''}`;
 }
 
@@ -58,7 +59,7 @@ export function columnsFor(facets: Pick<TableFacets, 'criteria' | 'prices'>): Co
     { id: 'run', label: 'Run', sort: 'run', width: 200, text: (r) => r.runId },
     { id: 'task', label: 'Task', sort: 'task', width: 110, text: (r) => (r.sample > 0 ? `${r.taskId} #${r.sample + 1}` : r.taskId) },
     { id: 'split', label: 'Split', sort: 'split', width: 52, text: (r) => r.split ?? '—' },
-    { id: 'status', label: 'Status', sort: 'status', width: 82, text: (r) => r.status },
+    { id: 'status', label: 'Status', sort: 'status', width: 82, text: (r) => (r.supersededBy ? `${r.status}, superseded` : r.status) },
     { id: 'failure', label: 'Failure', sort: 'failure', width: 96, text: (r) => r.failure ?? '' },
     { id: 'reward', label: 'Reward', sort: 'reward', width: 70, numeric: true, text: (r) => score(r.reward) },
   ];

@@ -222,7 +222,8 @@ export class TraceDiffApp {
     fact('Run', f.runId, f.runId !== other.runId);
     fact('Status', `${f.status}${f.failure ? ` (${f.failure})` : ''}${f.error ? `: ${f.error}` : ''}`, f.status !== other.status || f.failure !== other.failure, f.status === 'succeeded' ? undefined : 'error');
     fact('Reward', num(f.finalReward), f.finalReward !== other.finalReward);
-    fact('Decision', `${f.decision ?? 'none'}${f.expectedDecision ? ` · expected ${f.expectedDecision}` : ''}`, f.decision !== other.decision);
+    const aligned = f.alignment === 'aligned' ? ', aligned' : f.alignment === 'misaligned' ? ', not aligned' : '';
+    fact('Decision', `${f.decision ?? 'none'}${f.expectedDecision ? ` · expected ${f.expectedDecision}${aligned}` : ''}`, f.decision !== other.decision || f.alignment !== other.alignment);
     fact('Turns', f.turns === null ? 'n/a' : String(f.turns), f.turns !== other.turns);
     fact('Steps', count(f.steps), f.steps !== other.steps);
     fact('Tokens', `${count(f.inputTokens)} in / ${count(f.outputTokens)} out`, f.inputTokens !== other.inputTokens || f.outputTokens !== other.outputTokens);

@@ -7,6 +7,7 @@ import { num, pct } from '../../core/analysis/numberFormat';
 import { table } from '../../core/analysis/textTable';
 import { printWarnings, retryTeller, tellWarning, withRunningLab } from '../labSession';
 import type { RetryNotice } from '../../core/llm/retryNotices';
+import { decisionLabelsOf } from '../../core/data/decisionAlignment';
 
 const OPTIONS = {
   ...COMMON,
@@ -37,7 +38,7 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
     const loaded = await loadConfig(resolve((v.workspace as string) ?? '.'));
     const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });
     try {
-      const result = compareRuns(store, ids[0], ids[1], Object.keys(loaded.config.reward.criteria));
+      const result = compareRuns(store, ids[0], ids[1], Object.keys(loaded.config.reward.criteria), decisionLabelsOf(loaded.config));
       print(result, json);
       return 0;
     } finally {
@@ -87,7 +88,7 @@ export async function compareCommand(argv: string[], usage: string): Promise<num
       err(`cancelled: comparison ${run.id} is incomplete (side A: ${run.runA}${run.runB ? `, side B: ${run.runB}` : ', side B not started'})`);
       return 1;
     }
-    const result = compareRuns(lab.store, run.runA, run.runB, Object.keys(cfg.reward.criteria));
+    const result = compareRuns(lab.store, run.runA, run.runB, Object.keys(cfg.reward.criteria), decisionLabelsOf(cfg));
     if (json) out(JSON.stringify({ ...result, warnings: { a: run.a.warnings, b: run.b?.warnings ?? [] } }));
     else {
       print(result, false);

@@ -3,7 +3,7 @@ import { variantSpec, type Variant } from '../config/variantSpec';
 import { isScored } from '../reward/scoredRollouts';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
-import { alignmentApplies, decisionAlignment } from './alignment';
+import { RESEARCH_LAB_DECISIONS, alignmentApplies, decisionAlignment, expertLabel, type DecisionLabels } from '../data/decisionAlignment';
 import { comparisonOfRun, type ComparisonRunParams, type ComparisonSideName } from './comparisonRunParams';
 import { boundedMeanInterval, clipInterval, mean, pairedTTest, wilcoxonSignedRank } from './statistics';
 
@@ -128,7 +128,7 @@ function stableMean(xs: readonly number[]): number | null {
 function sideOf(store: TraceStore, runId: string, what: string): { side: ComparisonSide; rollouts: RolloutRecord[]; cmp: ComparisonRunParams | null } {
   const run = store.getRun(runId);
   if (!run) throw new UsageError(`${what} run "${runId}" is not in this workspace's store — list runs with \`rollout-lab traces\``);
-  const all = store.listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER }).rollouts;
+  const all = store.listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER }).rollouts;
   const finished = all.filter((r) => r.status === 'succeeded' || r.status === 'failed');
   const cmp = comparisonOfRun(run);
   return {
@@ -166,11 +166,11 @@ function criterionMeans(rs: readonly RolloutRecord[], criteria: readonly string[
   return out;
 }
 
-function alignedFraction(rs: readonly RolloutRecord[], expected: string | null): number | null {
-  const exp = expected?.toLowerCase();
+function alignedFraction(rs: readonly RolloutRecord[], expected: string | null, labels: DecisionLabels): number | null {
+  const exp = expertLabel(expected);
   if (exp !== 'yes' && exp !== 'no') return null;
   if (rs.length === 0) return null;
-  return rs.filter((r) => decisionAlignment(r.decision, r.expectedDecision) === 'aligned').length / rs.length;
+  return rs.filter((r) => decisionAlignment(r.decision, r.expectedDecision, labels) === 'aligned').length / rs.length;
 }
 
 function fmt(x: number): string {
@@ -188,7 +188,8 @@ function pText(p: number): string {
  * reward it was given). A task with no scored rollout on one side is listed apart
  * (`unpaired`) and left out of the statistics. Differences are B − A.
  */
-export function compareRuns(store: TraceStore, runA: string, runB: string, criteria: readonly string[]): ComparisonResult {
+/** `labels`: the decision mapping the lab's graph declares (decisionLabelsOf). */
+export function compareRuns(store: TraceStore, runA: string, runB: string, criteria: readonly string[], labels: DecisionLabels = RESEARCH_LAB_DECISIONS): ComparisonResult {
   if (runA === runB) throw new UsageError(`compare needs two different runs (got ${runA} twice)`);
   const A = sideOf(store, runA, 'side A');
   const B = sideOf(store, runB, 'side B');
@@ -201,7 +202,7 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
   const unpaired: UnpairedTask[] = [];
   const alignment = { a: { aligned: 0, total: 0, percent: null as number | null }, b: { aligned: 0, total: 0, percent: null as number | null } };
   // As in the evaluation table: no alignment for a graph whose decisions are not GO / NO-GO (CORRECT / INCORRECT...).
-  const aligns = alignmentApplies([...A.rollouts, ...B.rollouts].filter(isScored));
+  const aligns = alignmentApplies([...A.rollouts, ...B.rollouts].filter(isScored), labels);
   for (const taskId of taskIds) {
     const ra = (byA.get(taskId) ?? []).filter(isScored);
     const rb = (byB.get(taskId) ?? []).filter(isScored);
@@ -216,10 +217,10 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
     const rewardA = stableMean(ra.map((r) => r.finalReward!))!;
     const rewardB = stableMean(rb.map((r) => r.finalReward!))!;
     for (const [side, rs] of [['a', ra], ['b', rb]] as const) {
-      const exp = expected?.toLowerCase();
+      const exp = expertLabel(expected);
       if (!aligns || (exp !== 'yes' && exp !== 'no')) continue;
       alignment[side].total += rs.length;
-      alignment[side].aligned += rs.filter((r) => decisionAlignment(r.decision, r.expectedDecision) === 'aligned').length;
+      alignment[side].aligned += rs.filter((r) => decisionAlignment(r.decision, r.expectedDecision, labels) === 'aligned').length;
     }
     tasks.push({
       taskId,
@@ -231,8 +232,8 @@ export function compareRuns(store: TraceStore, runA: string, runB: string, crite
       samplesB: rb.length,
       decisionsA: ra.map((r) => r.decision),
       decisionsB: rb.map((r) => r.decision),
-      alignedA: aligns ? alignedFraction(ra, expected) : null,
-      alignedB: aligns ? alignedFraction(rb, expected) : null,
+      alignedA: aligns ? alignedFraction(ra, expected, labels) : null,
+      alignedB: aligns ? alignedFraction(rb, expected, labels) : null,
       criteriaA: criterionMeans(ra, names),
       criteriaB: criterionMeans(rb, names),
       rolloutIdsA: ra.map((r) => r.id),

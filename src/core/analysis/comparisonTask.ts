@@ -1,3 +1,4 @@
+import { RESEARCH_LAB_DECISIONS, decisionAlignment, type Alignment, type DecisionLabels } from '../data/decisionAlignment';
 import { UsageError } from '../errors';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
@@ -12,6 +13,8 @@ export interface ProtocolSample {
   status: RolloutRecord['status'];
   finalReward: number | null;
   decision: string | null;
+  /** The decision against the task's expected answer, under the graph's decision mapping (decisionAlignment). */
+  alignment: Alignment;
   criteria: Record<string, number> | null;
   judgeFailed: boolean;
   rationale: string | null;
@@ -40,13 +43,13 @@ export interface ComparisonTaskDetail {
  * Both sides' protocols for one task with their judge scores and rationale.
  * Loaded per task on demand: protocols are the large part of a trace.
  */
-export function comparisonTask(store: TraceStore, comparison: { runA: string; runB: string }, taskId: string): ComparisonTaskDetail {
+export function comparisonTask(store: TraceStore, comparison: { runA: string; runB: string }, taskId: string, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): ComparisonTaskDetail {
   const task: { goal: string | null; expected: string | null } = { goal: null, expected: null };
   const side = (runId: string, what: string): ComparisonTaskSide => {
     const run = store.getRun(runId);
     if (!run) throw new UsageError(`${what} run "${runId}" is not in this workspace's store`);
     const rollouts = store
-      .listRollouts({ runId, taskId, limit: Number.MAX_SAFE_INTEGER })
+      .listRollouts({ runId, taskId, superseded: false, limit: Number.MAX_SAFE_INTEGER })
       .rollouts.filter((r) => r.status === 'succeeded' || r.status === 'failed')
       .sort((x, y) => x.sample - y.sample || x.startTime - y.startTime);
     const samples = rollouts.map((r): ProtocolSample => {
@@ -64,6 +67,7 @@ export function comparisonTask(store: TraceStore, comparison: { runA: string; ru
         status: r.status,
         finalReward: r.finalReward,
         decision: r.decision,
+        alignment: decisionAlignment(r.decision, r.expectedDecision, labels),
         criteria: r.criteria,
         judgeFailed: r.judgeFailed,
         rationale: typeof rationale === 'string' && rationale ? rationale : null,

@@ -8,6 +8,8 @@ import { evaluationTable, type EvaluationTable } from './evaluationTable';
 import { failureReport, type FailureReport, type FailureReportOptions } from './failureCategories';
 import { lowestRollouts, type LowRollout } from './lowestRollouts';
 import { breakdownKeys, judgeCriteria } from './metrics';
+import { RESEARCH_LAB_DECISIONS, decisionLabelsOf, type DecisionLabels } from '../data/decisionAlignment';
+import { runOutcome } from './runOutcome';
 import { agentReports, criterionReports, decisionReport, type AgentReport, type CriterionReport, type DecisionReport, type ReportCriteria } from './reportBreakdowns';
 import { REPORT_CONFIDENCE } from './reportStats';
 import type { SpanBudget } from './reportSpans';
@@ -42,7 +44,7 @@ export interface ReportRunFacts {
   planned: number;
   tasks: number;
   /** `noOutput`: of the failed ones, those whose graph finished without a final output (they have a reward). */
-  counts: { total: number; succeeded: number; failed: number; noOutput: number; cancelled: number; running: number };
+  counts: { total: number; succeeded: number; failed: number; noOutput: number; cancelled: number; running: number; notStarted: number; superseded: number };
 }
 
 export interface EvaluationReport {
@@ -78,6 +80,8 @@ export interface EvaluationReportOptions extends FailureReportOptions {
   judge?: boolean;
   /** A custom reward (reward.module) scores the rollouts. Default: whether customFailurePenalty is given. */
   customReward?: boolean;
+  /** The decision mapping the lab's graph declares (decisionLabelsOf); default the research lab's GO / NO-GO. */
+  decisionLabels?: DecisionLabels;
   now?: number;
   /** At most this many rollouts' spans are read (failed rollouts first). Default 200. */
   maxSpanReads?: number;
@@ -100,6 +104,7 @@ export function reportOptionsFromConfig(config: LabConfig, runId: string): Evalu
     judge: setup.judge,
     customReward: setup.custom,
     maxTurns: config.runner.maxTurns,
+    decisionLabels: decisionLabelsOf(config),
     ...(config.reward.module ? { customFailurePenalty: config.reward.customFailurePenalty } : {}),
   };
 }
@@ -107,12 +112,15 @@ export function reportOptionsFromConfig(config: LabConfig, runId: string): Evalu
 export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportOptions): EvaluationReport {
   const run = store.getRun(opts.runId);
   if (!run) throw new UsageError(`run "${opts.runId}" is not in the trace store`);
-  const all = store.listRollouts({ runId: run.id, sort: 'startTime', order: 'asc', limit: Number.MAX_SAFE_INTEGER }).rollouts;
+  // Each task's current attempt; the attempts a resume redid are kept in the store (superseded) and counted apart.
+  const all = store.listRollouts({ runId: run.id, superseded: false, sort: 'startTime', order: 'asc', limit: Number.MAX_SAFE_INTEGER }).rollouts;
+  const outcome = runOutcome(store, run.id);
   const finished = all.filter((r) => r.status !== 'running');
   const succeeded = finished.filter((r) => r.status === 'succeeded');
   const setup: RewardSetup = { criteria: Object.keys(opts.criteria), judge: opts.judge ?? true, custom: opts.customReward ?? opts.customFailurePenalty !== undefined };
   const done = finished.filter((r) => r.status !== 'cancelled');
-  const table = evaluationTable(done, setup);
+  const labels = opts.decisionLabels ?? RESEARCH_LAB_DECISIONS;
+  const table = evaluationTable(done, setup, labels);
   const { shape } = table.metrics;
   const criteriaNames = shape.judge ? judgeCriteria(done, setup) : [];
   const notes: string[] = [];
@@ -124,7 +132,10 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
     noOutput: table.metrics.noOutput,
     cancelled: all.filter((r) => r.status === 'cancelled').length,
     running: all.filter((r) => r.status === 'running').length,
+    notStarted: outcome.notStarted,
+    superseded: outcome.superseded,
   };
+  if (counts.superseded) notes.push(`${plural(counts.superseded, 'earlier attempt')} redone by a resume ${counts.superseded === 1 ? 'is' : 'are'} kept in the store, superseded, and not counted here`);
   if (counts.running) notes.push(`${counts.running} rollouts were still running when the report was made; they are left out`);
   if (run.status === 'running') notes.push('the run is still in progress');
   if (counts.cancelled) notes.push(`${counts.cancelled} cancelled rollouts are not in the evaluation table (they appear under failure categories)`);
@@ -179,7 +190,7 @@ export function buildEvaluationReport(store: TraceStore, opts: EvaluationReportO
     table,
     criteria: shape.judge ? criterionReports(done, criteriaNames, opts.criteria) : [],
     agents: agentReports(finished),
-    decisions: decisionReport(done.filter(isScored), shape.alignment),
+    decisions: decisionReport(done.filter(isScored), shape.alignment, labels),
     failures: { ...failures, spansRead: budget.read, unread: budget.unread },
     lowest,
     rewardParts: breakdownKeys(done),

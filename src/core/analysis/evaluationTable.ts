@@ -1,3 +1,4 @@
+import type { DecisionLabels } from '../data/decisionAlignment';
 import type { RolloutRecord } from '../store/types';
 import type { RewardSetup } from '../reward/rewardSetup';
 import { isScored } from '../reward/scoredRollouts';
@@ -27,9 +28,9 @@ export interface EvaluationTable {
 }
 
 /** `done`: succeeded and failed rollouts (cancelled ones are not finished). */
-export function evaluationTable(done: readonly RolloutRecord[], setup: RewardSetup): EvaluationTable {
+export function evaluationTable(done: readonly RolloutRecord[], setup: RewardSetup, labels?: DecisionLabels): EvaluationTable {
   // computeMetrics is the definition of the table; the intervals are computed on the very sets it uses.
-  const metrics = computeMetrics(done, setup);
+  const metrics = computeMetrics(done, setup, labels);
   const { shape } = metrics;
   const scored = done.filter(isScored);
   const judged = done.filter((r) => r.criteria !== null);

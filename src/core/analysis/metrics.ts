@@ -1,6 +1,6 @@
 import type { FailureKind } from '../store/failureKinds';
 import type { RolloutRecord } from '../store/types';
-import { alignmentApplies, decisionAlignment, goNoGo } from './alignment';
+import { RESEARCH_LAB_DECISIONS, alignmentApplies, decisionAlignment, decisionLabel, decisionSpelling, expertLabel, type DecisionLabels } from '../data/decisionAlignment';
 import { classifyFailure } from '../reward/failureClassification';
 import type { RewardSetup } from '../reward/rewardSetup';
 import { isScored } from '../reward/scoredRollouts';
@@ -69,19 +69,21 @@ function isNoOutput(r: Pick<RolloutRecord, 'status' | 'failure'>): boolean {
 }
 
 /** What the lab has, from its reward setup and what the rollouts carry. */
-function evalShape(rollouts: readonly RolloutRecord[], setup: RewardSetup): EvalShape {
+function evalShape(rollouts: readonly RolloutRecord[], setup: RewardSetup, labels: DecisionLabels): EvalShape {
   return {
     judge: setup.judge || rollouts.some((r) => r.criteria !== null && Object.keys(r.criteria).length > 0),
-    alignment: alignmentApplies(rollouts.filter(isScored)),
+    alignment: alignmentApplies(rollouts.filter(isScored), labels),
     customReward: setup.custom || rollouts.some((r) => r.rewardBreakdown && Object.keys(r.rewardBreakdown).length > 0),
   };
 }
 
-/** The row a decision is counted under: its own text, with GO / NO-GO spellings merged when alignment reads them. */
-export function decisionKey(decision: string | null, alignment: boolean): string | null {
+/** The row a decision is counted under: its own text, with the decisions that stand for one answer ("no go", "NOGO", "NO-GO") merged under the first the mapping names when alignment reads them. */
+export function decisionKey(decision: string | null, alignment: boolean, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): string | null {
   const d = decision?.trim();
   if (!d) return null;
-  return (alignment ? goNoGo(d) : null) ?? d;
+  const label = alignment ? decisionLabel(d, labels) : null;
+  if (label === null) return d;
+  return Object.entries(labels).find(([, v]) => v === label)?.[0] ?? decisionSpelling(d);
 }
 
 /** The judge criteria a table shows: the configured ones, then any other the rollouts were scored on. */
@@ -98,29 +100,30 @@ export function breakdownKeys(rollouts: readonly RolloutRecord[]): string[] {
   return [...keys];
 }
 
-export function computeMetrics(rollouts: readonly RolloutRecord[], setup: RewardSetup): EvalMetrics {
+/** `labels`: the decision mapping the lab's graph declares (decisionLabelsOf). */
+export function computeMetrics(rollouts: readonly RolloutRecord[], setup: RewardSetup, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): EvalMetrics {
   const done = rollouts.filter((r) => r.status === 'succeeded' || r.status === 'failed');
   const ok = done.filter((r) => r.status === 'succeeded');
   const failed = done.filter((r) => r.status === 'failed');
   // Reward, alignment, decisions and turns are over the rollouts the graph finished: they all have a reward.
   const scored = done.filter(isScored);
-  const shape = evalShape(done, setup);
+  const shape = evalShape(done, setup, labels);
 
   let aligned = 0;
   let denom = 0;
   const maybe = { rollouts: 0, go: 0, noGo: 0, undecided: 0 };
   if (shape.alignment) {
     for (const r of scored) {
-      const a = decisionAlignment(r.decision, r.expectedDecision);
+      const a = decisionAlignment(r.decision, r.expectedDecision, labels);
       if (a === 'maybe') {
         maybe.rollouts++;
-        const d = goNoGo(r.decision);
-        if (d === 'GO') maybe.go++;
-        else if (d === 'NO-GO') maybe.noGo++;
+        const d = decisionLabel(r.decision, labels);
+        if (d === 'yes') maybe.go++;
+        else if (d === 'no') maybe.noGo++;
         else maybe.undecided++;
         continue;
       }
-      const exp = r.expectedDecision?.toLowerCase().trim();
+      const exp = expertLabel(r.expectedDecision);
       if (exp !== 'yes' && exp !== 'no') continue;
       denom++;
       if (a === 'aligned') aligned++;
@@ -129,7 +132,7 @@ export function computeMetrics(rollouts: readonly RolloutRecord[], setup: Reward
 
   const decisionCounts = new Map<string | null, number>();
   for (const r of scored) {
-    const k = decisionKey(r.decision, shape.alignment);
+    const k = decisionKey(r.decision, shape.alignment, labels);
     decisionCounts.set(k, (decisionCounts.get(k) ?? 0) + 1);
   }
 

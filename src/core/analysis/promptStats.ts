@@ -1,7 +1,9 @@
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
-import { alignmentApplies, decisionAlignment } from './alignment';
+import { RESEARCH_LAB_DECISIONS, alignmentApplies, decisionAlignment, expertLabel, type DecisionLabels } from '../data/decisionAlignment';
 import { SCORED_STATUSES, isScored } from '../reward/scoredRollouts';
+import { rewardUnder } from '../reward/rewardDefinition';
+import type { RewardConfig } from '../config/schema';
 import { boundedMeanInterval, mean, sparkline, welchTTest } from './statistics';
 
 /** Reward statistics of one prompt version of one agent, over its scored rollouts (isScored: those with a reward). */
@@ -26,6 +28,17 @@ export interface PromptVersionStats {
   sparkline: string;
   /** Final rewards, oldest first (for significance tests). */
   rewards: number[];
+  /**
+   * What the rewards above are: 'current' — each under the lab's current reward
+   * (re-scored on the fly from the stored judge scores where they were scored
+   * under other weights); 'stored' — as stored, since they cannot be re-scored
+   * (a custom reward, a criterion without a score), or no current reward was given.
+   */
+  rewardBasis: 'current' | 'stored';
+  /** How many rewards the on-the-fly re-score changed. */
+  rescored: number;
+  /** With basis 'stored': the reward definitions (rewardDefinitionKey) the rollouts were scored under, where recorded. */
+  rewardDefinitions: string[];
 }
 
 export interface VersionComparison {
@@ -37,24 +50,34 @@ export interface VersionComparison {
   /** Welch's two-sided p-value; null when either version has fewer than two rewards. */
   pValue: number | null;
   significant: boolean;
+  /** Why the two were not compared (their rewards come from different reward definitions); null when they were. */
+  notComparable: string | null;
 }
+
+/** What a comparison says of two versions whose rewards were scored under different reward definitions. */
+export const DIFFERENT_REWARDS = 'scored under different weights — re-score to compare';
 
 export function statsForRollouts(
   agent: string,
   version: string,
   rollouts: readonly RolloutRecord[],
-  opts: { text?: string; firstSeen?: number; sparklineWidth?: number; criteria?: readonly string[] } = {},
+  opts: { text?: string; firstSeen?: number; sparklineWidth?: number; criteria?: readonly string[]; labels?: DecisionLabels; reward?: RewardConfig } = {},
 ): PromptVersionStats {
+  const labels = opts.labels ?? RESEARCH_LAB_DECISIONS;
   const ordered = rollouts.filter(isScored).sort((a, b) => a.startTime - b.startTime);
-  const rewards = ordered.map((r) => r.finalReward!);
-  const applies = alignmentApplies(ordered);
+  // Rewards compare only under one definition: under the current one, where every rollout's stored scores allow it.
+  const current = opts.reward ? ordered.map((r) => rewardUnder(r, opts.reward!)) : [];
+  const underCurrent = opts.reward !== undefined && current.every((x) => x !== null);
+  const rewards = underCurrent ? (current as number[]) : ordered.map((r) => r.finalReward!);
+  const rescored = underCurrent ? ordered.filter((r, i) => Math.abs(r.finalReward! - rewards[i]!) > 1e-12).length : 0;
+  const applies = alignmentApplies(ordered, labels);
   let aligned = 0;
   let denom = 0;
   for (const r of applies ? ordered : []) {
-    const exp = r.expectedDecision?.toLowerCase();
+    const exp = expertLabel(r.expectedDecision);
     if (exp !== 'yes' && exp !== 'no') continue;
     denom++;
-    if (decisionAlignment(r.decision, r.expectedDecision) === 'aligned') aligned++;
+    if (decisionAlignment(r.decision, r.expectedDecision, labels) === 'aligned') aligned++;
   }
   const scored = ordered.filter((r) => r.criteria && !r.judgeFailed);
   const names = new Set(opts.criteria ?? []);
@@ -78,6 +101,9 @@ export function statsForRollouts(
     lastRun,
     sparkline: sparkline(rewards, { width: opts.sparklineWidth ?? 20, min: 0, max: 1 }),
     rewards,
+    rewardBasis: underCurrent ? 'current' : 'stored',
+    rescored,
+    rewardDefinitions: underCurrent ? [] : [...new Set(ordered.flatMap((r) => (r.rewardDefinition ? [r.rewardDefinition] : [])))].sort(),
   };
 }
 
@@ -90,23 +116,35 @@ export function statsForRollouts(
 export function promptVersionStats(
   store: TraceStore,
   agent: string,
-  opts: { sparklineWidth?: number; criteria?: readonly string[] } = {},
+  opts: { sparklineWidth?: number; criteria?: readonly string[]; labels?: DecisionLabels; reward?: RewardConfig } = {},
 ): PromptVersionStats[] {
   return store.listPromptVersions(agent).map((v) => {
-    const { rollouts } = store.listRollouts({ agent, promptVersion: v.hash, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' });
+    const { rollouts } = store.listRollouts({ agent, promptVersion: v.hash, status: [...SCORED_STATUSES], superseded: false, sort: 'startTime', order: 'asc' });
     return statsForRollouts(agent, v.hash, rollouts, { ...opts, text: v.text, firstSeen: v.firstSeen });
   });
 }
 
-/** Each version against the one before it (in the order given): change of mean reward and Welch's test. */
+/**
+ * Whether two versions' rewards come from one reward definition: both under
+ * the current one, or both as stored under the same recorded one (rollouts
+ * from before definitions were recorded say nothing against it).
+ */
+function sameReward(a: PromptVersionStats, b: PromptVersionStats): boolean {
+  if (a.rewards.length === 0 || b.rewards.length === 0) return true;
+  if (a.rewardBasis !== b.rewardBasis) return false;
+  return a.rewardBasis === 'current' || new Set([...a.rewardDefinitions, ...b.rewardDefinitions]).size <= 1;
+}
+
+/** Each version against the one before it (in the order given): change of mean reward and Welch's test, only under one reward definition. */
 export function compareToPrevious(stats: readonly PromptVersionStats[], alpha = 0.05): VersionComparison[] {
   return stats.map((s, i) => {
     const prev = i > 0 ? stats[i - 1]! : null;
-    if (!prev) return { version: s.version, previous: null, delta: null, pValue: null, significant: false };
+    if (!prev) return { version: s.version, previous: null, delta: null, pValue: null, significant: false, notComparable: null };
+    if (!sameReward(prev, s)) return { version: s.version, previous: prev.version, delta: null, pValue: null, significant: false, notComparable: DIFFERENT_REWARDS };
     const delta = s.meanReward !== null && prev.meanReward !== null ? s.meanReward - prev.meanReward : null;
     const test = welchTTest(prev.rewards, s.rewards);
     const pValue = test ? test.pValue : null;
-    return { version: s.version, previous: prev.version, delta, pValue, significant: pValue !== null && pValue < alpha };
+    return { version: s.version, previous: prev.version, delta, pValue, significant: pValue !== null && pValue < alpha, notComparable: null };
   });
 }
 

@@ -1,5 +1,5 @@
 import type { RolloutRecord } from '../store/types';
-import { expertLabel } from './alignment';
+import { RESEARCH_LAB_DECISIONS, expertLabel, type DecisionLabels } from '../data/decisionAlignment';
 import { decisionKey } from './metrics';
 import { meanStat, type MeanStat } from './reportStats';
 import { UNIT_RANGE, finiteNumbers, mean } from './statistics';
@@ -182,8 +182,8 @@ export function expectedLabel(expected: string | null): ExpectedLabel {
  * (columns, only when tasks are labelled), with the mean reward of each cell.
  * Over scored rollouts: a rollout that threw made no decision.
  */
-export function decisionReport(scored: readonly RolloutRecord[], alignment: boolean): DecisionReport {
-  const rows = scored.map((r) => ({ r, d: decisionKey(r.decision, alignment) ?? NO_DECISION, e: expectedLabel(r.expectedDecision) }));
+export function decisionReport(scored: readonly RolloutRecord[], alignment: boolean, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): DecisionReport {
+  const rows = scored.map((r) => ({ r, d: decisionKey(r.decision, alignment, labels) ?? NO_DECISION, e: expectedLabel(r.expectedDecision) }));
   const frequency = new Map<string, number>();
   for (const x of rows) if (x.d !== NO_DECISION) frequency.set(x.d, (frequency.get(x.d) ?? 0) + 1);
   let emitted = [...frequency].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([d]) => d);

@@ -76,7 +76,7 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
     ['Duration', duration(run.durationMs)],
     [
       'Rollouts',
-      `${c.total} (${c.succeeded} succeeded, ${c.failed} failed${c.noOutput ? `, ${c.noOutput} of them without final output` : ''}, ${c.cancelled} cancelled${c.running ? `, ${c.running} running` : ''}) of ${run.planned} planned`,
+      `${c.total} (${c.succeeded} succeeded, ${c.failed} failed${c.noOutput ? `, ${c.noOutput} of them without final output` : ''}, ${c.cancelled} cancelled${c.running ? `, ${c.running} running` : ''}${c.notStarted ? `, ${c.notStarted} not started` : ''}) of ${run.planned} planned${c.superseded ? `; ${c.superseded} earlier attempts superseded` : ''}`,
     ],
     ['Tasks', String(run.tasks)],
     ...Object.entries(run.params)
@@ -103,8 +103,8 @@ export function reportTables(report: EvaluationReport): ReportTableView[] {
       .join('; '),
   ]);
   if (table.decisionAlignment) {
-    evalRows.push(['Decision alignment', ...rateCells(table.decisionAlignment), 'GO on "yes" and NO-GO on "no" tasks; a missing decision counts as not aligned']);
-    if (m.maybe.rollouts) evalRows.push(['Maybe tasks', String(m.maybe.rollouts), '', '', `reported apart: ${m.maybe.go} GO, ${m.maybe.noGo} NO-GO, ${m.maybe.undecided} undecided`]);
+    evalRows.push(['Decision alignment', ...rateCells(table.decisionAlignment), 'the decision stands for the task\'s "yes" or "no" (GO and NO-GO, or lab.json graph.decisions); a missing decision counts as not aligned']);
+    if (m.maybe.rollouts) evalRows.push(['Maybe tasks', String(m.maybe.rollouts), '', '', `reported apart: ${m.maybe.go} decided yes, ${m.maybe.noGo} decided no, ${m.maybe.undecided} undecided`]);
   }
   const limit = report.turnLimit ?? null;
   evalRows.push([

@@ -27,7 +27,7 @@ export interface RewardSeries {
  * criteria first, then any other criterion found in the rollouts.
  */
 export function rewardSeries(store: TraceStore, criteria: string[], opts: { runId?: string } = {}): RewardSeries {
-  const { rollouts } = store.listRollouts({ runId: opts.runId, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' });
+  const { rollouts } = store.listRollouts({ runId: opts.runId, status: [...SCORED_STATUSES], superseded: false, sort: 'startTime', order: 'asc' });
   const names = [...criteria];
   const extra = new Set<string>();
   const points: RewardPoint[] = [];

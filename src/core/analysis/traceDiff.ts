@@ -1,3 +1,4 @@
+import { RESEARCH_LAB_DECISIONS, decisionAlignment, type Alignment, type DecisionLabels } from '../data/decisionAlignment';
 import { diffArrays, diffWordsWithSpace } from 'diff';
 import { UsageError } from '../errors';
 import type { TraceStore } from '../store/traceStore';
@@ -83,6 +84,8 @@ export interface RolloutFacts {
   criteria: Record<string, number> | null;
   decision: string | null;
   expectedDecision: string | null;
+  /** The decision against the expected answer, under the graph's decision mapping (decisionAlignment). */
+  alignment: Alignment;
   turns: number | null;
   inputTokens: number;
   outputTokens: number;
@@ -270,7 +273,7 @@ export function traceSteps(spans: readonly SpanRecord[]): TraceStep[] {
   });
 }
 
-export function rolloutFacts(rollout: RolloutRecord, spans: readonly SpanRecord[], steps: number): RolloutFacts {
+export function rolloutFacts(rollout: RolloutRecord, spans: readonly SpanRecord[], steps: number, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): RolloutFacts {
   const root = spans.find((s) => s.parentSpanId === null && s.kind === 'rollout');
   const versions: RolloutFacts['versions'] = {};
   let inputTokens = 0;
@@ -293,6 +296,7 @@ export function rolloutFacts(rollout: RolloutRecord, spans: readonly SpanRecord[
     criteria: rollout.criteria,
     decision: rollout.decision,
     expectedDecision: rollout.expectedDecision,
+    alignment: decisionAlignment(rollout.decision, rollout.expectedDecision, labels),
     turns: rollout.turns,
     inputTokens,
     outputTokens,
@@ -385,11 +389,15 @@ function delta(a: number | null, b: number | null): number | null {
 }
 
 /** The trace diff of two rollouts from their rows and spans. */
-export function diffTraces(left: { rollout: RolloutRecord; spans: readonly SpanRecord[] }, right: { rollout: RolloutRecord; spans: readonly SpanRecord[] }): TraceDiff {
+export function diffTraces(
+  left: { rollout: RolloutRecord; spans: readonly SpanRecord[] },
+  right: { rollout: RolloutRecord; spans: readonly SpanRecord[] },
+  labels: DecisionLabels = RESEARCH_LAB_DECISIONS,
+): TraceDiff {
   const ls = traceSteps(left.spans);
   const rs = traceSteps(right.spans);
-  const L = rolloutFacts(left.rollout, left.spans, ls.length);
-  const R = rolloutFacts(right.rollout, right.spans, rs.length);
+  const L = rolloutFacts(left.rollout, left.spans, ls.length, labels);
+  const R = rolloutFacts(right.rollout, right.spans, rs.length, labels);
   const { rows, exact } = alignSteps(ls, rs);
   const counts: Record<RowKind, number> = { same: 0, changed: 0, left: 0, right: 0 };
   for (const r of rows) counts[r.kind]++;
@@ -409,7 +417,7 @@ export function diffTraces(left: { rollout: RolloutRecord; spans: readonly SpanR
   if (L.taskId !== R.taskId) differs.push('task');
   if (ls.length !== rs.length || ls.some((s, i) => s.node !== rs[i]!.node)) differs.push('path');
   if ((L.finalOutput ?? '') !== (R.finalOutput ?? '')) differs.push('finalOutput');
-  if (L.decision !== R.decision) differs.push('decision');
+  if (L.decision !== R.decision || L.alignment !== R.alignment) differs.push('decision');
   if (L.finalReward !== R.finalReward) differs.push('finalReward');
   if (criteria.some((c) => c.left !== c.right)) differs.push('criteria');
   if (L.turns !== R.turns) differs.push('turns');
@@ -439,11 +447,11 @@ export function diffTraces(left: { rollout: RolloutRecord; spans: readonly SpanR
 }
 
 /** The trace diff of two stored rollouts; a clear error names a rollout the store does not hold. */
-export function diffStoredRollouts(store: Pick<TraceStore, 'getRollout' | 'getSpans'>, leftId: string, rightId: string): TraceDiff {
+export function diffStoredRollouts(store: Pick<TraceStore, 'getRollout' | 'getSpans'>, leftId: string, rightId: string, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): TraceDiff {
   const read = (id: string, side: string): { rollout: RolloutRecord; spans: SpanRecord[] } => {
     const rollout = store.getRollout(id);
     if (!rollout) throw new UsageError(`the ${side} rollout ${id} is not in this workspace's store — list rollouts with \`rollout-lab traces\``);
     return { rollout, spans: store.getSpans(id) };
   };
-  return diffTraces(read(leftId, 'left'), read(rightId, 'right'));
+  return diffTraces(read(leftId, 'left'), read(rightId, 'right'), labels);
 }

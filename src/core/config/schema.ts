@@ -283,6 +283,12 @@ export const GraphSchema = z.strictObject({
   cwd: z.string().optional().describe('Kind "command": the directory it runs in, relative to the workspace (default: the workspace).'),
   env: z.record(z.string(), z.string()).optional().describe('Kind "command": further environment variables for the program.'),
   timeoutMs: z.number().int().positive().optional().describe('Kind "command": time limit of one rollout (default 300000); past it the program is stopped and the rollout fails with "timeout".'),
+  decisions: z
+    .record(z.string().min(1), z.enum(['yes', 'no', 'maybe']))
+    .optional()
+    .describe(
+      'Which expert answer each decision of the graph stands for, for decision alignment, e.g. {"ACCEPT": "yes", "REJECT": "no"} (any case; spaces and _ read as -). Default: {"GO": "yes", "NO-GO": "no"} for the research lab, none for your own graph; without a mapping a decision matches the label it spells (yes, no, maybe).',
+    ),
 });
 
 export const ToolsSchema = z.strictObject({

@@ -1,6 +1,7 @@
 // In lab/, not rollout/: a batch reads its dataset and environment through the Lab and ends with analysis/'s metrics, both above rollout/.
 import { UsageError } from '../errors';
 import { computeMetrics, type EvalMetrics } from '../analysis/metrics';
+import { runOutcome, type RunOutcome } from '../analysis/runOutcome';
 import { rewardSetupOf } from '../reward/rewardSetup';
 import { parseBatchPlan, parseBatchRunParams, resolveBatchParams, type BatchPlan, type BatchRunParams } from '../rollout/batchPlan';
 import { runRollouts, type RunRequest, type RunResult } from '../rollout/runner';
@@ -8,6 +9,7 @@ import type { RunWarning } from '../rollout/runWarnings';
 import { liveOtlpExport } from '../otlp/liveExport';
 import { listenForRetries, type RetryNotice } from '../llm/retryNotices';
 import type { Lab } from './lab';
+import { decisionLabelsOf } from '../data/decisionAlignment';
 
 /** What a batch will do, once its tasks are chosen and before anything runs. */
 export interface BatchPlanned {
@@ -30,8 +32,10 @@ export interface BatchResult extends RunResult {
   params: BatchRunParams;
   concurrency: number;
   datasetFile: string;
-  /** Over every finished rollout of the run, resumed ones included. */
+  /** Over each task's current finished attempt, those of the invocations it resumed included (superseded attempts left out). */
   metrics: EvalMetrics;
+  /** Every planned rollout by where it stands in the store: what the finish and cancel notifications say. */
+  outcome: RunOutcome;
   /** The first error when every rollout failed (a runtime failure, not data); null otherwise. */
   allFailedError: string | null;
 }
@@ -60,6 +64,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     params,
     seed: params.seed,
     resumeRunId: checked.resume,
+    retryFailed: checked.retryFailed,
     signal: hooks.signal,
     onStart: hooks.onStart,
     onProgress: hooks.onProgress,
@@ -73,7 +78,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     result.warnings.push(w);
     hooks.onWarning?.(w);
   }
-  const metrics = computeMetrics(result.rollouts, rewardSetupOf(config));
+  const metrics = computeMetrics(result.rollouts, rewardSetupOf(config), decisionLabelsOf(config));
   const allFailed = metrics.rollouts > 0 && metrics.succeeded === 0;
   return {
     ...result,
@@ -81,6 +86,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     concurrency,
     datasetFile: ds.file,
     metrics,
+    outcome: runOutcome(lab.store, result.runId),
     allFailedError: allFailed ? (result.rollouts.find((r) => r.error)?.error ?? 'unknown error') : null,
   };
 }

@@ -25,7 +25,9 @@ export const BatchPlanSchema = z.strictObject({
   seed: z.number().int().min(0).optional(),
   /** Continue this run with the options it was started with (the others here but `concurrency` are not used). */
   resume: z.string().min(1).optional(),
-});
+  /** With `resume`: redo the rollouts that failed for the agent's own reasons too (transport failures are always redone). */
+  retryFailed: z.boolean().optional(),
+}).refine((p) => !p.retryFailed || p.resume !== undefined, { message: 'retryFailed goes with resume: it redoes failed rollouts of the run being resumed', path: ['retryFailed'] });
 export type BatchPlan = z.infer<typeof BatchPlanSchema>;
 
 /**

@@ -18,6 +18,8 @@ import { forEachBounded } from './pool';
 import { TRUNCATED_AT_MAX_TOKENS } from '../llm/maxTokensCut';
 import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';
+import { rewardDefinitionKey } from '../reward/rewardDefinition';
+import { resumePlan, type ResumePlan, type ResumeSummary } from './resumePlan';
 
 export type PlannedTask = Task & { split: Split };
 
@@ -63,12 +65,14 @@ export interface RunRequest {
   params: Record<string, unknown>;
   /** Run seed; each rollout's model calls get a seed derived from it, the task and the sample. */
   seed?: number;
-  /** Continue this run: rollouts it already finished are not redone. */
+  /** Continue this run: what it finished stands; what failed on transport, was interrupted or never ran is redone (resumePlan). */
   resumeRunId?: string;
+  /** With resumeRunId: redo the rollouts that failed for the agent's own reasons too. */
+  retryFailed?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
   /** Called once the run id is known, before the first rollout starts. */
-  onStart?: (info: { runId: string; total: number; skipped: number }) => void;
+  onStart?: (info: { runId: string; total: number; skipped: number; resume?: ResumeSummary }) => void;
   /** Called once per kind, when a finished rollout first shows it (a prompt the server cut, a custom reward that failed...). */
   onWarning?: (w: RunWarning) => void;
   /** Called with each finished rollout and its spans (in memory: nothing is read back from the store). */
@@ -114,11 +118,13 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
 
   let runId: string;
   let skip = new Set<string>();
+  let resumed: ResumePlan | null = null;
   if (req.resumeRunId) {
     const run = store.getRun(req.resumeRunId);
     if (!run) throw new Error(`run ${req.resumeRunId} is not in this workspace's store — list runs with \`rollout-lab traces\``);
     runId = run.id;
-    skip = store.finishedKeys(runId);
+    resumed = resumePlan(plan.map((p) => rolloutKey(p.task.id, p.sample)), store.currentAttempts(runId), { retryFailed: req.retryFailed });
+    skip = resumed.skip;
     store.updateRun(runId, { status: 'running', endTime: null });
   } else {
     runId = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${newTraceId().slice(0, 6)}`;
@@ -126,7 +132,7 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
     store.startRun(run);
   }
   const todo = plan.filter((p) => !skip.has(rolloutKey(p.task.id, p.sample)));
-  req.onStart?.({ runId, total: todo.length, skipped: plan.length - todo.length });
+  req.onStart?.({ runId, total: todo.length, skipped: plan.length - todo.length, ...(resumed ? { resume: resumed.summary } : {}) });
 
   let done = 0;
   let succeeded = 0;
@@ -144,10 +150,11 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
     // Each rollout gets its own signal that follows the run's, so what a rollout leaves on its signal goes with it.
     async ({ task, sample }, _index, signal) => {
       let ended: readonly SpanRecord[] = [];
+      const supersedes = resumed?.supersedes.get(rolloutKey(task.id, sample));
       const rec = await runOneRollout(env, runId, task, sample, signal, req.tracing !== false, rolloutSeed(req.seed ?? 0, task.id, sample), (spans) => {
         ended = spans;
         noticeWarnings(spans);
-      });
+      }, supersedes);
       req.onRolloutEnded?.(rec, ended);
       done++;
       if (rec.status === 'succeeded') succeeded++;
@@ -171,8 +178,9 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
     req.signal,
   );
   const cancelled = Boolean(req.signal?.aborted);
+  // Each task's current attempt: the ones a resume redid are kept in the store, superseded, and count no more.
   const rollouts = store
-    .listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER })
+    .listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER })
     .rollouts.filter((r: RolloutRecord) => r.status === 'succeeded' || r.status === 'failed');
   // The run is simulated when its rollouts are, not merely because the simulator was started for a model it never called.
   const simulated = rollouts.length ? rollouts.some((r) => r.simulated) : env.simulated;
@@ -191,6 +199,8 @@ export async function runOneRollout(
   seed = rolloutSeed(0, task.id, sample),
   /** Gets the rollout's spans (in memory, also without tracing) once it has ended. */
   onEnded?: (spans: readonly SpanRecord[]) => void,
+  /** The earlier attempts of this task and sample that this one redoes (a resumed run). */
+  supersedes?: readonly string[],
 ): Promise<RolloutRecord> {
   const { store } = env;
   const id = newTraceId();
@@ -218,6 +228,8 @@ export async function runOneRollout(
     agents: [],
     truncatedAnswers: null,
     truncatedPrompts: null,
+    rewardDefinition: rewardDefinitionKey(env.config.reward),
+    ...(supersedes?.length ? { supersedes: [...supersedes] } : {}),
   };
   store.startRollout(record);
   const root = tracer.start('rollout', 'rollout', null, {

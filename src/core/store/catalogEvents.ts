@@ -7,7 +7,7 @@ import type { PromptVersionRecord, RescoreRecord, RolloutRecord, RunRecord } fro
 const ROLLOUT_COLUMN_LIST = [
   'id', 'run_id', 'task_id', 'split', 'sample', 'status', 'final_reward', 'criteria', 'judge_failed', 'decision',
   'expected_decision', 'turns', 'error', 'simulated', 'start_time', 'end_time', 'span_count', 'writer', 'duration', 'original_reward',
-  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts', 'input_tokens', 'output_tokens',
+  'failure', 'reward_breakdown', 'truncated_answers', 'truncated_prompts', 'input_tokens', 'output_tokens', 'reward_definition',
 ];
 const ROLLOUT_COLUMNS = ROLLOUT_COLUMN_LIST.join(', ');
 const ROLLOUT_UPDATES = ROLLOUT_COLUMN_LIST.filter((c) => c !== 'id').map((c) => `${c} = excluded.${c}`).join(', ');
@@ -49,6 +49,7 @@ export class CatalogEvents {
         this.insertAgents(this.rid(r.id), r);
         this.applyLatestReward(r.id);
       }
+      this.linkAttempts(r);
     });
     this.db.dirty = true;
   }
@@ -61,6 +62,7 @@ export class CatalogEvents {
       this.db.run('DELETE FROM rollout_agents WHERE rid = ?', [rid]);
       this.insertAgents(rid, r);
       this.applyLatestReward(r.id);
+      this.linkAttempts(r);
       this.traces.flushPending(r.id);
     });
     this.db.dirty = true;
@@ -123,6 +125,20 @@ export class CatalogEvents {
     this.db.dirty = true;
   }
 
+  /**
+   * A resumed run's attempt marks the attempts it replaces, and a rollout read
+   * after the attempt that replaced it is marked as it arrives: either order
+   * gives the same rows, and applying one twice changes nothing.
+   */
+  private linkAttempts(r: RolloutRecord): void {
+    for (const old of r.supersedes ?? []) {
+      this.db.run('INSERT OR IGNORE INTO rollout_supersedes(old_id, new_id) VALUES(?, ?)', [old, r.id]);
+      this.db.run('UPDATE rollouts SET superseded_by = ? WHERE id = ?', [r.id, old]);
+    }
+    const by = this.db.get('SELECT new_id FROM rollout_supersedes WHERE old_id = ?', [r.id]);
+    if (by) this.db.run('UPDATE rollouts SET superseded_by = ? WHERE id = ?', [String(by['new_id']), r.id]);
+  }
+
   private rid(id: string): number {
     return Number(this.db.get('SELECT rid FROM rollouts WHERE id = ?', [id])!['rid']);
   }
@@ -172,5 +188,6 @@ function rolloutValues(r: RolloutRecord, writer: string | null): SqlValue[] {
     r.truncatedPrompts ?? null,
     r.agents.reduce((n, a) => n + a.inputTokens, 0),
     r.agents.reduce((n, a) => n + a.outputTokens, 0),
+    r.rewardDefinition ?? null,
   ];
 }

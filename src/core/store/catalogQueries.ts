@@ -1,3 +1,4 @@
+import { RESEARCH_LAB_DECISIONS, decisionAlignment, type DecisionLabels } from '../data/decisionAlignment';
 import type { SqlValue } from 'sql.js';
 import { placeholders, type CatalogDb, type Row } from './catalogDb';
 import { INTERRUPTED } from './catalogEvents';
@@ -10,6 +11,7 @@ import type {
   RescoreSummary,
   RewardRevision,
   RolloutAgentRecord,
+  RolloutAttempt,
   RolloutQuery,
   RolloutRecord,
   RolloutStatus,
@@ -127,6 +129,7 @@ export class CatalogQueries {
       where.push('r.task_id = ?');
       params.push(q.taskId);
     }
+    if (q.superseded !== undefined) where.push(q.superseded ? 'r.superseded_by IS NOT NULL' : 'r.superseded_by IS NULL');
     if (q.promptVersion !== undefined || q.agent !== undefined) {
       const cond = ['a.rid = r.rid'];
       if (q.agent !== undefined) {
@@ -155,9 +158,9 @@ export class CatalogQueries {
   }
 
   /** One page of the rollouts table: filters, full-text search and sort in SQL (see tableQuerySql), then the page's agents. */
-  queryTable(q: RolloutTableQuery, prices: ModelPrices | null = null): RolloutTablePage {
+  queryTable(q: RolloutTableQuery, prices: ModelPrices | null = null, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): RolloutTablePage {
     if (q.text) this.traces.flushText();
-    const sql = tableQuerySql(q, prices);
+    const sql = tableQuerySql(q, prices, labels);
     const total = Number(this.db.get(sql.countSql, sql.countParams)?.['n'] ?? 0);
     const rows = this.db.all(sql.pageSql, sql.pageParams);
     const agents = this.agentsByRid(rows.map((r) => Number(r['rid'])));
@@ -170,6 +173,8 @@ export class CatalogQueries {
       const id = String(r['id']);
       const a = agents.get(Number(r['rid'])) ?? [];
       const observed = this.traces.observedSpans(id, spans.get(id));
+      const decision = r['decision'] === null ? null : String(r['decision']);
+      const expectedDecision = r['expected_decision'] === null ? null : String(r['expected_decision']);
       return {
         id,
         runId: String(r['run_id']),
@@ -180,8 +185,10 @@ export class CatalogQueries {
         failure: r['failure'] === null ? null : String(r['failure']),
         reward: r['final_reward'] === null ? null : Number(r['final_reward']),
         criteria: r['criteria'] === null ? null : (JSON.parse(String(r['criteria'])) as Record<string, number>),
-        decision: r['decision'] === null ? null : String(r['decision']),
-        expectedDecision: r['expected_decision'] === null ? null : String(r['expected_decision']),
+        decision,
+        expectedDecision,
+        alignment: decisionAlignment(decision, expectedDecision, labels),
+        supersededBy: r['superseded_by'] === null ? null : String(r['superseded_by']),
         turns: r['turns'] === null ? null : Number(r['turns']),
         inputTokens: r['input_tokens'] === null ? null : Number(r['input_tokens']),
         outputTokens: r['output_tokens'] === null ? null : Number(r['output_tokens']),
@@ -197,9 +204,9 @@ export class CatalogQueries {
   }
 
   /** The ids of every rollout a table query matches, in its order (no page). */
-  queryTableIds(q: RolloutTableQuery, prices: ModelPrices | null = null): string[] {
+  queryTableIds(q: RolloutTableQuery, prices: ModelPrices | null = null, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): string[] {
     if (q.text) this.traces.flushText();
-    const sql = tableQuerySql(q, prices);
+    const sql = tableQuerySql(q, prices, labels);
     return this.db.all(sql.idsSql, sql.idsParams).map((r) => String(r['id']));
   }
 
@@ -218,6 +225,20 @@ export class CatalogQueries {
         version: String(r['model_version']),
       })),
     };
+  }
+
+  /** Each task and sample's current attempts in a run (those no resume replaced), for resume to decide what to redo. */
+  currentAttempts(runId: string): RolloutAttempt[] {
+    return this.db
+      .all('SELECT id, task_id, sample, status, failure, error FROM rollouts WHERE run_id = ? AND superseded_by IS NULL ORDER BY start_time, rid', [runId])
+      .map((r) => ({
+        id: String(r['id']),
+        taskId: String(r['task_id']),
+        sample: Number(r['sample']),
+        status: String(r['status']) as RolloutStatus,
+        failure: isFailureKind(r['failure']) ? r['failure'] : null,
+        error: r['error'] === null ? null : String(r['error']),
+      }));
   }
 
   /** Keys of rollouts that ran to an end; interrupted ones are left out so resume redoes them. */
@@ -351,6 +372,9 @@ function toRollout(r: Row, agents: RolloutAgentRecord[], observedSpans: number):
     agents,
     truncatedAnswers: r['truncated_answers'] === null ? null : Number(r['truncated_answers']),
     truncatedPrompts: r['truncated_prompts'] === null ? null : Number(r['truncated_prompts']),
+    ...(r['reward_definition'] === null || r['reward_definition'] === undefined ? {} : { rewardDefinition: String(r['reward_definition']) }),
+    // Only on an attempt a resume replaced, so a current one reads back as it was written.
+    ...(r['superseded_by'] === null || r['superseded_by'] === undefined ? {} : { supersededBy: String(r['superseded_by']) }),
   };
 }
 

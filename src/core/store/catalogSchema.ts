@@ -144,6 +144,18 @@ export const MIGRATIONS: readonly Migration[] = [
       if (db.exec('SELECT 1 FROM rollouts LIMIT 1').length > 0) db.run(`INSERT OR REPLACE INTO meta(key, value) VALUES('${TEXT_BACKFILL}', 'pending')`);
     },
   },
+  {
+    version: 7,
+    description: 'attempts a resumed run redid (which later attempt of the same task and sample replaced each one), and the reward definition each rollout was scored under',
+    // Adds only what is missing (see version 3). No stored rollout supersedes another yet: nothing to fill in.
+    up: (db) => {
+      const have = new Set((db.exec(`SELECT name FROM pragma_table_info('rollouts')`)[0]?.values ?? []).map((v) => String(v[0])));
+      if (!have.has('superseded_by')) db.run('ALTER TABLE rollouts ADD COLUMN superseded_by TEXT');
+      if (!have.has('reward_definition')) db.run('ALTER TABLE rollouts ADD COLUMN reward_definition TEXT');
+      // The links themselves, whichever of the two rollouts is read first (journals are read in name order, not time order).
+      db.run('CREATE TABLE IF NOT EXISTS rollout_supersedes(old_id TEXT PRIMARY KEY, new_id TEXT NOT NULL)');
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

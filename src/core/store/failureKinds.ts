@@ -62,11 +62,22 @@ export const FAILURE_SHORT_LABELS: Record<FailureKind, string> = {
   other: 'error',
 };
 
+/**
+ * Failures on the way to the model (the network, the server, its time limit),
+ * not the agent's own: `run --resume` redoes them once the server is back.
+ */
+export const TRANSPORT_FAILURES: readonly FailureKind[] = ['connection', 'timeout', 'server_error', 'rate_limit'];
+
+export function isTransportFailure(kind: FailureKind | null | undefined): boolean {
+  return kind !== null && kind !== undefined && TRANSPORT_FAILURES.includes(kind);
+}
+
 export function isFailureKind(v: unknown): v is FailureKind {
   return typeof v === 'string' && (FAILURE_KINDS as readonly string[]).includes(v);
 }
 
-/** "failed (no output)", "succeeded", "cancelled": a rollout's status with why it failed, when that adds something. */
-export function statusText(r: { status: string; failure?: FailureKind | null }): string {
-  return r.failure && r.failure !== r.status ? `${r.status} (${FAILURE_SHORT_LABELS[r.failure]})` : r.status;
+/** "failed (no output)", "succeeded", "cancelled", "failed (connection failed), superseded": a rollout's status with why it failed, and whether a resume redid it. */
+export function statusText(r: { status: string; failure?: FailureKind | null; supersededBy?: string | null }): string {
+  const status = r.failure && r.failure !== r.status ? `${r.status} (${FAILURE_SHORT_LABELS[r.failure]})` : r.status;
+  return r.supersededBy ? `${status}, superseded` : status;
 }

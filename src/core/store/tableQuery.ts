@@ -1,3 +1,4 @@
+import { RESEARCH_LAB_DECISIONS, decisionAlignmentSql, type Alignment, type DecisionLabels } from '../data/decisionAlignment';
 import { ftsMatchExpression } from './rolloutText';
 import type { RolloutRecord, RolloutStatus, Split } from './types';
 
@@ -41,7 +42,7 @@ export interface RolloutTableQuery {
   reward?: NumberRange;
   /** Judge criterion name → range of its score. */
   criteria?: Record<string, NumberRange>;
-  /** The graph's decision against the expected one: equal, different, or one of them missing. */
+  /** Decision alignment (decisionAlignment, under the graph's mapping): aligned, misaligned, or neither (no decision or label, a "maybe" task). */
   decision?: DecisionFilter;
   /** Rollouts in which this agent ran (with the versions below, when given). */
   agent?: string;
@@ -86,6 +87,10 @@ export interface RolloutTableRow extends Pick<RolloutRecord, 'id' | 'runId' | 't
   cost: number | null;
   spans: number;
   agents: TableAgentVersions[];
+  /** The decision against the expected answer, under the graph's decision mapping (decisionAlignment). */
+  alignment: Alignment;
+  /** The later attempt a resume ran in its place; null for a current attempt. */
+  supersededBy: string | null;
 }
 
 export interface RolloutTablePage {
@@ -129,14 +134,14 @@ const SORT_COLUMNS: Record<Exclude<TableSortKey, `criterion:${string}`>, string>
 /** The page's columns, as the catalog reads them into rows. */
 const PAGE_COLUMNS =
   'r.rid, r.id, r.run_id, r.task_id, r.split, r.sample, r.status, r.failure, r.final_reward, r.criteria, r.decision, r.expected_decision, ' +
-  'r.turns, r.input_tokens, r.output_tokens, r.duration, r.simulated, r.start_time, r.span_count';
+  'r.turns, r.input_tokens, r.output_tokens, r.duration, r.simulated, r.start_time, r.span_count, r.superseded_by';
 
 /**
  * The rollouts table's query as SQL over the catalog (one builder, so the
  * benchmark runs exactly what the store runs). Values travel as parameters;
  * prices, which come from the checked lab.json, are written in as numbers.
  */
-export function tableQuerySql(q: RolloutTableQuery, prices: ModelPrices | null = null): TableQuerySql {
+export function tableQuerySql(q: RolloutTableQuery, prices: ModelPrices | null = null, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): TableQuerySql {
   const where: string[] = [];
   const params: Array<string | number> = [];
   const inList = (column: string, values: readonly string[] | undefined): void => {
@@ -161,9 +166,10 @@ export function tableQuerySql(q: RolloutTableQuery, prices: ModelPrices | null =
   inList('r.failure', q.failures);
   range('r.final_reward', q.reward);
   for (const [name, r] of Object.entries(q.criteria ?? {})) range('json_extract(r.criteria, ?)', r, [criterionPath(name)]);
-  if (q.decision === 'match') where.push('r.decision IS NOT NULL AND r.expected_decision IS NOT NULL AND r.decision = r.expected_decision');
-  else if (q.decision === 'mismatch') where.push('r.decision IS NOT NULL AND r.expected_decision IS NOT NULL AND r.decision <> r.expected_decision');
-  else if (q.decision === 'none') where.push('(r.decision IS NULL OR r.expected_decision IS NULL)');
+  if (q.decision) {
+    const alignment = q.decision === 'match' ? 'aligned' : q.decision === 'mismatch' ? 'misaligned' : 'other';
+    where.push(decisionAlignmentSql(alignment, 'r.decision', 'r.expected_decision', labels));
+  }
   if (q.agent !== undefined || q.promptVersion !== undefined || q.modelVersion !== undefined) {
     const cond = ['a.rid = r.rid'];
     for (const [column, value] of [['a.agent', q.agent], ['a.prompt_version', q.promptVersion], ['a.model_version', q.modelVersion]] as const) {

@@ -1,3 +1,4 @@
+import type { DecisionLabels } from '../data/decisionAlignment';
 /**
  * The durable trace store: everything a rollout leaves behind, in
  * `<workspace>/.rollout-lab/store/`, readable by other processes while it is
@@ -65,6 +66,7 @@ import type {
   RescoreRecord,
   RescoreSummary,
   RewardRevision,
+  RolloutAttempt,
   RolloutQuery,
   RolloutRecord,
   RunRecord,
@@ -258,17 +260,17 @@ export class TraceStore implements SpanSink {
   }
 
   /** A page of the rollouts table: every rollout of the store, filtered, searched and sorted (see RolloutTableQuery). */
-  queryTable(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): RolloutTablePage {
+  queryTable(q: RolloutTableQuery = {}, prices: ModelPrices | null = null, labels?: DecisionLabels): RolloutTablePage {
     this.assertOpen();
     this.ensureTextIndex(q);
-    return this.catalog.queries.queryTable(q, prices);
+    return this.catalog.queries.queryTable(q, prices, labels);
   }
 
   /** Every rollout id a table query matches, in its order (selecting all rows). */
-  queryTableIds(q: RolloutTableQuery = {}, prices: ModelPrices | null = null): string[] {
+  queryTableIds(q: RolloutTableQuery = {}, prices: ModelPrices | null = null, labels?: DecisionLabels): string[] {
     this.assertOpen();
     this.ensureTextIndex(q);
-    return this.catalog.queries.queryTableIds(q, prices);
+    return this.catalog.queries.queryTableIds(q, prices, labels);
   }
 
   /**
@@ -313,6 +315,11 @@ export class TraceStore implements SpanSink {
         throw new RuntimeFailure(`${(err as Error).message}; the spans of rollout ${rolloutId} cannot be read (the file was changed outside Rollout Lab)`);
       }
     }
+  }
+
+  currentAttempts(runId: string): RolloutAttempt[] {
+    this.assertOpen();
+    return this.catalog.queries.currentAttempts(runId);
   }
 
   finishedKeys(runId: string): Set<string> {

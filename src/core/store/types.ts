@@ -59,7 +59,20 @@ export interface RolloutRecord {
   endTime: number | null;
   spanCount: number;
   agents: RolloutAgentRecord[];
+  /**
+   * Written by a resumed run on the attempt that redoes a task and sample:
+   * the earlier attempts (same run, task and sample) it replaces. They stay in
+   * the store, labelled superseded, and no longer count in the run's figures.
+   */
+  supersedes?: string[];
+  /** The key of the reward definition the rollout was scored under (rewardDefinitionKey); absent in records written before it was kept. */
+  rewardDefinition?: string | null;
+  /** Read from the store: the later attempt that replaced this one; null (or absent) for a run's current attempt. */
+  supersededBy?: string | null;
 }
+
+/** One attempt of a task and sample in a run, as resume reads it. */
+export type RolloutAttempt = Pick<RolloutRecord, 'id' | 'taskId' | 'sample' | 'status' | 'failure' | 'error'>;
 
 export interface RunRecord {
   id: string;
@@ -90,6 +103,8 @@ export interface RolloutQuery {
   promptVersion?: string;
   agent?: string;
   taskId?: string;
+  /** false: only each task's current attempt (what a run's figures count); true: only the attempts a resume replaced. Default: both. */
+  superseded?: boolean;
   /** Default 'startTime'. Rollouts without a value for the sort key (no reward, still running) come last. */
   sort?: 'startTime' | 'finalReward' | 'duration';
   /** Default 'desc' (newest / highest first). */

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Lab } from '../../core/lab/lab';
 import type { EvalMetrics } from '../../core/analysis/metrics';
 import { BatchRunParamsSchema, type BatchPlan } from '../../core/rollout/batchPlan';
+import { runOutcomeText } from '../../core/analysis/runOutcome';
 import { core } from '../coreLoader';
 import { commandArgument } from '../featureContext';
 import type { LabService } from '../labService';
@@ -241,7 +242,8 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   const { metrics, simulated } = result;
   const sim = simulated ? ' (SIMULATED)' : '';
   const mean = metrics.averageFinalReward === null ? 'n/a' : metrics.averageFinalReward.toFixed(3);
-  output.appendLine(`run ${result.runId}: ${metrics.rollouts} rollouts, ${metrics.succeeded} succeeded, ${metrics.failed} failed, mean reward ${mean}${sim}`);
+  const outcome = runOutcomeText(result.outcome);
+  output.appendLine(`run ${result.runId}${result.cancelled ? ' cancelled' : ''}: ${outcome}, mean reward ${mean}${sim}`);
   if (result.cancelled) output.appendLine(`cancelled — resume from a terminal with: rollout-lab ${mode} --resume ${result.runId} --workspace ${folder}`);
   for (const w of result.warnings) output.appendLine(`warning: ${warningSummaryLine(w, result.ranNow)}`);
 
@@ -269,7 +271,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   if (!allFailed) {
     void vscode.window
       .showInformationMessage(
-        `Rollout Lab${sim}: ${result.cancelled ? 'cancelled; ' : ''}${metrics.succeeded}/${metrics.rollouts} rollouts succeeded, mean reward ${mean}`,
+        `Rollout Lab${sim}: ${result.runId} ${result.cancelled ? 'cancelled' : 'finished'}: ${outcome}, mean reward ${mean}`,
         'Open Reward Curve',
       )
       .then((a) => {

@@ -8,6 +8,7 @@ import type { Variant } from '../../core/config/variantSpec';
 import { commandArgument, type FeatureContext } from '../featureContext';
 import { validateCount } from '../runArgs';
 import { progressMessage } from '../view/rolloutPresentation';
+import { decisionLabelsOf } from '../../core/data/decisionAlignment';
 
 /**
  * The argument of Compare Configurations that skips the pickers (tests,
@@ -166,7 +167,7 @@ async function askPromptVariants(lab: Lab): Promise<{ a: Variant; b: Variant } |
     { title: `${TITLE} (2/4)`, placeHolder: 'Agent whose prompt differs' },
   );
   if (!agent) return undefined;
-  const stats = promptVersionStats(lab.store, agent.label).sort((x, y) => y.firstSeen - x.firstSeen);
+  const stats = promptVersionStats(lab.store, agent.label, { labels: decisionLabelsOf(lab.loaded.config), reward: lab.loaded.config.reward }).sort((x, y) => y.firstSeen - x.firstSeen);
   if (stats.length < 2) {
     throw new Error(
       `${agent.label} has ${stats.length} stored prompt version${stats.length === 1 ? '' : 's'}; edit its prompt and run rollouts to store another, or compare a file from a terminal: rollout-lab compare --a base --b prompt:${agent.label}=@FILE`,
@@ -257,7 +258,7 @@ async function execute(ctx: FeatureContext, lab: Lab, folder: string, plan: Plan
     void vscode.window.showInformationMessage(`Rollout Lab: comparison cancelled before ${plan.b.label} ran.`);
     return base;
   }
-  const result = compareRuns(lab.store, run.runA, run.runB, Object.keys(lab.loaded.config.reward.criteria));
+  const result = compareRuns(lab.store, run.runA, run.runB, Object.keys(lab.loaded.config.reward.criteria), decisionLabelsOf(lab.loaded.config));
   output.appendLine(`comparison ${run.id}: ${result.aggregate.summary}`);
   service.setActiveFolder(folder);
   showComparison(ctx, run.runA, run.runB);

@@ -3,6 +3,7 @@ import type { LabService } from '../labService';
 import type { CommandHandlers, RequestHandlers } from '../webviews/panelHost';
 import type { Panels } from '../panels';
 import { UsageError } from '../../core/errors';
+import { decisionLabelsOf } from '../../core/data/decisionAlignment';
 
 /**
  * The host's answers to the comparison panel's requests, on the active lab's
@@ -27,12 +28,12 @@ export function comparisonRequestHandlers(service: LabService): RequestHandlers 
     'comparison/get': async ({ runA, runB }) => {
       const { compareRuns } = await core.comparison();
       const lab = await service.lab();
-      return retry(async () => compareRuns(lab.store, runA, runB, Object.keys(lab.loaded.config.reward.criteria)));
+      return retry(async () => compareRuns(lab.store, runA, runB, Object.keys(lab.loaded.config.reward.criteria), decisionLabelsOf(lab.loaded.config)));
     },
     'comparison/task': async ({ runA, runB, taskId }) => {
       const { comparisonTask } = await core.comparisonTask();
-      const store = await service.store();
-      return retry(async () => comparisonTask(store, { runA, runB }, taskId));
+      const lab = await service.lab();
+      return retry(async () => comparisonTask(lab.store, { runA, runB }, taskId, decisionLabelsOf(lab.loaded.config)));
     },
   };
 }

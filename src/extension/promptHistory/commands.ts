@@ -10,6 +10,7 @@ import { rolloutPickRows, versionPickRows } from './pickItems';
 import { PromptIndex, type PromptTarget } from './promptIndex';
 import { PROMPT_VERSION_SCHEME, PromptVersionContent, parsePromptDocUri, promptDocUri } from './versionContent';
 import { diffWithPreviousPromptVersion } from '../traceDiff/commands';
+import { decisionLabelsOf } from '../../core/data/decisionAlignment';
 
 /** What the extension-host tests can see of the prompt annotations. */
 export interface PromptHistoryApi {
@@ -197,7 +198,8 @@ class PromptHistory {
       version = (await this.pickVersion(folder, agent, `Rollout Lab: Rollouts of a ${agent} prompt version`, current, { withRestore: false }))?.version;
       if (!version) return undefined;
     }
-    const store = await this.ctx.lab.store(folder);
+    const lab = await this.ctx.lab.lab(folder);
+    const store = lab.store;
     const { rollouts, total } = store.listRollouts({ agent, promptVersion: version, sort: 'startTime', order: 'desc', limit: MAX_LISTED });
     const s = await this.index.agentStats(folder, agent);
     const stats = s.stats.find((x) => x.version === version) ?? null;
@@ -209,7 +211,7 @@ class PromptHistory {
     qp.matchOnDescription = true;
     qp.matchOnDetail = true;
     qp.buttons = [statsButton, compareButton];
-    qp.items = rolloutPickRows(rollouts, Date.now());
+    qp.items = rolloutPickRows(rollouts, Date.now(), decisionLabelsOf(lab.loaded.config));
     const ref: PromptVersionRef = { folder, agent, version };
     const picked = await new Promise<string | undefined>((resolve) => {
       let id: string | undefined;

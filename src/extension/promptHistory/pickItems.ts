@@ -1,5 +1,5 @@
 import type { PromptVersionStats } from '../../core/analysis/promptStats';
-import { decisionAlignment } from '../../core/analysis/alignment';
+import { decisionAlignment, type DecisionLabels } from '../../core/data/decisionAlignment';
 import type { RolloutRecord } from '../../core/store/types';
 import { compactStats } from '../view/promptDiff';
 import { formatAgo, shortHash } from '../view/promptLens';
@@ -21,10 +21,10 @@ export interface RolloutPickRow {
 }
 
 /** "GO · expected yes, aligned", "no decision", "NO-GO". */
-export function decisionText(r: Pick<RolloutRecord, 'decision' | 'expectedDecision'>): string {
+export function decisionText(r: Pick<RolloutRecord, 'decision' | 'expectedDecision'>, labels?: DecisionLabels): string {
   const decision = r.decision ?? 'no decision';
   if (!r.expectedDecision) return decision;
-  const a = decisionAlignment(r.decision, r.expectedDecision);
+  const a = decisionAlignment(r.decision, r.expectedDecision, labels);
   return `${decision} · expected ${r.expectedDecision}${a === 'aligned' || a === 'misaligned' ? `, ${a}` : ''}`;
 }
 
@@ -32,7 +32,8 @@ export function decisionText(r: Pick<RolloutRecord, 'decision' | 'expectedDecisi
  * One row per rollout, newest first; the highest and the lowest final
  * reward are marked (only when they differ, so one rollout is neither).
  */
-export function rolloutPickRows(rollouts: readonly RolloutRecord[], now: number): RolloutPickRow[] {
+/** `labels`: the decision mapping the lab's graph declares (decisionLabelsOf). */
+export function rolloutPickRows(rollouts: readonly RolloutRecord[], now: number, labels?: DecisionLabels): RolloutPickRow[] {
   const rewarded = rollouts.filter((r) => typeof r.finalReward === 'number');
   let best: RolloutRecord | undefined;
   let worst: RolloutRecord | undefined;
@@ -49,7 +50,7 @@ export function rolloutPickRows(rollouts: readonly RolloutRecord[], now: number)
       const time = r.endTime !== null ? duration(Math.max(0, r.endTime - r.startTime)) : 'running';
       return {
         label: `$(${statusIcon(r.status).icon}) reward ${formatReward(r.finalReward)}${markText}`,
-        description: decisionText(r),
+        description: decisionText(r, labels),
         detail: `task ${r.taskId}${r.sample > 0 ? ` #${r.sample}` : ''} · ${statusText(r)}${r.judgeFailed ? ' (judge failed)' : ''} · ${time} · ${formatAgo(r.startTime, now)}`,
         rolloutId: r.id,
         mark,

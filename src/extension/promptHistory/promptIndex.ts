@@ -7,6 +7,7 @@ import { Disposable } from '../disposable';
 import type { LabService } from '../labService';
 import { changedLines, type PromptLineChange } from '../view/promptDiff';
 import { findInlinePrompts } from './inlinePrompt';
+import { decisionLabelsOf } from '../../core/data/decisionAlignment';
 
 /** One agent's prompt as it is in an open document: a prompt file, or an inline `promptText` in lab.json. */
 export interface PromptTarget {
@@ -151,8 +152,9 @@ export class PromptIndex extends Disposable {
     let p = this.cache.get(key);
     if (!p) {
       p = (async () => {
-        const [{ promptVersionStats, compareToPrevious, bestVersion }, store] = await Promise.all([core.promptStats(), this.lab.store(folder)]);
-        const stats = promptVersionStats(store, agent);
+        const [{ promptVersionStats, compareToPrevious, bestVersion }, lab] = await Promise.all([core.promptStats(), this.lab.lab(folder)]);
+        // Under the lab's current reward: rewards scored under older weights are re-scored on the fly, or not compared.
+        const stats = promptVersionStats(lab.store, agent, { labels: decisionLabelsOf(lab.loaded.config), reward: lab.loaded.config.reward });
         return { stats, comparisons: compareToPrevious(stats), best: bestVersion(stats) };
       })();
       const mine = p;

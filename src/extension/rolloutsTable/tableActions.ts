@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { decisionLabelsOf } from '../../core/data/decisionAlignment';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { core } from '../coreLoader';
@@ -28,11 +29,11 @@ export function rolloutsTableRequestHandlers(service: LabService): RequestHandle
   return {
     'table/query': async (q) => {
       const lab = await service.lab();
-      return lab.store.queryTable(q, modelPrices(lab.loaded.config));
+      return lab.store.queryTable(q, modelPrices(lab.loaded.config), decisionLabelsOf(lab.loaded.config));
     },
     'table/ids': async (q) => {
       const lab = await service.lab();
-      return { ids: lab.store.queryTableIds(q, modelPrices(lab.loaded.config)) };
+      return { ids: lab.store.queryTableIds(q, modelPrices(lab.loaded.config), decisionLabelsOf(lab.loaded.config)) };
     },
     'table/facets': async (): Promise<TableFacets> => {
       const lab = await service.lab();

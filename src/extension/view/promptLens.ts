@@ -63,9 +63,10 @@ function plural(n: number, one: string): string {
 
 /** The first lens for a version that has rollouts. */
 export function versionLensTitle(current: PromptVersionStats, comparison: VersionComparison | null, now: number): string {
-  const parts = [plural(current.rollouts, 'rollout'), `reward ${formatRewardWithCi(current)}`];
+  const parts = [plural(current.rollouts, 'rollout'), `reward ${formatRewardWithCi(current)}${current.rescored ? ' under the current weights' : ''}`];
   if (current.decisionAlignment !== null) parts.push(`alignment ${Math.round(current.decisionAlignment)}%`);
-  if (comparison?.previous && comparison.delta !== null) {
+  if (comparison?.previous && comparison.notComparable) parts.push(`vs previous: ${comparison.notComparable}`);
+  else if (comparison?.previous && comparison.delta !== null) {
     const test = comparison.pValue === null ? 'too few rewards to test' : `${formatP(comparison.pValue)}, ${comparison.significant ? 'significant' : 'not significant'}`;
     parts.push(`Δ ${formatDelta(comparison.delta)} vs previous (${test})`);
   }
@@ -195,7 +196,9 @@ export function versionReportMarkdown(s: PromptVersionStats, comparison: Version
   const lines = [versionHoverMarkdown(s, s.version, s.agent), ''];
   if (isBest) lines.push('- The best-scoring version of this agent');
   if (s.decisionAlignment !== null) lines.push(`- Decision alignment: ${Math.round(s.decisionAlignment)}%`);
-  if (comparison?.previous && comparison.delta !== null) {
+  if (s.rescored) lines.push(`- ${plural(s.rescored, 'reward')} re-scored on the fly under the current weights (from the stored judge scores; nothing is written)`);
+  if (comparison?.previous && comparison.notComparable) lines.push(`- Against previous version \`${shortHash(comparison.previous)}\`: ${comparison.notComparable}`);
+  else if (comparison?.previous && comparison.delta !== null) {
     const test = comparison.pValue === null ? 'too few rewards to test' : `${formatP(comparison.pValue)}, ${comparison.significant ? 'significant' : 'not significant'}`;
     lines.push(`- Against previous version \`${shortHash(comparison.previous)}\`: Δ ${formatDelta(comparison.delta)} (Welch's t-test, ${test})`);
   }

@@ -49,7 +49,7 @@ export function rolloutDescription(r: RolloutRecord, now = Date.now(), samplesPe
   const sample = samplesPerTask > 1 || r.sample > 0 ? `${sampleLabel(r.sample)} · ` : '';
   if (r.status === 'running') return `${sample}running · ${time}`;
   if (r.status === 'succeeded') return `${sample}reward ${formatReward(r.finalReward)} · ${time}`;
-  const why = r.failure ? FAILURE_SHORT_LABELS[r.failure] : r.status;
+  const why = `${r.failure ? FAILURE_SHORT_LABELS[r.failure] : r.status}${r.supersededBy ? ' · superseded (redone by a resume)' : ''}`;
   return `${sample}${why}${r.finalReward === null ? '' : ` · reward ${formatReward(r.finalReward)}`} · ${time}`;
 }
 

@@ -12,7 +12,7 @@ import type { RolloutRecord } from '../../../src/core/store/types';
 import { buildEvaluationReport, defaultReportRun, reportOptionsFromConfig, type EvaluationReport } from '../../../src/core/analysis/evaluationReport';
 import { classifyFailure } from '../../../src/core/reward/failureClassification';
 import type { FailureKind } from '../../../src/core/store/failureKinds';
-import { decisionAlignment } from '../../../src/core/analysis/alignment';
+import { decisionAlignment } from '../../../src/core/data/decisionAlignment';
 
 /*
  * The report of a real run against the simulated endpoint with faults: one
@@ -145,7 +145,7 @@ describe('evaluation report of a run with faults', () => {
     assert.equal(report.run.split, 'val');
     assert.equal(report.run.simulated, false, 'a configured endpoint is not reported as simulated');
     assert.equal(report.run.tasks, PLAN.length);
-    assert.deepEqual(report.run.counts, { total: 9, succeeded: 6, failed: 3, noOutput: 0, cancelled: 0, running: 0 });
+    assert.deepEqual(report.run.counts, { total: 9, succeeded: 6, failed: 3, noOutput: 0, cancelled: 0, running: 0, notStarted: 0, superseded: 0 });
     assert.equal(report.generatedAt, 1234);
     assert.deepEqual(JSON.parse(JSON.stringify(report)), report, 'plain JSON data');
   });

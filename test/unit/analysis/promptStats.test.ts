@@ -55,7 +55,7 @@ test('two prompt versions of Supervisor from real rollouts: stats per version, d
 
     const cmp = compareToPrevious(stats);
     assert.equal(cmp.length, 2);
-    assert.deepEqual(cmp[0], { version: v1.version, previous: null, delta: null, pValue: null, significant: false });
+    assert.deepEqual(cmp[0], { version: v1.version, previous: null, delta: null, pValue: null, significant: false, notComparable: null });
     assert.equal(cmp[1]!.previous, v1.version);
     assert.ok(Math.abs(cmp[1]!.delta! - (v2.meanReward! - v1.meanReward!)) < 1e-12);
     assert.ok(cmp[1]!.pValue !== null && cmp[1]!.pValue >= 0 && cmp[1]!.pValue <= 1);

@@ -24,6 +24,9 @@ function stats(p: Partial<PromptVersionStats> = {}): PromptVersionStats {
     lastRun: null,
     sparkline: '',
     rewards: [],
+    rewardBasis: 'current',
+    rescored: 0,
+    rewardDefinitions: [],
     ...p,
   };
 }

@@ -30,11 +30,14 @@ function stats(p: Partial<PromptVersionStats> = {}): PromptVersionStats {
     lastRun: NOW - 5 * 60_000,
     sparkline: '▁▃▅▇',
     rewards: [0.7, 0.72],
+    rewardBasis: 'current',
+    rescored: 0,
+    rewardDefinitions: [],
     ...p,
   };
 }
 
-const cmp = (p: Partial<VersionComparison> = {}): VersionComparison => ({ version: 'abcdef123456', previous: '111111111111', delta: 0.04, pValue: 0.12, significant: false, ...p });
+const cmp = (p: Partial<VersionComparison> = {}): VersionComparison => ({ version: 'abcdef123456', previous: '111111111111', delta: 0.04, pValue: 0.12, significant: false, notComparable: null, ...p });
 
 describe('promptLens', () => {
   it('titles a version with rollouts: count, reward with CI, alignment, delta with its test, last run', () => {

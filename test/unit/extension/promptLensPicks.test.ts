@@ -46,6 +46,9 @@ function stats(p: Partial<PromptVersionStats>): PromptVersionStats {
     lastRun: NOW - 5 * 60_000,
     sparkline: '▁▅',
     rewards: [0.6, 0.8],
+    rewardBasis: 'current',
+    rescored: 0,
+    rewardDefinitions: [],
     ...p,
   };
 }
@@ -121,7 +124,7 @@ describe('prompt history pickers', () => {
   });
 
   it('writes a version\'s statistics page with its comparison to the previous version', () => {
-    const md = versionReportMarkdown(stats({}), { version: '111111111111', previous: '000000000000', delta: 0.05, pValue: 0.03, significant: true }, true, NOW);
+    const md = versionReportMarkdown(stats({}), { version: '111111111111', previous: '000000000000', delta: 0.05, pValue: 0.03, significant: true, notComparable: null }, true, NOW);
     assert.match(md, /\*\*Supervisor\*\* prompt version `1111111` — 12 rollouts/);
     assert.match(md, /The best-scoring version/);
     assert.match(md, /Decision alignment: 75%/);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { weightedReward } from '../../../src/core/reward/weighted';
 import { DEFAULT_CRITERIA } from '../../../src/core/config/schema';
-import { decisionAlignment } from '../../../src/core/analysis/alignment';
+import { decisionAlignment } from '../../../src/core/data/decisionAlignment';
 
 test('weighted reward uses the reference weights', () => {
   const scores = { novelty: 0.8, feasibility: 0.7, impact: 0.9, clarity: 0.85, groundedness: 0.95, efficiency: 0.9 };

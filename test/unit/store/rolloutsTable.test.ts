@@ -108,8 +108,9 @@ describe('rollouts table query', () => {
     assert.deepEqual(ids({ reward: { min: 0.2, max: 0.7 } }), ['t-d', 't-b']);
     assert.deepEqual(ids({ criteria: { novelty: { max: 0.5 } } }), ['t-d', 't-b']);
     assert.deepEqual(ids({ criteria: { 'clarity of aims': { min: 0.4 } } }), ['t-d'], 'a criterion name with spaces');
-    assert.deepEqual(ids({ decision: 'match' }), ['t-a']);
-    assert.deepEqual(ids({ decision: 'mismatch' }), ['t-d', 't-b']);
+    // Under the research lab's mapping: d decided GO on a "yes" task, which matches, as the report counts it.
+    assert.deepEqual(ids({ decision: 'match' }), ['t-d', 't-a']);
+    assert.deepEqual(ids({ decision: 'mismatch' }), ['t-b']);
     assert.deepEqual(ids({ decision: 'none' }), ['t-c']);
     assert.deepEqual(ids({ agent: 'Supervisor' }), ['t-d', 't-b', 't-a']);
     assert.deepEqual(ids({ promptVersion: 'pv-new' }), ['t-c']);

@@ -31,7 +31,7 @@ export class PreflightContext {
     readonly agents: string[],
   ) {
     // Oldest first, so the listed ids follow the order the rollouts ran in.
-    const all = store.listRollouts({ ...(opts.split ? { split: opts.split } : {}), sort: 'startTime', order: 'asc' }).rollouts;
+    const all = store.listRollouts({ ...(opts.split ? { split: opts.split } : {}), superseded: false, sort: 'startTime', order: 'asc' }).rollouts;
     const finished = all.filter((r) => r.status !== 'running');
     this.simulated = finished.filter((r) => r.simulated);
     this.finished = opts.includeSimulated ? finished : finished.filter((r) => !r.simulated);

@@ -170,7 +170,7 @@ interface Group {
 export function learningCurve(store: TraceStore, lab: CurveLab, opts: LearningCurveOptions = {}): LearningCurve {
   const split = opts.split ?? 'val';
   const all = store
-    .listRollouts({ split, status: [...SCORED_STATUSES], sort: 'startTime', order: 'asc' })
+    .listRollouts({ split, status: [...SCORED_STATUSES], superseded: false, sort: 'startTime', order: 'asc' })
     .rollouts.filter(isScored);
   const rollouts = opts.excludeSimulated ? all.filter((r) => !r.simulated) : all;
   const called = (): string[] => ordered(lab.config, new Set(all.flatMap((r) => r.agents.filter((a) => a.llmCalls > 0).map((a) => a.agent))));

@@ -73,6 +73,8 @@ function forEachRolloutInScope(store: TraceStore, scope: Pick<RolloutScope, 'spl
     const { rollouts } = store.listRollouts({
       ...(scope.runId !== undefined ? { runId: scope.runId } : {}),
       ...(scope.split !== undefined ? { split: scope.split } : {}),
+      // An attempt a resume redid is not a training example: its task's final attempt is.
+      superseded: false,
       sort: 'startTime',
       order: 'asc',
       limit: PAGE,
