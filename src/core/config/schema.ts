@@ -426,6 +426,7 @@ export type ModelConfig = z.output<typeof ModelSchema>;
 export type AgentConfig = z.output<typeof AgentSchema>;
 export type DatasetConfig = z.output<typeof DatasetSchema>;
 export type DatasetFields = z.output<typeof DatasetFieldsSchema>;
+export type DatasetFieldsInput = z.input<typeof DatasetFieldsSchema>;
 export type SimulatorConfig = z.output<typeof SimulatorSchema>;
 export type AirRule = z.output<typeof AirRuleSchema>;
 export type RewardConfig = z.output<typeof RewardSchema>;
