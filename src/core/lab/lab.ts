@@ -175,9 +175,11 @@ export class Lab {
     const agents = Object.keys(config.agents);
     const prompts = new Map<string, { text: string; hash: string }>();
     for (const agent of agents) {
-      const { text, hash } = await variantPrompt(this.loaded, resolvedVariant, agent);
-      prompts.set(agent, { text, hash });
-      this.store.putPromptVersion({ hash, agent, text, firstSeen: Date.now() });
+      // A command lab's program may hold its agents' prompts itself: an agent without one is left out of ROLLOUT_LAB_PROMPTS_FILE.
+      const p = await variantPrompt(this.loaded, resolvedVariant, agent, config.graph.kind === 'command');
+      if (!p) continue;
+      prompts.set(agent, p);
+      this.store.putPromptVersion({ hash: p.hash, agent, text: p.text, firstSeen: Date.now() });
     }
     const logicalModel = (agent: string): string | null => resolvedVariant?.models.get(agent) ?? config.agents[agent]?.model ?? null;
     const versions: AgentVersions = {
