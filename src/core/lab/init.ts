@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors';
 import { discoverModuleAgents, type ModuleAgents } from '../graph/moduleAgents';
+import { fieldProposalFor } from '../data/dataset';
 import { DEFAULT_PROMPTS } from '../graph/researchLab/prompts';
 import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
 import { DEFAULT_GENE_ONTOLOGY_TABLE, DEFAULT_PROTEIN_TABLE } from '../graph/tools/defaultTables';
@@ -26,7 +27,11 @@ export interface InitResult {
    * set beside the workspace) or `sample` (the bundled 200-item sample, copied
    * into .rollout-lab/data/). None for a module lab without --dataset.
    */
-  dataset?: LabDataset & { source: 'given' | 'shared' | 'sample' };
+  dataset?: LabDataset & {
+    source: 'given' | 'shared' | 'sample';
+    /** The columns of a given file whose rows need a mapping none could be guessed for (no column looks like the goal). */
+    unmappedColumns?: string[];
+  };
 }
 
 export interface InitOptions {
@@ -71,10 +76,14 @@ function resolveInputPath(workspaceDir: string, file: string, what: string, hint
  * PubMedQA set when it sits beside the workspace (../shared), else the
  * bundled sample. A lab for the user's own graph gets no dataset it did not ask for.
  */
-function resolveDataset(workspaceDir: string, dataset: string | undefined, researchLab: boolean): InitResult['dataset'] {
+async function resolveDataset(workspaceDir: string, dataset: string | undefined, researchLab: boolean): Promise<InitResult['dataset']> {
   if (dataset !== undefined) {
     const file = resolveInputPath(workspaceDir, dataset, 'dataset file', 'pass the path of a JSONL file, ori_pqal.json or a pubmed_qa export');
-    return { name: datasetName(file), path: file, source: 'given' };
+    // Rows of the user's own shape get a mapping guessed from their columns (the CLI prints it), so the first run loads them.
+    const proposal = await fieldProposalFor(path.resolve(workspaceDir, file));
+    const given = { name: datasetName(file), path: file, source: 'given' as const };
+    if (!proposal) return given;
+    return proposal.fields ? { ...given, fields: proposal.fields } : { ...given, unmappedColumns: proposal.columns };
   }
   if (!researchLab) return undefined;
   if (existsSync(path.resolve(workspaceDir, PUBMEDQA_SHARED_PATH))) return { name: 'pubmedqa', path: PUBMEDQA_SHARED_PATH, source: 'shared' };
@@ -135,7 +144,7 @@ function moduleLabFiles(module: string, graphExport: string | undefined, found: 
 export async function initWorkspace(dir: string, opts: InitOptions = {}): Promise<InitResult> {
   if (opts.example !== undefined) return initExample(dir, opts.example, opts);
   const paths = labPaths(dir);
-  const dataset = resolveDataset(paths.workspaceDir, opts.dataset, opts.graph === undefined);
+  const dataset = await resolveDataset(paths.workspaceDir, opts.dataset, opts.graph === undefined);
   let found: ModuleAgents | undefined;
   let labFiles: LabFile[];
   if (opts.graph !== undefined) {

@@ -15,6 +15,9 @@ export function initDatasetNote(dataset: NonNullable<InitResult['dataset']>, bes
     case 'shared':
       return `using the full PubMedQA set beside the ${beside}: ${dataset.path}`;
     case 'given': {
+      if (dataset.unmappedColumns) {
+        return `using dataset "${dataset.name}" (${dataset.path}); its rows are not in the project's own shape (goal, context) and no column looks like the goal (columns: ${dataset.unmappedColumns.join(', ') || 'none'}) — set "fields": {"goal": "COLUMN"} under datasets.${dataset.name} in ${LAB_DIR_NAME}/lab.json`;
+      }
       const mapped = dataset.fields ? Object.entries(dataset.fields).filter(([, v]) => v !== undefined && (!Array.isArray(v) || v.length > 0)) : [];
       const mapping = mapped.length ? `; its rows map as ${mapped.map(([k, v]) => `${k} ← ${Array.isArray(v) ? v.join(', ') : String(v)}`).join(', ')} ("fields" of datasets.${dataset.name} in ${LAB_DIR_NAME}/lab.json: edit it if a column is wrong)` : '';
       return `using dataset "${dataset.name}" (${dataset.path})${mapping}`;
