@@ -15,6 +15,39 @@ export interface LoadDatasetOptions {
   sectionHeadings?: boolean;
   /** datasets.<name>.fields: which field of the user's own rows is the goal, the gold answer... */
   fields?: DatasetFields;
+  /** datasets.<name>.maxRowBytes: the largest row loaded; default DEFAULT_MAX_ROW_BYTES. */
+  maxRowBytes?: number;
+}
+
+/**
+ * 4 MiB, about a million tokens: more than any model's context, and under
+ * what the simulated endpoint and the gateway take in one request, so a row
+ * that loads never fails its rollouts in transport.
+ */
+export const DEFAULT_MAX_ROW_BYTES = 4 * 1024 * 1024;
+
+/** A size as a person reads it, with the exact bytes: "50.0 MiB (52428931 bytes)". */
+function size(bytes: number): string {
+  const unit = bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : null;
+  return unit ? `${unit} (${bytes} bytes)` : `${bytes} bytes`;
+}
+
+/**
+ * The first row over the size limit stops the load, named: loaded, it would
+ * go into every model call of its rollouts and fail each as a transport error
+ * far from its cause. Refusing the file (rather than skipping the row) keeps
+ * the train/val split, which follows the file order, what the file says.
+ */
+function checkRowSizes(records: readonly DatasetRecord[], limit: number, label: string, file: string): void {
+  const big = records.find((r) => r.bytes > limit);
+  if (!big) return;
+  const rawId = big.key ?? (big.value !== null && typeof big.value === 'object' ? (big.value as Record<string, unknown>).id : undefined);
+  const id = typeof rawId === 'string' || typeof rawId === 'number' ? ` (id "${rawId}")` : '';
+  throw new DatasetError(
+    `${label} line ${big.line}${id}: the row is ${size(big.bytes)}, over the limit of ${size(limit)} per row — every model call of its rollouts would carry it; shorten the row, or raise "maxRowBytes" of this dataset under "datasets" in lab.json`,
+    file,
+    big.line,
+  );
 }
 
 const LINE_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
@@ -151,6 +184,7 @@ export async function loadDataset(file: string, format: DatasetFormat = 'auto', 
   if (data.records.length === 0) {
     throw new DatasetError(`dataset ${label} has no tasks — add at least one item (JSONL rows need id, goal, context)`, file);
   }
+  checkRowSizes(data.records, opts.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES, label, file);
   const convert = chooseConverter(format, data, label, file, opts);
   if (opts.fields) {
     const unmatched = unmatchedFields(data.records.map((r) => r.value), opts.fields);

@@ -142,12 +142,12 @@ export class Lab {
       const named = config.datasets[datasetArg];
       if (named) {
         const file = resolve(workspaceDir, named.path);
-        return { file, tasks: await loadDataset(file, named.format, { fields: named.fields }), trainFraction: named.trainFraction };
+        return { file, tasks: await loadDataset(file, named.format, { fields: named.fields, maxRowBytes: named.maxRowBytes }), trainFraction: named.trainFraction };
       }
       const file = resolve(workspaceDir, datasetArg);
       // A file lab.json configures is read with its settings (its field mapping above all), whichever way it is named.
       const configured = Object.values(config.datasets).find((d) => resolve(workspaceDir, d.path) === file);
-      return { file, tasks: await loadDataset(file, configured?.format ?? 'auto', { fields: configured?.fields }), trainFraction: configured?.trainFraction ?? 0.8 };
+      return { file, tasks: await loadDataset(file, configured?.format ?? 'auto', { fields: configured?.fields, maxRowBytes: configured?.maxRowBytes }), trainFraction: configured?.trainFraction ?? 0.8 };
     }
     const key = config.runner.dataset ?? Object.keys(config.datasets)[0];
     if (!key) {
@@ -155,7 +155,7 @@ export class Lab {
     }
     const ds = config.datasets[key]!;
     const file = resolve(workspaceDir, ds.path);
-    return { file, tasks: await loadDataset(file, ds.format, { fields: ds.fields }), trainFraction: ds.trainFraction };
+    return { file, tasks: await loadDataset(file, ds.format, { fields: ds.fields, maxRowBytes: ds.maxRowBytes }), trainFraction: ds.trainFraction };
   }
 
   selectTasks(ds: DatasetSelection, opts: { split: 'train' | 'val' | 'all'; limit?: number; seed?: number }): PlannedTask[] {
