@@ -87,7 +87,8 @@ async function resolveDataset(workspaceDir: string, dataset: string | undefined,
   }
   if (!researchLab) return undefined;
   if (existsSync(path.resolve(workspaceDir, PUBMEDQA_SHARED_PATH))) return { name: 'pubmedqa', path: PUBMEDQA_SHARED_PATH, source: 'shared' };
-  return { name: datasetName(BUNDLED_SAMPLE_LAB_FILE), path: `${LAB_DIR_NAME}/${BUNDLED_SAMPLE_LAB_FILE}`, source: 'sample' };
+  // The sample is a starting point the user replaces: runner.dataset does not pin it.
+  return { name: datasetName(BUNDLED_SAMPLE_LAB_FILE), path: `${LAB_DIR_NAME}/${BUNDLED_SAMPLE_LAB_FILE}`, source: 'sample', runnerDefault: false };
 }
 
 /** What lab.json asks an agent's prompt file to hold until the user writes it. */

@@ -10,6 +10,11 @@ export interface LabDataset {
   name: string;
   path: string;
   fields?: DatasetFieldsInput;
+  /**
+   * false: runner.dataset is left out (the only dataset is the default anyway),
+   * so replacing "datasets" by hand leaves no runner.dataset naming one gone.
+   */
+  runnerDefault?: boolean;
 }
 
 /**
@@ -54,7 +59,7 @@ function withCommonParts(dataset: LabDataset | undefined, own: Pick<LabConfigInp
     datasets: dataset ? { [dataset.name]: { path: dataset.path, format: 'auto', trainFraction: 0.8, ...(dataset.fields ? { fields: dataset.fields } : {}) } } : {},
     ...own,
     air: structuredClone(AIR_DEFAULTS),
-    runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 15, ...(dataset ? { dataset: dataset.name } : {}) },
+    runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 15, ...(dataset && dataset.runnerDefault !== false ? { dataset: dataset.name } : {}) },
   };
 }
 

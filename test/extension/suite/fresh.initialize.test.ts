@@ -16,7 +16,7 @@ describe('first use in an empty folder', () => {
     assert.equal(existsSync(join(dir, '.rollout-lab')), false);
     await vscode.commands.executeCommand('rolloutLab.initialize');
     const lab = join(dir, '.rollout-lab');
-    const config = JSON.parse(readFileSync(join(lab, 'lab.json'), 'utf8')) as { version: number; agents: Record<string, unknown>; datasets: Record<string, { path: string }>; runner: { dataset?: string } };
+    const config = JSON.parse(readFileSync(join(lab, 'lab.json'), 'utf8')) as { version: number; agents: Record<string, unknown>; datasets: Record<string, { path: string }> };
     assert.equal(config.version, 1);
     assert.ok(Object.keys(config.agents).length >= 9, 'the research-lab agents');
     const prompts = readdirSync(join(lab, 'prompts')).filter((f) => f.endsWith('.md'));
@@ -24,7 +24,6 @@ describe('first use in an empty folder', () => {
     for (const f of ['data/proteins.json', 'data/gene_ontology.json', '.gitignore']) assert.ok(existsSync(join(lab, f)), f);
     // Nothing beside the folder: the lab gets the bundled PubMedQA sample, copied into it.
     assert.deepEqual(Object.keys(config.datasets), ['pubmedqa-sample']);
-    assert.equal(config.runner.dataset, 'pubmedqa-sample');
     assert.ok(existsSync(join(dir, config.datasets['pubmedqa-sample']!.path)), 'the sample is in the lab');
     const ext = extension();
     assert.equal(ext.isActive, true);

@@ -16,9 +16,12 @@ import { loadLookupTable } from '../../../src/core/graph/tools/lookup';
 import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 
+/** A fresh folder one level inside a temporary one, so that nothing (no ../shared) sits beside it but what a test puts there. */
 function tempDir(t: { after: (fn: () => void) => void }): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'rl-init-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const root = mkdtempSync(path.join(os.tmpdir(), 'rl-init-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const dir = path.join(root, 'ws');
+  mkdirSync(dir);
   return dir;
 }
 
@@ -47,8 +50,8 @@ test('init creates the config, schema copy, prompts, tables and .gitignore, and 
   assert.match(readFileSync(path.join(lab, '.gitignore'), 'utf8'), /^store\/$/m);
   const { config } = await loadConfig(ws);
   assert.deepEqual(config.datasets, { 'pubmedqa-sample': { path: '.rollout-lab/data/pubmedqa-sample.json', format: 'auto', trainFraction: 0.8 } }, 'no shared data beside this workspace: the bundled sample');
-  assert.equal(config.runner.dataset, 'pubmedqa-sample');
-  assert.deepEqual(r.dataset, { name: 'pubmedqa-sample', path: '.rollout-lab/data/pubmedqa-sample.json', source: 'sample' });
+  assert.equal(config.runner.dataset, undefined, 'the only dataset is the default: lab.json can replace "datasets" without touching the runner');
+  assert.deepEqual(r.dataset, { name: 'pubmedqa-sample', path: '.rollout-lab/data/pubmedqa-sample.json', source: 'sample', runnerDefault: false });
   assert.equal((await loadLookupTable(path.join(lab, config.tools.proteinTable), 'protein')).kind, 'protein');
   assert.equal((await loadLookupTable(path.join(lab, config.tools.geneOntologyTable), 'gene_ontology')).kind, 'gene_ontology');
 });
