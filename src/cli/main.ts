@@ -241,6 +241,12 @@ async function demo(v: Values): Promise<number> {
     const r = await initWorkspace(workspace, { dataset: shared });
     err(`initialised ${workspace} (${r.created.length} files)`);
     if (r.dataset) err(initDatasetNote(shared ? { ...r.dataset, source: 'shared' } : r.dataset, 'clone'));
+  } else {
+    const { loadConfig } = await import('../core/config/loader');
+    // A demo folder an older version set up without ../shared has no dataset: say how to get the sample instead of "no dataset given".
+    if (Object.keys((await loadConfig(workspace)).config.datasets).length === 0) {
+      throw new UsageError(`${workspace} has no dataset (set up by an older version with nothing beside the clone) — remove that folder and run the demo again: it sets it up on the bundled PubMedQA sample`);
+    }
   }
   const common = { workspace, 'base-url': v['base-url'], model: v.model, limit: String(limit) };
   err(`demo: gather ${limit} training rollouts, then evaluate on ${limit} validation tasks`);

@@ -62,3 +62,17 @@ test('with ../shared/data/pubmedqa beside the working folder the demo uses the f
   assert.match(r.stderr, /run: 2 tasks × 1 sample from .*shared\/data\/pubmedqa\/ori_pqal\.json \(train split\)/);
   assert.equal(existsSync(join(work, 'demo-workspace', '.rollout-lab', 'data', 'pubmedqa-sample.json')), false, 'no sample copied when the full set is used');
 });
+
+test('a demo folder left without a dataset by an older version is named, with the fix', (t) => {
+  const { cli, work } = bareInstall(t);
+  const lab = join(work, 'demo-workspace', '.rollout-lab');
+  mkdirSync(lab, { recursive: true });
+  const init = spawnSync(process.execPath, [cli, 'init', '--workspace', join(work, 'demo-workspace')], { encoding: 'utf8' });
+  assert.equal(init.status, 0, init.stderr);
+  const config = JSON.parse(readFileSync(join(lab, 'lab.json'), 'utf8')) as { datasets: Record<string, unknown> };
+  config.datasets = {};
+  writeFileSync(join(lab, 'lab.json'), JSON.stringify(config, null, 2));
+  const r = demo(cli, work);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /demo-workspace has no dataset \(set up by an older version with nothing beside the clone\) — remove that folder and run the demo again: it sets it up on the bundled PubMedQA sample/);
+});
