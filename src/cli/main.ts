@@ -15,6 +15,7 @@ import { pipelineCommand } from './commands/pipeline';
 import { jobsCommand, trainCommand } from './commands/train';
 import { collectCommand, tracesExportCommand } from './commands/otlp';
 import { initWorkspace } from '../core/lab/init';
+import { initDatasetNote } from '../core/lab/initDatasetNote';
 import { startSimServer } from '../core/sim/simServer';
 import type { RunProgress } from '../core/rollout/runner';
 import type { RunWarning } from '../core/rollout/runWarnings';
@@ -243,9 +244,17 @@ async function demo(v: Values): Promise<number> {
   const workspace = resolve((v.workspace as string) ?? 'demo-workspace');
   const limit = intOption(v, 'limit', 1) ?? 10;
   if (!existsSync(resolve(workspace, '.rollout-lab/lab.json'))) {
-    const dataset = [resolve('../shared/data/pubmedqa/ori_pqal.json'), resolve(__dirname, '../../shared/data/pubmedqa/ori_pqal.json')].find((p) => existsSync(p));
-    const r = await initWorkspace(workspace, { dataset });
+    // The full set beside the working folder or beside the clone; else init falls back to the bundled sample.
+    const shared = [resolve('../shared/data/pubmedqa/ori_pqal.json'), resolve(__dirname, '../../shared/data/pubmedqa/ori_pqal.json')].find((p) => existsSync(p));
+    const r = await initWorkspace(workspace, { dataset: shared });
     err(`initialised ${workspace} (${r.created.length} files)`);
+    if (r.dataset) err(initDatasetNote(shared ? { ...r.dataset, source: 'shared' } : r.dataset, 'clone'));
+  } else {
+    const { loadConfig } = await import('../core/config/loader');
+    // A demo folder an older version set up without ../shared has no dataset: say how to get the sample instead of "no dataset given".
+    if (Object.keys((await loadConfig(workspace)).config.datasets).length === 0) {
+      throw new UsageError(`${workspace} has no dataset (set up by an older version with nothing beside the clone) — remove that folder and run the demo again: it sets it up on the bundled PubMedQA sample`);
+    }
   }
   const common = { workspace, 'base-url': v['base-url'], model: v.model, limit: String(limit) };
   err(`demo: gather ${limit} training rollouts, then evaluate on ${limit} validation tasks`);
@@ -287,6 +296,7 @@ export async function main(argv: string[]): Promise<number> {
       else {
         for (const f of r.created) out(`created ${f}`);
         for (const f of r.skipped) out(`kept    ${f} (exists; --force overwrites)`);
+        if (r.dataset) out(initDatasetNote(r.dataset, 'workspace'));
         if (r.agents) out(`agents (${r.agents.source === 'factory' ? "named by the factory's ctx.model() / ctx.prompt() calls" : "the graph's agent nodes"}): ${r.agents.names.join(', ')}`);
         if (v.example !== undefined) out(exampleNextSteps(dir, String(v.example)));
         else out('Models have no baseUrl yet, so runs use the SIMULATED endpoint until you set one in .rollout-lab/lab.json.');

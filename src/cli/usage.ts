@@ -49,7 +49,7 @@ export const COMMAND_USAGE = {
     forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]', '[--workspace DIR] --example ticket-routing|command-agents [--force] [--json]'],
     options: [
       ['--workspace DIR', 'the folder to set up (default: the current folder)'],
-      ['--dataset FILE', "the task file lab.json names (default: ../shared's PubMedQA set when it is there)"],
+      ['--dataset FILE', "the task file lab.json names; rows of another shape get a field mapping guessed from their columns, printed (default: ../shared's PubMedQA set when it is there, else the bundled 200-item PubMedQA sample, copied into .rollout-lab/data/)"],
       ['--graph FILE', 'set the lab up for your own LangGraph.js module instead of the research lab: its agents (read from the module, not run) with a prompt file each, no research-lab tool tables or criteria'],
       ['--export NAME', 'the export of --graph holding the graph or its factory (default: default)'],
       ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU by the tiny backend, with a simulated teacher; its local target gets a python that imports torch), or command-agents (the same task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
@@ -274,7 +274,7 @@ export const COMMAND_USAGE = {
     options: [WORKSPACE, ['--target T', 'serve: where to serve the result (default: where the job ran)'], json('the job records')],
   },
   demo: {
-    about: 'Sets up a demo workspace (PubMedQA when ../shared has it), runs training rollouts, then evaluates on validation tasks. With --train: the learning run on the ticket-routing example, from an untrained model to SFT and GRPO, on this CPU.',
+    about: 'Sets up a demo workspace (the full PubMedQA set when ../shared has it, else the bundled 200-item sample; it says which), runs training rollouts, then evaluates on validation tasks. With --train: the learning run on the ticket-routing example, from an untrained model to SFT and GRPO, on this CPU.',
     forms: ['[--workspace DIR] [--limit N]', '--train [--workspace DIR] [--json]'],
     options: [
       ['--workspace DIR', 'the demo folder (default: demo-workspace; with --train: demo-train-workspace)'],

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { getNodeValue } from 'jsonc-parser';
@@ -118,6 +119,18 @@ export async function readAgentPrompt(loaded: LoadedConfig, agent: string): Prom
     }
     throw new ConfigError(`cannot read prompt file ${file} for agent "${agent}": ${(err as Error).message}`, loaded.file);
   }
+}
+
+/**
+ * The prompt of an agent that may have none: the agents of a command lab are
+ * programs with prompts of their own, so one that names no prompt (neither
+ * `prompt` nor `promptText`) and has no prompts/<Agent>.md has none (null).
+ * A prompt it does name is read as readAgentPrompt reads it, errors included.
+ */
+export async function readOptionalAgentPrompt(loaded: LoadedConfig, agent: string): Promise<{ text: string; file: string | null } | null> {
+  const cfg = loaded.config.agents[agent];
+  if (cfg && cfg.prompt === undefined && cfg.promptText === undefined && !existsSync(path.resolve(loaded.labDir, defaultPromptPath(agent)))) return null;
+  return readAgentPrompt(loaded, agent);
 }
 
 /**

@@ -190,6 +190,12 @@ export const DatasetSchema = z
     fields: DatasetFieldsSchema.optional().describe(
       'Maps the fields of your own rows (JSONL, or a JSON array such as Spider\'s) to a task, e.g. {"goal": "question", "expected": "query", "visible": ["db_id"]}.',
     ),
+    maxRowBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Largest row the dataset may hold, in bytes as the file has it; default 4194304 (4 MiB, about a million tokens). A larger row stops the load naming it: every model call of its rollouts would carry it.'),
   })
   .superRefine((ds, ctx) => {
     if (ds.fields && (ds.format === 'pubmedqa' || ds.format === 'hf-pubmedqa')) {
@@ -442,6 +448,7 @@ export type ModelConfig = z.output<typeof ModelSchema>;
 export type AgentConfig = z.output<typeof AgentSchema>;
 export type DatasetConfig = z.output<typeof DatasetSchema>;
 export type DatasetFields = z.output<typeof DatasetFieldsSchema>;
+export type DatasetFieldsInput = z.input<typeof DatasetFieldsSchema>;
 export type SimulatorConfig = z.output<typeof SimulatorSchema>;
 export type AirRule = z.output<typeof AirRuleSchema>;
 export type RewardConfig = z.output<typeof RewardSchema>;

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { DatasetError } from '../errors';
 import { jsonDocumentRecords, jsonLinesRecords, type DatasetRecord, type DatasetRecords } from './datasetRecords';
 import type { DatasetFields } from '../config/schema';
-import { taskFromMappedRow, unmatchedFields, type MappedRowResult } from './fieldMapping';
+import { taskFromMappedRow, unmatchedFields } from './fieldMapping';
+import { proposeFieldMapping, type FieldProposal } from './fieldInference';
 import type { Task } from './tasks';
-import { looksLikeHfRow, looksLikePubMedQaItem, taskFromHfPubMedQa, taskFromPubMedQa, taskFromRow } from './taskFormats';
+import { looksLikeHfRow, looksLikePubMedQaItem, taskFromHfPubMedQa, taskFromPubMedQa, taskFromRow, type RowResult } from './taskFormats';
 
 export type DatasetFormat = 'auto' | 'jsonl' | 'pubmedqa' | 'hf-pubmedqa';
 
@@ -14,6 +15,39 @@ export interface LoadDatasetOptions {
   sectionHeadings?: boolean;
   /** datasets.<name>.fields: which field of the user's own rows is the goal, the gold answer... */
   fields?: DatasetFields;
+  /** datasets.<name>.maxRowBytes: the largest row loaded; default DEFAULT_MAX_ROW_BYTES. */
+  maxRowBytes?: number;
+}
+
+/**
+ * 4 MiB, about a million tokens: more than any model's context, and under
+ * what the simulated endpoint and the gateway take in one request, so a row
+ * that loads never fails its rollouts in transport.
+ */
+export const DEFAULT_MAX_ROW_BYTES = 4 * 1024 * 1024;
+
+/** A size as a person reads it, with the exact bytes: "50.0 MiB (52428931 bytes)". */
+function size(bytes: number): string {
+  const unit = bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : null;
+  return unit ? `${unit} (${bytes} bytes)` : `${bytes} bytes`;
+}
+
+/**
+ * The first row over the size limit stops the load, named: loaded, it would
+ * go into every model call of its rollouts and fail each as a transport error
+ * far from its cause. Refusing the file (rather than skipping the row) keeps
+ * the train/val split, which follows the file order, what the file says.
+ */
+function checkRowSizes(records: readonly DatasetRecord[], limit: number, label: string, file: string): void {
+  const big = records.find((r) => r.bytes > limit);
+  if (!big) return;
+  const rawId = big.key ?? (big.value !== null && typeof big.value === 'object' ? (big.value as Record<string, unknown>).id : undefined);
+  const id = typeof rawId === 'string' || typeof rawId === 'number' ? ` (id "${rawId}")` : '';
+  throw new DatasetError(
+    `${label} line ${big.line}${id}: the row is ${size(big.bytes)}, over the limit of ${size(limit)} per row — every model call of its rollouts would carry it; shorten the row, or raise "maxRowBytes" of this dataset under "datasets" in lab.json`,
+    file,
+    big.line,
+  );
 }
 
 const LINE_EXTENSIONS = new Set(['.jsonl', '.ndjson']);
@@ -48,11 +82,58 @@ function isJsonObject(line: string): boolean {
   }
 }
 
-type Converter = (record: DatasetRecord) => MappedRowResult;
+type Converter = (record: DatasetRecord) => RowResult;
+
+/** The format a file is read in without a field mapping: "auto" told apart by the layout and the first item. */
+function resolveFormat(format: DatasetFormat, data: DatasetRecords): Exclude<DatasetFormat, 'auto'> {
+  if (format !== 'auto') return format;
+  const first = data.records[0]?.value;
+  const keyed = data.layout === 'keyed-object';
+  return keyed && looksLikePubMedQaItem(first) ? 'pubmedqa' : looksLikeHfRow(first) ? 'hf-pubmedqa' : keyed ? 'pubmedqa' : 'jsonl';
+}
+
+/**
+ * The rows when they would be read as the project's own (JSON Lines or a JSON
+ * array, no mapping) but none has a "goal": rows of another shape, which need
+ * a field mapping. Null when the file reads as it is.
+ */
+function rowsOfAnotherShape(format: DatasetFormat, data: DatasetRecords): unknown[] | null {
+  if (resolveFormat(format, data) !== 'jsonl' || (data.layout !== 'lines' && data.layout !== 'array')) return null;
+  const rows = data.records.map((r) => r.value);
+  const isObject = (r: unknown): r is Record<string, unknown> => r !== null && typeof r === 'object' && !Array.isArray(r);
+  if (!isObject(rows[0]) || rows.some((r) => isObject(r) && 'goal' in r)) return null;
+  return rows;
+}
+
+/** The error for rows of another shape: which task fields are missing, the columns the file has, and the mapping to add. */
+function unmappedRowsError(rows: readonly unknown[], label: string, file: string): DatasetError {
+  const { columns, fields } = proposeFieldMapping(rows);
+  const missing = ['goal', 'context'].filter((f) => !columns.includes(f));
+  const what = `no row has ${missing.map((f) => `"${f}"`).join(' or ')} (its columns: ${columns.join(', ') || 'none'})`;
+  const fix = fields
+    ? `map them in lab.json with "fields": ${JSON.stringify(fields)} under this dataset in "datasets" (rollout-lab init --dataset ${label} writes that mapping in a new lab)`
+    : 'name the column that holds the question in lab.json with "fields": {"goal": "COLUMN"} under this dataset in "datasets" ("context", "expected", "decision", "id" and "visible" map the others)';
+  return new DatasetError(`${label}: the rows are not in the project's own shape (goal, context; id optional) — ${what}; ${fix}`, file);
+}
+
+/**
+ * What `init --dataset` writes for a file whose rows need a mapping: the
+ * columns it has and a mapping guessed from them. Null when the file reads as
+ * it is (the project's own rows, PubMedQA, a pubmed_qa export) or cannot be
+ * read (loading it reports why).
+ */
+export async function fieldProposalFor(file: string, format: DatasetFormat = 'auto'): Promise<FieldProposal | null> {
+  try {
+    const text = (await readFile(file, 'utf8')).replace(/^\uFEFF/, '');
+    const rows = rowsOfAnotherShape(format, readRecords(text, path.extname(file).toLowerCase(), displayName(file), file));
+    return rows ? proposeFieldMapping(rows) : null;
+  } catch {
+    return null;
+  }
+}
 
 function chooseConverter(format: DatasetFormat, data: DatasetRecords, label: string, file: string, opts: LoadDatasetOptions): Converter {
   const headings = opts.sectionHeadings ?? true;
-  const first = data.records[0]?.value;
   const keyed = data.layout === 'keyed-object';
   const { fields } = opts;
   if (fields) {
@@ -61,16 +142,9 @@ function chooseConverter(format: DatasetFormat, data: DatasetRecords, label: str
     }
     return (r) => taskFromMappedRow(r.value, fields, r.key);
   }
-  const resolved: Exclude<DatasetFormat, 'auto'> =
-    format !== 'auto'
-      ? format
-      : keyed && looksLikePubMedQaItem(first)
-        ? 'pubmedqa'
-        : looksLikeHfRow(first)
-          ? 'hf-pubmedqa'
-          : keyed
-            ? 'pubmedqa'
-            : 'jsonl';
+  const other = rowsOfAnotherShape(format, data);
+  if (other) throw unmappedRowsError(other, label, file);
+  const resolved = resolveFormat(format, data);
   const wrongLayout = (expected: string): never => {
     throw new DatasetError(`${label}: format "${resolved}" expects ${expected} — check the file or set "format" for this dataset in lab.json`, file);
   };
@@ -110,6 +184,7 @@ export async function loadDataset(file: string, format: DatasetFormat = 'auto', 
   if (data.records.length === 0) {
     throw new DatasetError(`dataset ${label} has no tasks — add at least one item (JSONL rows need id, goal, context)`, file);
   }
+  checkRowSizes(data.records, opts.maxRowBytes ?? DEFAULT_MAX_ROW_BYTES, label, file);
   const convert = chooseConverter(format, data, label, file, opts);
   if (opts.fields) {
     const unmatched = unmatchedFields(data.records.map((r) => r.value), opts.fields);

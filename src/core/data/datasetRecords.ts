@@ -8,6 +8,8 @@ export interface DatasetRecord {
   line: number;
   /** The property name when the file is an object keyed by id (PubMedQA's ori_pqal.json). */
   key?: string;
+  /** Its size in the file, in UTF-8 bytes (for the row size limit). */
+  bytes: number;
 }
 
 /** How the items sit in the file. */
@@ -26,7 +28,7 @@ export function jsonLinesRecords(text: string, label: string, file: string): Dat
     const raw = lines[i].trim();
     if (!raw) continue;
     try {
-      records.push({ value: JSON.parse(raw), line: i + 1 });
+      records.push({ value: JSON.parse(raw), line: i + 1, bytes: Buffer.byteLength(raw) });
     } catch (err) {
       const syntax = parseJsonDocument(raw).syntaxErrors[0];
       const why = syntax ? `column ${syntax.position.column}: ${syntax.message}` : (err as Error).message;
@@ -55,8 +57,9 @@ export function jsonDocumentRecords(text: string, label: string, file: string): 
     throw new DatasetError(`${label} line ${line}, column ${column}: ${syntax.message} — the file is not valid JSON`, file, line);
   }
   const root = doc.root;
+  const bytes = (node: { offset: number; length: number }): number => Buffer.byteLength(text.slice(node.offset, node.offset + node.length));
   if (root?.type === 'array') {
-    const records = (root.children ?? []).map((node) => ({ value: getNodeValue(node), line: doc.positionAt(node.offset).line }));
+    const records = (root.children ?? []).map((node) => ({ value: getNodeValue(node), line: doc.positionAt(node.offset).line, bytes: bytes(node) }));
     return { layout: 'array', records };
   }
   if (root?.type === 'object') {
@@ -66,14 +69,14 @@ export function jsonDocumentRecords(text: string, label: string, file: string): 
       const records = Object.keys(pubids).map((row) => {
         const item: Record<string, unknown> = {};
         for (const [column, cells] of Object.entries(value)) item[column] = (cells as Record<string, unknown>)[row];
-        return { value: item, line: doc.positionOf(['pubid', row])?.line ?? 1, key: row };
+        return { value: item, line: doc.positionOf(['pubid', row])?.line ?? 1, key: row, bytes: Buffer.byteLength(JSON.stringify(item)) };
       });
       return { layout: 'columns', records };
     }
     const records = (root.children ?? []).flatMap((prop) => {
       const [keyNode, valueNode] = prop.children ?? [];
       if (!keyNode || !valueNode) return [];
-      return [{ key: String(keyNode.value), value: getNodeValue(valueNode), line: doc.positionAt(prop.offset).line }];
+      return [{ key: String(keyNode.value), value: getNodeValue(valueNode), line: doc.positionAt(prop.offset).line, bytes: bytes(prop) }];
     });
     return { layout: 'keyed-object', records };
   }

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { DatasetFields } from '../config/schema';
 import type { Task } from './tasks';
+import { rowHashId } from './rowHashId';
 import { DecisionSchema, describeValue, joinParagraphs, type RowResult } from './taskFormats';
 
 /** The value at a field name or dotted path ("meta.db_id"); a key that itself holds the dots wins. */
@@ -16,39 +16,15 @@ export function fieldValue(row: unknown, path: string): unknown {
   return value;
 }
 
-/** JSON with object keys sorted, so the same row always hashes the same. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/**
- * An id for a row that has none: 12 hex digits of the SHA-256 of its content,
- * so it is the same on every load and does not move when other rows are
- * added or reordered. Exact duplicates get a suffix from the loader.
- */
-function rowHashId(row: unknown): string {
-  return createHash('sha256').update(canonicalJson(row)).digest('hex').slice(0, 12);
-}
-
-/** A row turned into a task by a mapping; `generatedId` says the id is a hash, which the loader may suffix for duplicates. */
-export type MappedRowResult = RowResult & { generatedId?: boolean };
-
 /**
  * A row of the user's own shape turned into a task by `datasets.<name>.fields`.
  * `key` is the row's key when the file is an object keyed by id. Problems
  * name the mapping and the field ("fields.goal → "question" is missing").
  */
-export function taskFromMappedRow(row: unknown, fields: DatasetFields, key?: string): MappedRowResult {
+export function taskFromMappedRow(row: unknown, fields: DatasetFields, key?: string): RowResult {
   if (row === null || typeof row !== 'object' || Array.isArray(row)) return { ok: false, problem: `expected a JSON object, got ${describeValue(row)}` };
   const at = (setting: keyof DatasetFields, path: string): string => `fields.${setting} → "${path}"`;
-  const missing = (setting: keyof DatasetFields, path: string): MappedRowResult => ({
+  const missing = (setting: keyof DatasetFields, path: string): RowResult => ({
     ok: false,
     problem: `${at(setting, path)} is missing — map "${setting}" to a field every row has (datasets.<name>.fields in lab.json)`,
   });

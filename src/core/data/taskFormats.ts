@@ -1,8 +1,13 @@
 import { z } from 'zod';
+import { rowHashId } from './rowHashId';
 import type { Task } from './tasks';
 
-/** A row turned into a task, or the reason it cannot be (without file and line; the caller adds them). */
-export type RowResult = { ok: true; task: Task } | { ok: false; problem: string };
+/**
+ * A row turned into a task, or the reason it cannot be (without file and line;
+ * the caller adds them). `generatedId`: the id is a hash of the row, which the
+ * loader suffixes for exact duplicates.
+ */
+export type RowResult = { ok: true; task: Task; generatedId?: boolean } | { ok: false; problem: string };
 
 export const DecisionSchema = z.preprocess(
   (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
@@ -42,7 +47,7 @@ export function joinParagraphs(texts: string[], headings: string[] | undefined, 
 }
 
 const TaskRowSchema = z.looseObject({
-  id: IdSchema,
+  id: IdSchema.optional(),
   goal: z.string().trim().min(1),
   context: z.union([z.string(), z.array(z.string())]),
   expected_decision: DecisionSchema.nullish(),
@@ -56,25 +61,26 @@ const TASK_ROW_EXPECTATIONS = {
 };
 
 /**
- * The project's own JSONL row: id, goal, context (string or list),
- * expected_decision, and `expected` (a gold answer, any JSON value); other keys go to meta.
+ * The project's own JSONL row: goal, context (string or list), and optionally
+ * id (else a hash of the row, as a field mapping gives), expected_decision and
+ * `expected` (a gold answer, any JSON value); other keys go to meta.
  */
 export function taskFromRow(row: unknown): RowResult {
   const parsed = TaskRowSchema.safeParse(row);
   if (!parsed.success) {
-    const hint = ' (rows of another shape: name their fields under "fields" of the dataset in lab.json, e.g. {"goal": "question"})';
-    return { ok: false, problem: rowProblem(parsed.error, row, 'id, goal, context', TASK_ROW_EXPECTATIONS, hint) };
+    const hint = ' (id, expected_decision and expected are optional; rows of another shape: name their fields under "fields" of the dataset in lab.json, e.g. {"goal": "question"})';
+    return { ok: false, problem: rowProblem(parsed.error, row, 'goal and context', TASK_ROW_EXPECTATIONS, hint) };
   }
   const { id, goal, context, expected_decision, expected, ...rest } = parsed.data;
   const task: Task = {
-    id,
+    id: id ?? rowHashId(row),
     goal,
     context: Array.isArray(context) ? joinParagraphs(context, undefined, false) : context,
     expectedDecision: expected_decision ?? null,
   };
   if (expected !== undefined) task.expected = expected;
   if (Object.keys(rest).length) task.meta = rest;
-  return { ok: true, task };
+  return id === undefined ? { ok: true, task, generatedId: true } : { ok: true, task };
 }
 
 const PubMedQaItemSchema = z.looseObject({

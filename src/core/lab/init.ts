@@ -3,13 +3,15 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UsageError } from '../errors';
 import { discoverModuleAgents, type ModuleAgents } from '../graph/moduleAgents';
+import { fieldProposalFor } from '../data/dataset';
 import { DEFAULT_PROMPTS } from '../graph/researchLab/prompts';
 import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
 import { DEFAULT_GENE_ONTOLOGY_TABLE, DEFAULT_PROTEIN_TABLE } from '../graph/tools/defaultTables';
-import { defaultLabConfig, moduleLabConfig, PUBMEDQA_SHARED_PATH } from './labTemplates';
+import { defaultLabConfig, moduleLabConfig, PUBMEDQA_SHARED_PATH, type LabDataset } from './labTemplates';
+import { BUNDLED_SAMPLE_LAB_FILE, bundledSampleFile } from './bundledSample';
 import { exampleLab, exampleSources } from './exampleLabs';
 import { labConfigJsonSchemaText } from '../config/jsonSchema';
-import { LAB_SCHEMA_FILE_NAME, labPaths } from '../config/labPaths';
+import { LAB_DIR_NAME, LAB_SCHEMA_FILE_NAME, labPaths } from '../config/labPaths';
 import { defaultPromptPath } from '../config/loader';
 import { LabConfigSchema } from '../config/schema';
 
@@ -20,6 +22,16 @@ export interface InitResult {
   skipped: string[];
   /** With `graph`: the agents found in the module, and whether from its factory's ctx calls or its graph's nodes. */
   agents?: { names: string[]; source: ModuleAgents['source'] };
+  /**
+   * The dataset lab.json got: `given` (--dataset), `shared` (the full PubMedQA
+   * set beside the workspace) or `sample` (the bundled 200-item sample, copied
+   * into .rollout-lab/data/). None for a module lab without --dataset.
+   */
+  dataset?: LabDataset & {
+    source: 'given' | 'shared' | 'sample';
+    /** The columns of a given file whose rows need a mapping none could be guessed for (no column looks like the goal). */
+    unmappedColumns?: string[];
+  };
 }
 
 export interface InitOptions {
@@ -59,11 +71,24 @@ function resolveInputPath(workspaceDir: string, file: string, what: string, hint
   return path.relative(workspaceDir, found).split(path.sep).join('/');
 }
 
-/** The dataset path for lab.json: `--dataset`, else the shared PubMedQA set when it sits beside the workspace. */
-function resolveDatasetPath(workspaceDir: string, dataset: string | undefined, researchLab: boolean): string | undefined {
-  // PubMedQA is the research lab's dataset; a lab for the user's own graph gets no dataset it did not ask for.
-  if (dataset === undefined) return researchLab && existsSync(path.resolve(workspaceDir, PUBMEDQA_SHARED_PATH)) ? PUBMEDQA_SHARED_PATH : undefined;
-  return resolveInputPath(workspaceDir, dataset, 'dataset file', 'pass the path of a JSONL file, ori_pqal.json or a pubmed_qa export');
+/**
+ * The dataset for lab.json: `--dataset`; else, for the research lab, the full
+ * PubMedQA set when it sits beside the workspace (../shared), else the
+ * bundled sample. A lab for the user's own graph gets no dataset it did not ask for.
+ */
+async function resolveDataset(workspaceDir: string, dataset: string | undefined, researchLab: boolean): Promise<InitResult['dataset']> {
+  if (dataset !== undefined) {
+    const file = resolveInputPath(workspaceDir, dataset, 'dataset file', 'pass the path of a JSONL file, ori_pqal.json or a pubmed_qa export');
+    // Rows of the user's own shape get a mapping guessed from their columns (the CLI prints it), so the first run loads them.
+    const proposal = await fieldProposalFor(path.resolve(workspaceDir, file));
+    const given = { name: datasetName(file), path: file, source: 'given' as const };
+    if (!proposal) return given;
+    return proposal.fields ? { ...given, fields: proposal.fields } : { ...given, unmappedColumns: proposal.columns };
+  }
+  if (!researchLab) return undefined;
+  if (existsSync(path.resolve(workspaceDir, PUBMEDQA_SHARED_PATH))) return { name: 'pubmedqa', path: PUBMEDQA_SHARED_PATH, source: 'shared' };
+  // The sample is a starting point the user replaces: runner.dataset does not pin it.
+  return { name: datasetName(BUNDLED_SAMPLE_LAB_FILE), path: `${LAB_DIR_NAME}/${BUNDLED_SAMPLE_LAB_FILE}`, source: 'sample', runnerDefault: false };
 }
 
 /** What lab.json asks an agent's prompt file to hold until the user writes it. */
@@ -78,11 +103,8 @@ function json(value: unknown): string {
 type LabFile = { rel: string; text: string; generated?: boolean };
 
 /** lab.json, the nine research-lab prompts and the lookup tables of the research-lab tools. */
-function researchLabFiles(datasetPath: string | undefined): LabFile[] {
-  const config = {
-    $schema: `./${LAB_SCHEMA_FILE_NAME}`,
-    ...defaultLabConfig(datasetPath ? { datasetPath, datasetName: datasetName(datasetPath) } : {}),
-  };
+function researchLabFiles(dataset: LabDataset | undefined): LabFile[] {
+  const config = { $schema: `./${LAB_SCHEMA_FILE_NAME}`, ...defaultLabConfig(dataset) };
   // The defaults must always pass the schema; failing here is a bug, not a user error.
   LabConfigSchema.parse(config);
   return [
@@ -94,11 +116,8 @@ function researchLabFiles(datasetPath: string | undefined): LabFile[] {
 }
 
 /** lab.json for the module's own agents, and a prompt file per agent: the module's fallback prompt when it exports one, else a placeholder. */
-function moduleLabFiles(module: string, graphExport: string | undefined, found: ModuleAgents, datasetPath: string | undefined): LabFile[] {
-  const config = {
-    $schema: `./${LAB_SCHEMA_FILE_NAME}`,
-    ...moduleLabConfig({ module, export: graphExport, agents: found.agents, ...(datasetPath ? { datasetPath, datasetName: datasetName(datasetPath) } : {}) }),
-  };
+function moduleLabFiles(module: string, graphExport: string | undefined, found: ModuleAgents, dataset: LabDataset | undefined): LabFile[] {
+  const config = { $schema: `./${LAB_SCHEMA_FILE_NAME}`, ...moduleLabConfig({ module, export: graphExport, agents: found.agents }, dataset) };
   const checked = LabConfigSchema.safeParse(config);
   if (!checked.success) {
     const issue = checked.error.issues[0]!;
@@ -126,7 +145,7 @@ function moduleLabFiles(module: string, graphExport: string | undefined, found: 
 export async function initWorkspace(dir: string, opts: InitOptions = {}): Promise<InitResult> {
   if (opts.example !== undefined) return initExample(dir, opts.example, opts);
   const paths = labPaths(dir);
-  const datasetPath = resolveDatasetPath(paths.workspaceDir, opts.dataset, opts.graph === undefined);
+  const dataset = await resolveDataset(paths.workspaceDir, opts.dataset, opts.graph === undefined);
   let found: ModuleAgents | undefined;
   let labFiles: LabFile[];
   if (opts.graph !== undefined) {
@@ -135,11 +154,17 @@ export async function initWorkspace(dir: string, opts: InitOptions = {}): Promis
     if (found.agents.length === 0) {
       throw new UsageError(`graph module ${module} names no agent: its factory calls neither ctx.model() nor ctx.prompt() and its graph has no agent node — add the agents to lab.json by hand`);
     }
-    labFiles = moduleLabFiles(module, opts.graphExport, found, datasetPath);
+    labFiles = moduleLabFiles(module, opts.graphExport, found, dataset);
   } else {
-    labFiles = researchLabFiles(datasetPath);
+    labFiles = researchLabFiles(dataset);
   }
-  return writeLabFiles(paths, labFiles, opts, found);
+  // A lab.json that is kept keeps its datasets: the sample is copied (again) only when that lab.json uses it.
+  const kept = !opts.force && existsSync(paths.file) ? await readFile(paths.file, 'utf8').catch(() => '') : undefined;
+  const sample = kept === undefined ? dataset?.source === 'sample' : kept.includes(`${LAB_DIR_NAME}/${BUNDLED_SAMPLE_LAB_FILE}`);
+  // The sample is copied, not referenced: the lab keeps its data when Rollout Lab is updated, moved or removed.
+  if (sample) labFiles.push({ rel: BUNDLED_SAMPLE_LAB_FILE, text: await readFile(bundledSampleFile(), 'utf8') });
+  const result = await writeLabFiles(paths, labFiles, opts, found);
+  return dataset && kept === undefined ? { ...result, dataset } : result;
 }
 
 /** lab.json, its schema, the other lab files and the .gitignore, each kept when it exists unless `force`. */

@@ -142,12 +142,12 @@ export class Lab {
       const named = config.datasets[datasetArg];
       if (named) {
         const file = resolve(workspaceDir, named.path);
-        return { file, tasks: await loadDataset(file, named.format, { fields: named.fields }), trainFraction: named.trainFraction };
+        return { file, tasks: await loadDataset(file, named.format, { fields: named.fields, maxRowBytes: named.maxRowBytes }), trainFraction: named.trainFraction };
       }
       const file = resolve(workspaceDir, datasetArg);
       // A file lab.json configures is read with its settings (its field mapping above all), whichever way it is named.
       const configured = Object.values(config.datasets).find((d) => resolve(workspaceDir, d.path) === file);
-      return { file, tasks: await loadDataset(file, configured?.format ?? 'auto', { fields: configured?.fields }), trainFraction: configured?.trainFraction ?? 0.8 };
+      return { file, tasks: await loadDataset(file, configured?.format ?? 'auto', { fields: configured?.fields, maxRowBytes: configured?.maxRowBytes }), trainFraction: configured?.trainFraction ?? 0.8 };
     }
     const key = config.runner.dataset ?? Object.keys(config.datasets)[0];
     if (!key) {
@@ -155,7 +155,7 @@ export class Lab {
     }
     const ds = config.datasets[key]!;
     const file = resolve(workspaceDir, ds.path);
-    return { file, tasks: await loadDataset(file, ds.format, { fields: ds.fields }), trainFraction: ds.trainFraction };
+    return { file, tasks: await loadDataset(file, ds.format, { fields: ds.fields, maxRowBytes: ds.maxRowBytes }), trainFraction: ds.trainFraction };
   }
 
   selectTasks(ds: DatasetSelection, opts: { split: 'train' | 'val' | 'all'; limit?: number; seed?: number }): PlannedTask[] {
@@ -175,9 +175,11 @@ export class Lab {
     const agents = Object.keys(config.agents);
     const prompts = new Map<string, { text: string; hash: string }>();
     for (const agent of agents) {
-      const { text, hash } = await variantPrompt(this.loaded, resolvedVariant, agent);
-      prompts.set(agent, { text, hash });
-      this.store.putPromptVersion({ hash, agent, text, firstSeen: Date.now() });
+      // A command lab's program may hold its agents' prompts itself: an agent without one is left out of ROLLOUT_LAB_PROMPTS_FILE.
+      const p = await variantPrompt(this.loaded, resolvedVariant, agent, config.graph.kind === 'command');
+      if (!p) continue;
+      prompts.set(agent, p);
+      this.store.putPromptVersion({ hash: p.hash, agent, text: p.text, firstSeen: Date.now() });
     }
     const logicalModel = (agent: string): string | null => resolvedVariant?.models.get(agent) ?? config.agents[agent]?.model ?? null;
     const versions: AgentVersions = {

@@ -1,9 +1,21 @@
 import { JUNIOR_AGENTS, RESEARCH_LAB_AGENTS, SENIOR_AGENTS, type ResearchLabAgent } from '../graph/researchLab/outputs';
 import { defaultPromptPath } from '../config/loader';
-import { DEFAULT_CRITERIA, RESEARCH_LAB_TOOLS, type LabConfigInput } from '../config/schema';
+import { DEFAULT_CRITERIA, RESEARCH_LAB_TOOLS, type DatasetFieldsInput, type LabConfigInput } from '../config/schema';
 
 /** Where the PubMedQA labeled set sits relative to a workspace that has the shared data beside it. */
 export const PUBMEDQA_SHARED_PATH = '../shared/data/pubmedqa/ori_pqal.json';
+
+/** A dataset entry of a new lab.json: its key, its path (relative to the workspace), and a field mapping for rows of the user's own shape. */
+export interface LabDataset {
+  name: string;
+  path: string;
+  fields?: DatasetFieldsInput;
+  /**
+   * false: runner.dataset is left out (the only dataset is the default anyway),
+   * so replacing "datasets" by hand leaves no runner.dataset naming one gone.
+   */
+  runnerDefault?: boolean;
+}
 
 /**
  * Which logical model each research-lab agent uses, after the reference study.
@@ -42,15 +54,12 @@ const AIR_DEFAULTS: NonNullable<LabConfigInput['air']> = [
  * What every lab has after its graph, in lab.json's order: the dataset (when one is given, and then the runner's
  * default), the lab's own tools and reward, the AIR rules, the runner.
  */
-function withCommonParts(
-  opts: { datasetPath?: string; datasetName: string },
-  own: Pick<LabConfigInput, 'tools' | 'reward'>,
-): Pick<LabConfigInput, 'datasets' | 'tools' | 'reward' | 'air' | 'runner'> {
+function withCommonParts(dataset: LabDataset | undefined, own: Pick<LabConfigInput, 'tools' | 'reward'>): Pick<LabConfigInput, 'datasets' | 'tools' | 'reward' | 'air' | 'runner'> {
   return {
-    datasets: opts.datasetPath ? { [opts.datasetName]: { path: opts.datasetPath, format: 'auto', trainFraction: 0.8 } } : {},
+    datasets: dataset ? { [dataset.name]: { path: dataset.path, format: 'auto', trainFraction: 0.8, ...(dataset.fields ? { fields: dataset.fields } : {}) } } : {},
     ...own,
     air: structuredClone(AIR_DEFAULTS),
-    runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 15, ...(opts.datasetPath ? { dataset: opts.datasetName } : {}) },
+    runner: { concurrency: 4, samples: 1, seed: 42, maxTurns: 15, ...(dataset && dataset.runnerDefault !== false ? { dataset: dataset.name } : {}) },
   };
 }
 
@@ -60,7 +69,7 @@ function withCommonParts(
  * baseUrl (so it runs on the simulated endpoint until one is set), and no
  * research-lab tools or criteria.
  */
-export function moduleLabConfig(opts: { module: string; export?: string; agents: readonly string[]; datasetPath?: string; datasetName?: string }): LabConfigInput {
+export function moduleLabConfig(opts: { module: string; export?: string; agents: readonly string[] }, dataset?: LabDataset): LabConfigInput {
   const agents: LabConfigInput['agents'] = {};
   for (const agent of opts.agents) agents[agent] = { model: 'main', prompt: defaultPromptPath(agent) };
   return {
@@ -71,7 +80,7 @@ export function moduleLabConfig(opts: { module: string; export?: string; agents:
     },
     agents,
     graph: { kind: 'module', module: opts.module, export: opts.export ?? 'default' },
-    ...withCommonParts({ datasetPath: opts.datasetPath, datasetName: opts.datasetName ?? 'tasks' }, {
+    ...withCommonParts(dataset, {
       reward: { judge: { model: 'judge' }, criteria: structuredClone(MODULE_LAB_CRITERIA), judgeFailurePenalty: 0.1, noOutputReward: 0 },
     }),
   };
@@ -80,10 +89,10 @@ export function moduleLabConfig(opts: { module: string; export?: string; agents:
 /**
  * The research-lab reference setup. Models have no baseUrl, so a fresh
  * workspace runs against the built-in simulated endpoint; pointing a model at
- * Ollama, vLLM or OpenAI is one "baseUrl" line. `datasetPath` (relative to the
- * workspace) adds a "pubmedqa"-style dataset entry and makes it the default.
+ * Ollama, vLLM or OpenAI is one "baseUrl" line. `dataset` adds a dataset
+ * entry and makes it the runner's default.
  */
-export function defaultLabConfig(opts: { datasetPath?: string; datasetName?: string } = {}): LabConfigInput {
+export function defaultLabConfig(dataset?: LabDataset): LabConfigInput {
   const agents: LabConfigInput['agents'] = {};
   for (const agent of RESEARCH_LAB_AGENTS) {
     agents[agent] = {
@@ -105,7 +114,7 @@ export function defaultLabConfig(opts: { datasetPath?: string; datasetName?: str
     },
     agents,
     graph: { kind: 'research-lab' },
-    ...withCommonParts({ datasetPath: opts.datasetPath, datasetName: opts.datasetName ?? 'pubmedqa' }, {
+    ...withCommonParts(dataset, {
       tools: { searchTopK: 5, proteinTable: 'data/proteins.json', geneOntologyTable: 'data/gene_ontology.json', excludeCurrentTask: true },
       reward: { judge: { model: 'strong' }, criteria: structuredClone(DEFAULT_CRITERIA), judgeFailurePenalty: 0.1, noOutputReward: 0 },
     }),

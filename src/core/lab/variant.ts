@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { promptHash, readAgentPrompt, type LoadedConfig } from '../config/loader';
+import { promptHash, readAgentPrompt, readOptionalAgentPrompt, type LoadedConfig } from '../config/loader';
 import { ConfigError, UsageError } from '../errors';
 import type { Variant } from '../config/variantSpec';
 import type { TraceStore } from '../store/traceStore';
@@ -71,10 +71,13 @@ async function readPromptFile(loaded: LoadedConfig, agent: string, file: string)
   }
 }
 
-/** The prompt an agent runs under a variant: the variant's, else lab.json's. */
-export async function variantPrompt(loaded: LoadedConfig, resolved: ResolvedVariant | null, agent: string): Promise<{ text: string; hash: string }> {
+/**
+ * The prompt an agent runs under a variant: the variant's, else lab.json's.
+ * `optional` (a command lab's agents): null for an agent that has none.
+ */
+export async function variantPrompt(loaded: LoadedConfig, resolved: ResolvedVariant | null, agent: string, optional = false): Promise<{ text: string; hash: string } | null> {
   const own = resolved?.prompts.get(agent);
   if (own) return own;
-  const { text } = await readAgentPrompt(loaded, agent);
-  return { text, hash: promptHash(text) };
+  const read = optional ? await readOptionalAgentPrompt(loaded, agent) : await readAgentPrompt(loaded, agent);
+  return read && { text: read.text, hash: promptHash(read.text) };
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { initDatasetNote } from '../../core/lab/initDatasetNote';
 import { core } from '../coreLoader';
 import type { LabService } from '../labService';
 
@@ -50,6 +51,13 @@ export async function initializeLab(lab: LabService, output: vscode.OutputChanne
   const { initWorkspace } = await core.init();
   const r = await initWorkspace(dir, choice === 'research-lab' ? {} : { graph: choice.graph });
   output.appendLine(`Initialized ${dir}: created ${r.created.length}, kept ${r.skipped.length}`);
+  // Which data Run Rollouts will offer: the bundled sample in a folder with nothing beside it.
+  if (r.dataset) {
+    const note = initDatasetNote(r.dataset, 'workspace', 'pick another file with Browse… in Run Rollouts, add one under "datasets" in lab.json,');
+    output.appendLine(note);
+    // Not awaited: the message stays up while lab.json opens.
+    void vscode.window.showInformationMessage(`Rollout Lab: ${note}`);
+  }
   if (r.agents) output.appendLine(`Agents of the graph module: ${r.agents.names.join(', ')}; write each one's prompt in .rollout-lab/prompts/.`);
   lab.invalidate(dir);
   await vscode.commands.executeCommand('setContext', 'rolloutLab.hasLab', true);

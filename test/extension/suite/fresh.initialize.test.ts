@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'mocha';
 import * as vscode from 'vscode';
-import { extension, waitFor, workspaceDir } from './helpers';
+import { answerEveryPicker, extension, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
 import { recordMetric } from './results';
 
 describe('first use in an empty folder', () => {
@@ -16,16 +16,28 @@ describe('first use in an empty folder', () => {
     assert.equal(existsSync(join(dir, '.rollout-lab')), false);
     await vscode.commands.executeCommand('rolloutLab.initialize');
     const lab = join(dir, '.rollout-lab');
-    const config = JSON.parse(readFileSync(join(lab, 'lab.json'), 'utf8')) as { version: number; agents: Record<string, unknown> };
+    const config = JSON.parse(readFileSync(join(lab, 'lab.json'), 'utf8')) as { version: number; agents: Record<string, unknown>; datasets: Record<string, { path: string }> };
     assert.equal(config.version, 1);
     assert.ok(Object.keys(config.agents).length >= 9, 'the research-lab agents');
     const prompts = readdirSync(join(lab, 'prompts')).filter((f) => f.endsWith('.md'));
     assert.equal(prompts.length, Object.keys(config.agents).length, 'one prompt file per agent');
     for (const f of ['data/proteins.json', 'data/gene_ontology.json', '.gitignore']) assert.ok(existsSync(join(lab, f)), f);
+    // Nothing beside the folder: the lab gets the bundled PubMedQA sample, copied into it.
+    assert.deepEqual(Object.keys(config.datasets), ['pubmedqa-sample']);
+    assert.ok(existsSync(join(dir, config.datasets['pubmedqa-sample']!.path)), 'the sample is in the lab');
     const ext = extension();
     assert.equal(ext.isActive, true);
     if (typeof ext.exports?.activationMs === 'number') recordMetric('activationMs (first command, empty folder)', Math.round(ext.exports.activationMs * 10) / 10);
     // The command opens lab.json for editing.
     await waitFor('lab.json to open in an editor', () => vscode.window.activeTextEditor?.document.uri.fsPath.endsWith(join('.rollout-lab', 'lab.json')));
+  });
+
+  it('Run Rollouts offers the sample first: Enter on every picker runs 10 training rollouts on it', async function () {
+    this.timeout(180_000);
+    // Before the sample, the only item was Browse… (a file dialog): Enter would have run nothing.
+    const r = await answerEveryPicker(() => vscode.commands.executeCommand<RunSummaryLike>('rolloutLab.runRollouts'));
+    assert.ok(r, 'Run Rollouts asked and ran');
+    assert.equal(r.rollouts, 10);
+    assert.equal(r.succeeded, 10);
   });
 });

@@ -135,3 +135,21 @@ export interface SnapshotItem {
   contextValue?: string;
   children?: SnapshotItem[];
 }
+
+/**
+ * Presses Enter on each picker and input box the command shows until it
+ * settles, as a user taking every proposed answer. It paces the presses: a
+ * multi-select picker accepted before its items arrive from the extension
+ * host would return nothing picked.
+ */
+export async function answerEveryPicker<T>(run: () => Thenable<T>): Promise<T> {
+  // A panel an earlier command opened (the evaluation report) may take the focus while it loads, which closes a picker: none is open.
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  let done = false;
+  const settled = Promise.resolve(run()).finally(() => (done = true));
+  for (let i = 0; !done && i < 400; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    if (!done) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+  }
+  return settled;
+}

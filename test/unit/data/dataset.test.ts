@@ -95,7 +95,7 @@ test('a broken row names the file, the line and what every row needs', async (t)
     ['{"id":"1","goal":"G","context":"C"}', '{"id":"2","goal":"G","context":"C"}', '{"id":"3","context":"C"}'].join('\n'),
   );
   const err = await datasetError(loadDataset(file));
-  assert.ok(err.message.includes('tasks.jsonl line 3: missing "goal" — every row needs id, goal, context'), err.message);
+  assert.ok(err.message.includes('tasks.jsonl line 3: missing "goal" — every row needs goal and context (id, expected_decision and expected are optional;'), err.message);
   assert.match(err.message, /rows of another shape: name their fields under "fields" of the dataset in lab\.json/);
   assert.equal(err.line, 3);
   assert.equal(err.file, file);

@@ -16,9 +16,12 @@ import { loadLookupTable } from '../../../src/core/graph/tools/lookup';
 import { Lab } from '../../../src/core/lab/lab';
 import { runRollouts } from '../../../src/core/rollout/runner';
 
+/** A fresh folder one level inside a temporary one, so that nothing (no ../shared) sits beside it but what a test puts there. */
 function tempDir(t: { after: (fn: () => void) => void }): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'rl-init-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const root = mkdtempSync(path.join(os.tmpdir(), 'rl-init-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const dir = path.join(root, 'ws');
+  mkdirSync(dir);
   return dir;
 }
 
@@ -28,6 +31,7 @@ const EXPECTED = [
   ...RESEARCH_LAB_AGENTS.map((a) => `.rollout-lab/prompts/${a}.md`),
   '.rollout-lab/data/proteins.json',
   '.rollout-lab/data/gene_ontology.json',
+  '.rollout-lab/data/pubmedqa-sample.json',
   '.rollout-lab/.gitignore',
 ];
 
@@ -45,8 +49,9 @@ test('init creates the config, schema copy, prompts, tables and .gitignore, and 
   }
   assert.match(readFileSync(path.join(lab, '.gitignore'), 'utf8'), /^store\/$/m);
   const { config } = await loadConfig(ws);
-  assert.deepEqual(config.datasets, {}, 'no shared data beside this workspace, so no dataset');
-  assert.equal(config.runner.dataset, undefined);
+  assert.deepEqual(config.datasets, { 'pubmedqa-sample': { path: '.rollout-lab/data/pubmedqa-sample.json', format: 'auto', trainFraction: 0.8 } }, 'no shared data beside this workspace: the bundled sample');
+  assert.equal(config.runner.dataset, undefined, 'the only dataset is the default: lab.json can replace "datasets" without touching the runner');
+  assert.deepEqual(r.dataset, { name: 'pubmedqa-sample', path: '.rollout-lab/data/pubmedqa-sample.json', source: 'sample', runnerDefault: false });
   assert.equal((await loadLookupTable(path.join(lab, config.tools.proteinTable), 'protein')).kind, 'protein');
   assert.equal((await loadLookupTable(path.join(lab, config.tools.geneOntologyTable), 'gene_ontology')).kind, 'gene_ontology');
 });
@@ -76,16 +81,36 @@ test('a stale schema copy is refreshed without --force (it is generated)', async
   assert.equal(readFileSync(schema, 'utf8'), labConfigJsonSchemaText());
 });
 
-test('the PubMedQA dataset is configured only when ../shared holds it', async (t) => {
+test('the full PubMedQA set is configured when ../shared holds it, the bundled sample otherwise', async (t) => {
   const root = tempDir(t);
   const ws = path.join(root, 'project');
   const shared = path.resolve(ws, PUBMEDQA_SHARED_PATH);
   mkdirSync(path.dirname(shared), { recursive: true });
   writeFileSync(shared, JSON.stringify({ '1': { QUESTION: 'Q?', CONTEXTS: ['C.'], final_decision: 'yes' } }));
-  await initWorkspace(ws);
+  const r = await initWorkspace(ws);
   const { config } = await loadConfig(ws);
-  assert.deepEqual(config.datasets.pubmedqa, { path: PUBMEDQA_SHARED_PATH, format: 'auto', trainFraction: 0.8 });
+  assert.deepEqual(config.datasets, { pubmedqa: { path: PUBMEDQA_SHARED_PATH, format: 'auto', trainFraction: 0.8 } });
   assert.equal(config.runner.dataset, 'pubmedqa');
+  assert.equal(r.dataset?.source, 'shared');
+  assert.equal(existsSync(path.join(ws, '.rollout-lab', 'data', 'pubmedqa-sample.json')), false, 'no copy of the sample beside the full set');
+
+  // Without ../shared: the sample, copied into the lab, loads and runs as 160 train / 40 val tasks.
+  const bare = tempDir(t);
+  await initWorkspace(bare);
+  const lab = await Lab.open({ workspace: bare, env: {} });
+  try {
+    const ds = await lab.loadDataset();
+    assert.equal(ds.tasks.length, 200);
+    const decisions = (split: 'train' | 'val') => new Set(lab.selectTasks(ds, { split }).map((task) => task.expectedDecision));
+    assert.deepEqual(decisions('train'), new Set(['yes', 'no', 'maybe']));
+    assert.deepEqual(decisions('val'), new Set(['yes', 'no', 'maybe']));
+    const val = lab.selectTasks(ds, { split: 'val' });
+    assert.equal(val.length, 40);
+    const r = await runRollouts(await lab.environment(ds.tasks), { tasks: val.slice(0, 1), samples: 1, concurrency: 1, params: {} });
+    assert.equal(r.rollouts[0]!.status, 'succeeded', r.rollouts[0]!.error ?? '');
+  } finally {
+    await lab.close();
+  }
 
   // PubMedQA is the research lab's: a lab for the user's own graph does not get it unasked.
   const own = path.join(root, 'own');

@@ -137,6 +137,9 @@ test('a phase that throws fails with the message and runs again once fixed; inte
   editLab(dir, (cfg) => {
     cfg.training = { phases: [{ name: 'collect', kind: 'gather', limit: 2, samples: 2 }] };
     cfg.runner.concurrency = 1;
+    // No dataset at all (init gave it the bundled sample): the phase has nothing to run on.
+    cfg.datasets = {};
+    delete cfg.runner.dataset;
   });
   await withLab(dir, async (lab) => {
     assert.equal(pipelineStatus(lab).declared, true);

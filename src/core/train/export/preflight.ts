@@ -71,7 +71,7 @@ export async function configuredValTasks(workspaceDir: string, config: LabConfig
   const ds = key === undefined ? undefined : config.datasets[key];
   if (!ds) return undefined;
   try {
-    const tasks = await loadDataset(resolve(workspaceDir, ds.path), ds.format);
+    const tasks = await loadDataset(resolve(workspaceDir, ds.path), ds.format, { fields: ds.fields, maxRowBytes: ds.maxRowBytes });
     return splitTasks(tasks, ds.trainFraction).val.length;
   } catch {
     return undefined;
