@@ -72,6 +72,12 @@ export const OTLP_LIMITS = {
   maxArrayLength: 100_000,
   maxEvents: 1024,
   maxLinks: 1024,
+  /**
+   * Values in one request, counted while it is decoded (see RequestBudget):
+   * bounds what a request of many tiny nested values costs to decode,
+   * normalise and store, which its byte size does not.
+   */
+  maxValuesPerRequest: 1_000_000,
 };
 
 export function spanCount(req: OtlpTraceRequest): number {

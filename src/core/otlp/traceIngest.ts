@@ -6,6 +6,7 @@ import type { LiveRollouts } from '../trace/liveRollouts';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
 import { normaliseSpan, type Evaluation } from './spanNormalise';
+import { RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
 
 /** The run that receives traces which name none. */
 export const IMPORTED_RUN = 'imported';
@@ -125,6 +126,11 @@ export class OtlpIngest {
   ) {}
 
   ingest(req: OtlpTraceRequest): IngestResult {
+    return runAtOnce(this.ingestSteps(req, new RequestBudget(Infinity)));
+  }
+
+  /** The same as steps that pause between spans while planning and between traces while writing (see otlpSlices). */
+  *ingestSteps(req: OtlpTraceRequest, budget: RequestBudget): Sliced<IngestResult> {
     const planned: Planned[] = [];
     let rejected = 0;
     for (const rs of req.resourceSpans) {
@@ -141,11 +147,12 @@ export class OtlpIngest {
               ? { to: 'rollout', rolloutId: rid.toLowerCase() }
               : { to: 'trace', meta: metaOf(span.attributes, rs.resource, span.traceId) };
           planned.push({ record: n.record, evaluations: n.evaluations, target });
+          if (budget.dueNow()) yield;
         }
       }
     }
     const partial = rejected ? { rejectedSpans: rejected, errorMessage: `${rejected} span(s) refused: an all-zero trace or span id is invalid in OTLP` } : null;
-    return { ...this.write(planned), partial };
+    return { ...(yield* this.write(planned, budget)), partial };
   }
 
   /** Marks the runs this ingest wrote to as done (the receiver is closing). Traces still waiting for their root stay 'running' and become 'interrupted' when the store closes. */
@@ -157,7 +164,7 @@ export class OtlpIngest {
     this.runsTouched.clear();
   }
 
-  private write(planned: Planned[]): Omit<IngestResult, 'partial'> {
+  private *write(planned: Planned[], budget: RequestBudget): Sliced<Omit<IngestResult, 'partial'>> {
     const result = { traces: 0, spans: 0, finished: 0, live: 0, duplicates: 0 };
     const batch = new Map<string, SpanRecord>();
     for (const p of planned) batch.set(p.record.spanId, p.record);
@@ -174,6 +181,7 @@ export class OtlpIngest {
           result.spans++;
           if (r === 'live') result.live++;
         }
+        if (budget.dueNow()) yield;
         continue;
       }
       let list = toTraces.get(p.record.traceId);
@@ -184,6 +192,7 @@ export class OtlpIngest {
       touched.add(traceId);
       result.spans += list.length;
       if (this.writeTrace(traceId, list, batch)) result.finished++;
+      if (budget.dueNow()) yield;
     }
     result.traces = touched.size;
     return result;

@@ -12,7 +12,7 @@ describe('recording gateway: hostile paths and many calls at once', () => {
   it('malformed %-encoding in the rollout id or agent name is a 400 that says which part of the path is wrong', async () => {
     setup = await gatewaySetup({ server: 'openai', replies: [{ content: 'x' }] });
     for (const path of ['/rollouts/%E0%A4%A/v1/chat/completions', `/rollouts/${setup.rollout.id}/agents/%ZZ/v1/chat/completions`]) {
-      const res = await fetch(`${setup.gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) });
+      const res: Response = await fetch(`${setup!.gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) });
       assert.equal(res.status, 400, path);
       const body = (await res.json()) as { error: { message: string; code: string } };
       assert.equal(body.error.code, 'invalid_path');
