@@ -4,6 +4,7 @@ import { OtlpPayloadError, spanCount, type OtlpTraceRequest } from './otlpModel'
 import { OtlpLimitError, RequestBudget, runInSlices } from './otlpSlices';
 import type { IngestResult, OtlpIngest } from './traceIngest';
 import { encodeResponse } from './otlpEncode';
+import { clampedLine } from './spanTimes';
 
 /** OpenTelemetry's usual port for OTLP over gRPC. */
 export const DEFAULT_OTLP_GRPC_PORT = 4317;
@@ -69,6 +70,7 @@ export async function startOtlpGrpcServer(opts: OtlpGrpcServerOptions): Promise<
     try {
       const result = await runInSlices(opts.ingest.ingestSteps(request, budget), budget);
       if (result.partial) opts.log(`otlp: ${result.partial.errorMessage} (of ${spanCount(request)} in the request)`);
+      if (result.clamped) opts.log(clampedLine(result.clamped));
       opts.onStored?.(result);
       done(null, Buffer.from(encodeResponse(result.partial, false) as Uint8Array));
     } catch (err) {

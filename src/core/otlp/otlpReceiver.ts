@@ -11,6 +11,7 @@ import { OTLP_LIMITS, OtlpPayloadError, spanCount, type OtlpTraceRequest } from 
 import { OtlpLimitError, RequestBudget, runInSlices } from './otlpSlices';
 import { OtlpIngest, type IngestResult } from './traceIngest';
 import { startOtlpGrpcServer } from './otlpGrpc';
+import { clampedLine } from './spanTimes';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -18,6 +19,8 @@ export const OTLP_TRACES_PATH = '/v1/traces';
 export const DEFAULT_OTLP_PORT = 4318;
 /** Default limit on a request body, compressed and decompressed alike. */
 export const DEFAULT_MAX_BODY_BYTES = 16 << 20;
+/** How long a trace waits for its root span after its last span arrived. */
+export const DEFAULT_IDLE_END_MS = 60_000;
 
 // google.rpc.Code values carried in the error answers.
 const INVALID_ARGUMENT = 3;
@@ -38,6 +41,8 @@ export interface OtlpReceiverOptions {
   /** Called after each request's spans are stored. */
   onStored?: (result: IngestResult) => void;
   maxBodyBytes?: number;
+  /** A trace whose root span has not come this long after its last span ends as an incomplete ('interrupted') rollout; DEFAULT_IDLE_END_MS by default. */
+  idleEndMs?: number;
   /** Values one request may hold (OTLP_LIMITS.maxValuesPerRequest by default); over it, 413. */
   maxValuesPerRequest?: number;
   /** Also serve OTLP/gRPC on this port (0 picks a free one); left out, only OTLP/HTTP. */
@@ -122,6 +127,15 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
   const log = opts.log ?? (() => undefined);
   const maxValues = opts.maxValuesPerRequest ?? OTLP_LIMITS.maxValuesPerRequest;
   const ingest = new OtlpIngest(opts.store, opts.live);
+  const idleEndMs = opts.idleEndMs ?? DEFAULT_IDLE_END_MS;
+  const sweep = setInterval(
+    () => {
+      const ended = ingest.endIdle(idleEndMs);
+      if (ended) log(`otlp: ${ended} trace${ended === 1 ? '' : 's'} ended incomplete: no root span arrived within ${idleEndMs} ms of the last span (status interrupted)`);
+    },
+    Math.max(10, Math.min(idleEndMs / 4, 5_000)),
+  );
+  sweep.unref();
   // Requests being decoded or stored in slices: closing waits for them, so none writes to a closed store.
   const inFlight = new Set<Promise<void>>();
 
@@ -159,6 +173,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
         throw new HttpError(500, INTERNAL, `the spans could not be stored: ${(err as Error).message}`);
       }
       if (result.partial) log(`otlp: ${result.partial.errorMessage} (of ${spanCount(request)} in the request)`);
+      if (result.clamped) log(clampedLine(result.clamped));
       opts.onStored?.(result);
       answer(res, 200, json, encodeResponse(result.partial, json));
     } catch (err) {
@@ -206,6 +221,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
     port: address.port,
     grpcUrl: grpc?.url ?? null,
     close: async () => {
+      clearInterval(sweep);
       await Promise.all([closeHttp(), grpc?.close()]);
       await Promise.all([...inFlight]);
       ingest.close();
