@@ -3,7 +3,6 @@
  * overrides that reorder what a terminal shows; newline and tab are matched
  * too and let through where the text may span lines.
  */
-// eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
