@@ -1,5 +1,5 @@
 import { OTLP_LIMITS, OtlpPayloadError, type OtlpAttrs, type OtlpEvent, type OtlpLink, type OtlpResourceSpans, type OtlpScopeSpans, type OtlpSpan, type OtlpStatusCode, type OtlpTraceRequest, type OtlpValue } from './otlpModel';
-import { RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
+import { OtlpLimitError, RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
 
 /**
  * OTLP/JSON ExportTraceServiceRequest → the request, checked whole (throws
@@ -13,6 +13,22 @@ export function decodeJsonRequest(text: string, budget = new RequestBudget(OTLP_
 
 /** The same decoding as steps that pause between spans and inside large values (see otlpSlices). */
 export function* jsonRequestSteps(text: string, b: RequestBudget): Sliced<OtlpTraceRequest> {
+  // JSON.parse cannot pause, and a body of tiny nested objects takes it long (16 MB of them, a second):
+  // what it is given is bounded first, by a count that can pause. Braces inside strings count too: an over-count only.
+  let nodes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 123 || c === 91) nodes++;
+    if ((i & 0x3ffff) === 0 && b.dueNow()) yield;
+  }
+  const maxNodes = OTLP_LIMITS.maxJsonNodesPerRequest;
+  if (nodes > maxNodes) {
+    throw new OtlpLimitError(
+      `the request holds more than ${maxNodes} JSON objects and arrays (the limit maxJsonNodesPerRequest, counted before it is parsed); export smaller batches or smaller attributes, or use http/protobuf`,
+      'maxJsonNodesPerRequest',
+      maxNodes,
+    );
+  }
   let doc: unknown;
   try {
     doc = JSON.parse(text);

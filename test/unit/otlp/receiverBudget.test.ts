@@ -54,15 +54,31 @@ describe('OTLP receiver: what one request may cost', () => {
     assert.equal(ok.status, 200);
   });
 
-  it('counts the budget in OTLP/JSON too: nested values over it are a 413', async () => {
-    fx = await receiverFixture({ maxValuesPerRequest: 1000 });
-    const values = Array.from({ length: 600 }, () => ({ arrayValue: { values: [{}, {}] } }));
+  it('OTLP/JSON: a body of nested empty arrays is refused (413) before it is parsed, and stores nothing', async () => {
+    fx = await receiverFixture();
+    const middle = `{"arrayValue":{"values":[${Array<string>(240).fill('{}').join(',')}]}}`;
+    const value = `{"arrayValue":{"values":[${Array<string>(20_000).fill(middle).join(',')}]}}`;
     const doc = JSON.parse(probeSpan('d'.repeat(32))) as { resourceSpans: [{ scopeSpans: [{ spans: [Record<string, unknown>] }] }] };
-    doc.resourceSpans[0].scopeSpans[0].spans[0].attributes = [{ key: 'nested', value: { arrayValue: { values } } }];
-    const a = await post(fx.receiver.url, JSON.stringify(doc), 'application/json').answer;
+    doc.resourceSpans[0].scopeSpans[0].spans[0].attributes = [{ key: 'hostile', value: '@' }];
+    const body = JSON.stringify(doc).replace('"@"', value);
+    assert.ok(body.length > 14_000_000 && body.length < 16 << 20, `${body.length} bytes: under the body limit`);
+    const a = await post(fx.receiver.url, body, 'application/json').answer;
     assert.equal(a.status, 413);
-    assert.match(statusMessage(a, true), /more than 1000 values .*maxValuesPerRequest.*attribute "nested"/);
+    assert.match(statusMessage(a, true), /more than 250000 JSON objects and arrays \(the limit maxJsonNodesPerRequest, counted before it is parsed\)/);
     assert.equal(fx.store.stats().spans, 0);
+  });
+
+  it('OTLP/JSON counts values against the same budget as protobuf', async () => {
+    fx = await receiverFixture({ maxValuesPerRequest: 1000 });
+    const doc = JSON.parse(probeSpan('f'.repeat(32))) as { resourceSpans: [{ scopeSpans: [{ spans: [Record<string, unknown>] }] }] };
+    doc.resourceSpans[0].scopeSpans[0].spans[0].attributes = [{ key: 'ids', value: { arrayValue: { values: Array.from({ length: 300 }, (_, i) => ({ intValue: String(i) })) } } }];
+    assert.equal((await post(fx.receiver.url, JSON.stringify(doc), 'application/json').answer).status, 200);
+    assert.equal(fx.store.getSpans('f'.repeat(32))[0]!.attributes.ids!.toString(), Array.from({ length: 300 }, (_, i) => i).toString());
+    doc.resourceSpans[0].scopeSpans[0].spans[0].attributes = [{ key: 'ids', value: { arrayValue: { values: Array.from({ length: 1200 }, (_, i) => ({ intValue: String(i) })) } } }];
+    const over = await post(fx.receiver.url, JSON.stringify({ ...doc, resourceSpans: [{ scopeSpans: [{ spans: [{ ...doc.resourceSpans[0].scopeSpans[0].spans[0], traceId: '9'.repeat(32) }] }] }] }), 'application/json').answer;
+    assert.equal(over.status, 413);
+    assert.match(statusMessage(over, true), /more than 1000 values .*maxValuesPerRequest.*attribute "ids"/);
+    assert.equal(fx.store.getRollout('9'.repeat(32)), null);
   });
 
   it('answers another client while it decodes a huge request: the probe is answered before the huge one', async () => {
