@@ -125,6 +125,8 @@ function inheritedAgent(s: SpanRecord, lookup: (spanId: string) => SpanRecord | 
  */
 export class OtlpIngest {
   private readonly open = new Map<string, OpenTrace>();
+  /** Traces ended for want of a root after the idle time: one whose root (or any span) still comes is taken up again. */
+  private readonly idleEnded = new Map<string, OpenTrace>();
   private readonly rootOf = new Map<string, string | null>();
   private readonly runsTouched = new Set<string>();
 
@@ -185,6 +187,8 @@ export class OtlpIngest {
     for (const [traceId, trace] of [...this.open]) {
       if (now - trace.lastSpanAt < idleMs) continue;
       this.finishTrace(traceId, trace, null, `${NO_ROOT_ERROR} within ${Math.round(idleMs / 1000)} s of its last span; it ended incomplete`);
+      if (this.idleEnded.size >= MAX_OPEN_TRACES) this.idleEnded.delete(this.idleEnded.keys().next().value as string);
+      this.idleEnded.set(traceId, trace);
       ended++;
     }
     return ended;
@@ -265,7 +269,7 @@ export class OtlpIngest {
 
   /** Writes one trace's spans of this request; true when its root arrived and the rollout was finished. */
   private writeTrace(traceId: string, list: Planned[], batch: Map<string, SpanRecord>): boolean {
-    let trace = this.open.get(traceId);
+    let trace = this.open.get(traceId) ?? this.takeUp(traceId);
     // A trace already in the store (finished here or earlier) takes these as late spans.
     if (!trace && !this.store.getRollout(traceId)) {
       trace = this.startTrace(traceId, list[0]!.target.to === 'trace' ? list[0]!.target.meta : metaOf(new Map(), new Map(), traceId), list);
@@ -289,6 +293,16 @@ export class OtlpIngest {
     if (!trace || !root) return false;
     this.finishTrace(traceId, trace, root);
     return true;
+  }
+
+  /** A trace ended by the idle time whose spans come after all: open again, finished anew when its root arrives. */
+  private takeUp(traceId: string): OpenTrace | undefined {
+    const trace = this.idleEnded.get(traceId);
+    if (!trace) return undefined;
+    this.idleEnded.delete(traceId);
+    Object.assign(trace.record, { status: 'running', failure: null, error: null, endTime: null });
+    this.open.set(traceId, trace);
+    return trace;
   }
 
   private startTrace(traceId: string, meta: TraceMeta, list: Planned[]): OpenTrace {

@@ -60,5 +60,13 @@ describe('OTLP receiver: span times out of range, traces without a root', () => 
     assert.match(r.error ?? '', /no root span arrived/);
     assert.equal(r.spanCount, 1);
     assert.ok(fx.logs.some((l) => /1 trace ended incomplete: no root span arrived/.test(l)), fx.logs.join('\n'));
+
+    // The root comes after all (a long step with nothing exported meanwhile): the rollout is finished from it.
+    const late = await post([{ traceId: 'd'.repeat(32), spanId: '5'.repeat(16), name: 'root', startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000002000000000' }]);
+    assert.equal(late.status, 200);
+    const finished = fx.store.getRollout('d'.repeat(32))!;
+    assert.equal(finished.status, 'succeeded');
+    assert.equal(finished.error, null);
+    assert.equal(finished.spanCount, 2);
   });
 });
