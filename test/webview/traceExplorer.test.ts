@@ -701,6 +701,20 @@ describe('trace explorer in Chromium', () => {
     assert.match((await h.page.textContent('.te-header'))!, /failed \(no output\)/);
   });
 
+  test('spans in a parent cycle are rows under the rollout, and a banner says how many', async () => {
+    const root = real.spans.find((x) => x.kind === 'rollout')!;
+    const c: SpanRecord = { ...root, kind: 'node', spanId: 'c'.repeat(16), parentSpanId: 'd'.repeat(16), name: 'cycle-c', attributes: {} };
+    const d: SpanRecord = { ...c, spanId: 'd'.repeat(16), parentSpanId: 'c'.repeat(16), name: 'cycle-d' };
+    const cyclic: TraceFixture = { rollout: real.rollout, spans: [...real.spans, c, d] };
+    const h = await panel({}, () => cyclic);
+    await show(h, cyclic);
+    const labels = await rowLabels(h.page);
+    assert.equal(labels.length, real.spans.length + 2, 'every span is a row');
+    assert.ok(labels.includes('cycle-c') && labels.includes('cycle-d'), labels.join(', '));
+    assert.ok(await h.page.isVisible('.te-cycle'), 'the banner is visible');
+    assert.match((await h.page.textContent('.te-cycle'))!, /2 spans are in a parent cycle .*shown under the rollout/);
+  });
+
   test('a failed request shows the error instead of a blank panel', async () => {
     const h = await panel({}, () => {
       throw new Error('rollout not found in the store');
