@@ -186,7 +186,8 @@ export class OtlpIngest {
     let ended = 0;
     for (const [traceId, trace] of [...this.open]) {
       if (now - trace.lastSpanAt < idleMs) continue;
-      this.finishTrace(traceId, trace, null, `${NO_ROOT_ERROR} within ${Math.round(idleMs / 1000)} s of its last span; it ended incomplete`);
+      const wait = idleMs < 1000 ? `${idleMs} ms` : `${Math.round(idleMs / 1000)} s`;
+      this.finishTrace(traceId, trace, null, `${NO_ROOT_ERROR} within ${wait} of its last span; it ended incomplete`);
       if (this.idleEnded.size >= MAX_OPEN_TRACES) this.idleEnded.delete(this.idleEnded.keys().next().value as string);
       this.idleEnded.set(traceId, trace);
       ended++;
