@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError, errorMessage } from '../core/errors';
+import { terminalSafe } from '../core/analysis/terminalText';
 
 /** Option parsing and output shared by the CLI's commands. */
 
@@ -50,5 +51,6 @@ export function givenSplit(v: Values, command: string): 'train' | 'val' | 'all' 
   return s;
 }
 
-export const out = (s: string): void => void process.stdout.write(s + '\n');
-export const err = (s: string): void => void process.stderr.write(s + '\n');
+/** One block of output: whatever it quotes from traces, datasets or models, no control character reaches the terminal raw. */
+export const out = (s: string): void => void process.stdout.write(terminalSafe(s, { multiline: true }) + '\n');
+export const err = (s: string): void => void process.stderr.write(terminalSafe(s, { multiline: true }) + '\n');

@@ -30,6 +30,9 @@ import { statusText } from '../core/store/failureKinds';
 import { duration, num } from '../core/analysis/numberFormat';
 import { table } from '../core/analysis/textTable';
 import { spanTreeText } from './spanTree';
+import { cappedAttributes, MAX_PRINTED_VALUE_CHARS } from './cappedValues';
+import { terminalSafe } from '../core/analysis/terminalText';
+import type { SpanRecord } from '../core/trace/span';
 import { COMMAND_NAMES, commandUsage, globalUsage, isCommandName } from './usage';
 
 const RUN_OPTIONS = {
@@ -39,10 +42,13 @@ const RUN_OPTIONS = {
   'retry-failed': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
+/** The start of a rollout id that progress lines show: what `traces --rollout` takes. */
+const SHORT_ID = 8;
+
 function progressLine(p: RunProgress, simulated: boolean): string {
   const r = p.last;
   const what = r
-    ? `${r.taskId.padEnd(10)} ${(r.decision ?? '-').padEnd(5)} reward ${num(r.finalReward)}  ${r.turns ?? '-'} turns  ${statusText(r)}${r.error ? `: ${r.error}` : ''}`
+    ? `${r.id.slice(0, SHORT_ID)}  ${terminalSafe(r.taskId).padEnd(10)} ${terminalSafe(r.decision ?? '-').padEnd(5)} reward ${num(r.finalReward)}  ${r.turns ?? '-'} turns  ${statusText(r)}${r.error ? `: ${terminalSafe(r.error)}` : ''}`
     : '';
   return `[${String(p.done).padStart(String(p.total).length)}/${p.total}] ${what}  mean ${num(p.meanReward)}  eta ${duration(p.etaMs)}${simulated ? '  SIMULATED' : ''}`;
 }
@@ -135,15 +141,22 @@ async function traces(v: Values): Promise<number> {
   const store = await TraceStore.open(loaded.workspaceDir, { readOnly: true });
   try {
     if (v.rollout) {
-      const rollout = store.getRollout(v.rollout as string);
-      if (!rollout) throw new UsageError(`rollout "${String(v.rollout)}" is not in the store — list rollouts with \`rollout-lab traces\``);
+      const rollout = store.resolveRolloutId(v.rollout as string);
+      if (!rollout) throw new UsageError(`rollout "${String(v.rollout)}" is not in the store — list rollouts with \`rollout-lab traces\` (the whole id, or the start of it that progress lines show)`);
       const spans = store.getSpans(rollout.id);
+      const counter = { cut: 0 };
+      const values = (s: SpanRecord): SpanRecord['attributes'] => (v.full ? s.attributes : cappedAttributes(s.attributes, counter));
       if (v.json) {
-        out(JSON.stringify({ rollout, spans: spans.map((s) => ({ spanId: s.spanId, parentSpanId: s.parentSpanId, name: s.name, kind: s.kind, startTime: s.startTime, endTime: s.endTime, status: s.status, statusMessage: s.statusMessage, attributes: s.attributes })) }));
+        const doc = { rollout, spans: spans.map((s) => ({ spanId: s.spanId, parentSpanId: s.parentSpanId, name: s.name, kind: s.kind, startTime: s.startTime, endTime: s.endTime, status: s.status, statusMessage: s.statusMessage, attributes: values(s) })) };
+        out(JSON.stringify(counter.cut ? { ...doc, truncatedValues: counter.cut } : doc));
+        if (counter.cut) err(`${counter.cut} attribute value${counter.cut === 1 ? ' was' : 's were'} over ${MAX_PRINTED_VALUE_CHARS} characters and cut ("… (N more bytes; --full to print all)"); add --full for the whole values`);
       } else {
         if (rollout.simulated) out('SIMULATED endpoint rollout');
-        out(`rollout ${rollout.id} · task ${rollout.taskId} · ${statusText(rollout)}${rollout.supersededBy ? ` by ${rollout.supersededBy}` : ''} · reward ${num(rollout.finalReward)} · ${rollout.decision ?? 'no decision'} · ${spans.length} spans`);
-        out(spanTreeText(spans));
+        out(`rollout ${rollout.id} · task ${terminalSafe(rollout.taskId)} · ${statusText(rollout)}${rollout.supersededBy ? ` by ${rollout.supersededBy}` : ''} · reward ${num(rollout.finalReward)} · ${terminalSafe(rollout.decision ?? 'no decision')} · ${spans.length} spans`);
+        if (rollout.error) out(`error: ${terminalSafe(rollout.error)}`);
+        const tree = spanTreeText(spans);
+        out(tree.text);
+        for (const w of tree.warnings) err(`warning: ${w}`);
       }
       return 0;
     }
@@ -312,7 +325,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'traces': {
       if (rest[0] === 'export') return tracesExportCommand(rest.slice(1), usage);
       // The export options are listed in traces' help: accepted here so that help works, refused without `export`.
-      const v = parse('traces', rest, { ...COMMON, rollout: { type: 'string' }, run: { type: 'string' }, limit: { type: 'string' }, otlp: { type: 'string' }, headers: { type: 'string' }, protocol: { type: 'string' } });
+      const v = parse('traces', rest, { ...COMMON, rollout: { type: 'string' }, full: { type: 'boolean' }, run: { type: 'string' }, limit: { type: 'string' }, otlp: { type: 'string' }, headers: { type: 'string' }, protocol: { type: 'string' } });
       if (v.help) return out(usage), 0;
       if (v.otlp !== undefined || v.headers !== undefined || v.protocol !== undefined) throw new UsageError('--otlp, --headers and --protocol belong to `rollout-lab traces export`: put "export" right after "traces"');
       return traces(v);

@@ -73,14 +73,15 @@ export const COMMAND_USAGE = {
     about: "Lists stored rollouts, newest first, or prints one rollout's span tree.",
     forms: [
       '[--workspace DIR] [--run RUN_ID] [--limit N] [--json]',
-      '[--workspace DIR] --rollout ID [--json]',
+      '[--workspace DIR] --rollout ID [--full] [--json]',
       'export --otlp URL [--headers K=V[,K=V]] [--run RUN_ID | --rollout ID]\n[--protocol http/protobuf|http/json] [--workspace DIR] [--json]',
     ],
     options: [
       WORKSPACE,
       ['--run RUN_ID', "only this run's rollouts"],
       ['--limit N', 'list the N newest (default: 50 in the table, every one with --json)'],
-      ['--rollout ID', "print this rollout's span tree instead of a list (export: export only this rollout)"],
+      ['--rollout ID', "print this rollout's span tree instead of a list (export: export only this rollout); the whole id or its start, as progress lines show it"],
+      ['--full', 'with --rollout --json: print attribute values whole (by default text over 64 KiB is cut, saying how much more there is)'],
       json('{"total", "rollouts": [...]} (total counts every match), or {"rollout", "spans"} with --rollout'),
       ['--otlp URL', 'export: the OTLP/HTTP collector (its base URL, e.g. http://localhost:4318, or the full …/v1/traces URL)'],
       ['--headers K=V[,K=V]', 'export: headers for the collector (API keys), added to OTEL_EXPORTER_OTLP_HEADERS; their values are never printed'],
@@ -92,11 +93,12 @@ export const COMMAND_USAGE = {
   },
   collect: {
     about: "Receives OpenTelemetry traces over OTLP/HTTP (POST /v1/traces, protobuf or JSON, gzip) and OTLP/gRPC into the workspace's store until Ctrl+C: each trace becomes a rollout.",
-    forms: ['[--port P] [--grpc-port P|off] [--host H] [--workspace DIR]'],
+    forms: ['[--port P] [--grpc-port P|off] [--host H] [--idle-end-ms MS] [--workspace DIR]'],
     options: [
       ['--port P', 'the port to listen on (default: 4318, the OTLP/HTTP port; 0 picks a free one)'],
       ['--grpc-port P|off', 'the OTLP/gRPC port (default: 4317, the usual one; 0 picks a free one; off serves HTTP only)'],
       ['--host H', 'the address to listen on (default: 127.0.0.1; 0.0.0.0 takes traces from other machines)'],
+      ['--idle-end-ms MS', 'a trace whose root span has not arrived this long after its last span ends incomplete, status interrupted (default: 60000)'],
       ['--workspace DIR', 'the folder whose .rollout-lab/store receives the traces (default: the current folder; lab.json is not needed)'],
     ],
     notes: [

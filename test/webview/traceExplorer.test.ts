@@ -110,6 +110,17 @@ describe('trace explorer model (pure)', () => {
     const m = buildTraceModel([s('a', 'b'), s('b', 'a'), s('c', 'gone'), s('d', 'c')]);
     assert.equal(m.spans.length, 4);
     assert.equal(m.spans[m.parent[m.indexById.get('d')!]!]!.spanId, 'c');
+    assert.equal(m.inCycle, 2);
+  });
+
+  test('spans in a parent cycle (two spans, a span its own parent) are shown under the rollout root', () => {
+    const s = (id: string, parent: string | null, kind: SpanRecord['kind'] = 'node', start = 1): SpanRecord => ({ traceId: 'a'.repeat(32), spanId: id, parentSpanId: parent, name: id, kind, startTime: start, endTime: 5, status: 'ok', attributes: {} });
+    const m = buildTraceModel([s('root', null, 'rollout', 0), s('self', 'self', 'node', 3), s('c', 'd', 'node', 1), s('d', 'c', 'node', 2), s('kid', 'root')]);
+    assert.deepEqual(m.spans.map((x) => x.spanId), ['root', 'kid', 'c', 'd', 'self']);
+    assert.deepEqual([...m.parent], [-1, 0, 0, 2, 0]);
+    assert.deepEqual([...m.setSize].slice(1), [3, 3, 1, 3], 'the root has three children: kid and one entry per cycle');
+    assert.equal(m.inCycle, 3);
+    assert.equal(m.subtreeEnd[0], 5);
   });
 
   test('messages in the tracer, OpenAI and OpenTelemetry shapes; breakdowns; logprobs; totals', () => {
@@ -688,6 +699,20 @@ describe('trace explorer in Chromium', () => {
     const h = await panel({}, () => noOutput);
     await show(h, noOutput);
     assert.match((await h.page.textContent('.te-header'))!, /failed \(no output\)/);
+  });
+
+  test('spans in a parent cycle are rows under the rollout, and a banner says how many', async () => {
+    const root = real.spans.find((x) => x.kind === 'rollout')!;
+    const c: SpanRecord = { ...root, kind: 'node', spanId: 'c'.repeat(16), parentSpanId: 'd'.repeat(16), name: 'cycle-c', attributes: {} };
+    const d: SpanRecord = { ...c, spanId: 'd'.repeat(16), parentSpanId: 'c'.repeat(16), name: 'cycle-d' };
+    const cyclic: TraceFixture = { rollout: real.rollout, spans: [...real.spans, c, d] };
+    const h = await panel({}, () => cyclic);
+    await show(h, cyclic);
+    const labels = await rowLabels(h.page);
+    assert.equal(labels.length, real.spans.length + 2, 'every span is a row');
+    assert.ok(labels.includes('cycle-c') && labels.includes('cycle-d'), labels.join(', '));
+    assert.ok(await h.page.isVisible('.te-cycle'), 'the banner is visible');
+    assert.match((await h.page.textContent('.te-cycle'))!, /2 spans are in a parent cycle .*shown under the rollout/);
   });
 
   test('a failed request shows the error instead of a blank panel', async () => {

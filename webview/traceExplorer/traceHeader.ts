@@ -12,8 +12,8 @@ const STATUS_ICON: Record<RolloutRecord['status'], string> = {
   cancelled: 'circle-slash',
 };
 
-/** The rollout's identity line (id, task, status, reward, decision) and, for simulated rollouts, a banner saying so. */
-export function renderHeader(box: HTMLElement, rollout: RolloutRecord, root: SpanRecord | undefined, simulated: boolean): void {
+/** The rollout's identity line (id, task, status, reward, decision) and, for simulated rollouts or spans in a parent cycle, a banner saying so. */
+export function renderHeader(box: HTMLElement, rollout: RolloutRecord, root: SpanRecord | undefined, simulated: boolean, inCycle = 0): void {
   clear(box);
   const line = el('div', 'te-header-line');
   const id = el('span', 'te-rollout-id', `Rollout ${shortId(rollout.id, 12)}`);
@@ -43,6 +43,15 @@ export function renderHeader(box: HTMLElement, rollout: RolloutRecord, root: Spa
     box.append(g);
   }
   if (rollout.error) box.append(el('div', 'te-error-text te-rollout-error', rollout.error));
+  if (inCycle) {
+    const b = el('div', 'banner te-cycle');
+    b.setAttribute('role', 'note');
+    b.append(
+      codicon('warning'),
+      el('span', undefined, ` ${inCycle} span${inCycle === 1 ? ' is' : 's are'} in a parent cycle (their parents lead back to themselves): shown under the rollout.`),
+    );
+    box.append(b);
+  }
   if (simulated) {
     const b = el('div', 'banner te-simulated');
     b.setAttribute('role', 'note');

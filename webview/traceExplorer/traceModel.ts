@@ -20,6 +20,8 @@ export interface TraceModel {
   /** Earliest start and latest end over all spans (epoch ms). */
   t0: number;
   t1: number;
+  /** Spans whose parents lead back to themselves (a parent cycle, a span its own parent): shown under the rollout's root. */
+  inCycle: number;
 }
 
 function bySpanStart(a: SpanRecord, b: SpanRecord): number {
@@ -34,7 +36,7 @@ export function buildTraceModel(input: readonly SpanRecord[]): TraceModel {
   for (const s of byId.values()) {
     const p = s.parentSpanId;
     // A span whose parent is missing (still running, or cut off) is shown at the top rather than lost.
-    if (p && p !== s.spanId && byId.has(p)) {
+    if (p && byId.has(p)) {
       const list = children.get(p);
       if (list) list.push(s);
       else children.set(p, [s]);
@@ -44,6 +46,29 @@ export function buildTraceModel(input: readonly SpanRecord[]): TraceModel {
   }
   for (const list of children.values()) list.sort(bySpanStart);
   roots.sort(bySpanStart);
+  // A parent cycle is never reached from a root: its spans go under the rollout's root (after its own children) so none disappears.
+  const reached = new Set<string>();
+  const reach = (from: SpanRecord[]): void => {
+    const stack = [...from];
+    while (stack.length) {
+      const s = stack.pop()!;
+      if (reached.has(s.spanId)) continue;
+      reached.add(s.spanId);
+      const kids = children.get(s.spanId);
+      if (kids) stack.push(...kids);
+    }
+  };
+  reach(roots);
+  const cycle = [...byId.values()].filter((s) => !reached.has(s.spanId)).sort(bySpanStart);
+  // One entry per cycle (its earliest span); the rest of the cycle hangs below it.
+  const entries: SpanRecord[] = [];
+  for (const s of cycle) {
+    if (reached.has(s.spanId)) continue;
+    entries.push(s);
+    reach([s]);
+  }
+  const anchor = roots.find((s) => s.kind === 'rollout' && s.parentSpanId === null) ?? roots[0];
+  if (anchor) children.set(anchor.spanId, [...(children.get(anchor.spanId) ?? []), ...entries]);
 
   const n = byId.size;
   const spans: SpanRecord[] = [];
@@ -53,8 +78,7 @@ export function buildTraceModel(input: readonly SpanRecord[]): TraceModel {
   const posInSet = new Int32Array(n);
   const setSize = new Int32Array(n);
   const indexById = new Map<string, number>();
-  // Iterative DFS: a deep chain must not overflow the stack. A parent cycle is never reached from
-  // a root; its spans are appended as extra roots below so none disappears.
+  // Iterative DFS: a deep chain must not overflow the stack.
   type Frame = { span: SpanRecord; parent: number; depth: number; pos: number; size: number };
   const visit = (rootList: SpanRecord[]): void => {
     const stack: Frame[] = [];
@@ -79,7 +103,8 @@ export function buildTraceModel(input: readonly SpanRecord[]): TraceModel {
     while (open.length) subtreeEnd[open.pop()!] = spans.length;
   };
   visit(roots);
-  if (spans.length < n) visit([...byId.values()].filter((s) => !indexById.has(s.spanId)).sort(bySpanStart));
+  // Without any root (every span in a cycle) the cycles are the top of the tree.
+  if (!anchor) visit(entries);
 
   let t0 = Infinity;
   let t1 = -Infinity;
@@ -88,7 +113,7 @@ export function buildTraceModel(input: readonly SpanRecord[]): TraceModel {
     if (Math.max(s.endTime, s.startTime) > t1) t1 = Math.max(s.endTime, s.startTime);
   }
   if (!spans.length) t0 = t1 = 0;
-  return { spans, parent, depth, subtreeEnd, posInSet, setSize, indexById, t0, t1 };
+  return { spans, parent, depth, subtreeEnd, posInSet, setSize, indexById, t0, t1, inCycle: cycle.length };
 }
 
 export function hasChildren(m: TraceModel, i: number): boolean {

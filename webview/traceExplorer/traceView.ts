@@ -150,7 +150,7 @@ export class TraceView {
     document.body.dataset.rolloutId = rollout.id;
     document.body.dataset.spansShown = String(spans.length);
 
-    renderHeader(this.header, rollout, m.spans.find((s) => s.kind === 'rollout'), isSimulated(rollout, spans));
+    renderHeader(this.header, rollout, m.spans.find((s) => s.kind === 'rollout'), isSimulated(rollout, spans), m.inCycle);
     renderFooter(this.footer, computeTotals(m.spans));
     this.message.hidden = true;
     if (!m.spans.length) this.showMessage(rollout.status === 'running' ? 'This rollout is still running; its spans appear as they finish.' : 'This rollout has no spans.');

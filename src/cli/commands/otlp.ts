@@ -9,6 +9,7 @@ const COLLECT_OPTIONS = {
   port: { type: 'string' },
   'grpc-port': { type: 'string' },
   host: { type: 'string' },
+  'idle-end-ms': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 const EXPORT_OPTIONS = {
@@ -46,11 +47,13 @@ export async function collectCommand(argv: string[], usage: string): Promise<num
       port,
       ...(grpcPort === undefined ? {} : { grpcPort }),
       host: (v.host as string | undefined) ?? '127.0.0.1',
+      idleEndMs: intOption(v, 'idle-end-ms', 1),
       log: err,
       onStored: (r) => {
         const parts = [`${r.traces} trace${r.traces === 1 ? '' : 's'}`, `${r.spans} span${r.spans === 1 ? '' : 's'}`];
         if (r.finished) parts.push(`${r.finished} finished`);
         if (r.partial) parts.push(`${r.partial.rejectedSpans} refused`);
+        if (r.clamped) parts.push(`${r.clamped} with clamped times`);
         out(`stored ${parts.join(', ')}`);
       },
     });

@@ -56,7 +56,7 @@ export async function reportCommand(argv: string[], usage: string): Promise<numb
       await writeFile(outFile, text, 'utf8');
       err(`wrote the evaluation report of ${report.run.id} to ${outFile}${report.run.simulated ? ' (SIMULATED endpoint)' : ''}`);
     } else {
-      process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+      out(text.replace(/\n$/, ''));
     }
     return 0;
   } finally {

@@ -2,12 +2,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { AGENT_HEADER, type ChatCallOptions, type ChatRequest } from '../llm/client';
 import { isAbortError, LlmCallError } from '../llm/llmErrors';
-import { onAbort } from '../onAbort';
 import type { LiveRollout, LiveRollouts } from '../trace/liveRollouts';
 import { completionChunks } from './completionChunks';
 import { GatewayError, openAIErrorBody } from './gatewayError';
 import type { GatewayRouting } from './gatewayRouting';
 import { recordedCall } from './recordedCall';
+import { RolloutCallSignals } from './rolloutCallSignals';
 
 export interface GatewayOptions {
   port?: number;
@@ -42,6 +42,7 @@ const ROUTE = /^\/rollouts\/([^/]+)(?:\/agents\/([^/]+))?\/v1\/(chat\/completion
  */
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const host = opts.host ?? '127.0.0.1';
+  const callSignals = new RolloutCallSignals();
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
@@ -59,8 +60,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       return sendError(res, 404, `no route ${req.method} ${path}: the gateway serves /rollouts/ID/v1/chat/completions and /rollouts/ID/v1/models (or /rollouts/ID/agents/NAME/v1/...)`, 'not_found');
     }
     const [, rawId, rawAgent, endpoint] = m;
-    const id = decodeURIComponent(rawId!);
-    const pathAgent = rawAgent === undefined ? null : decodeURIComponent(rawAgent);
+    const id = pathPart(rawId!, 'rollout id');
+    const pathAgent = rawAgent === undefined ? null : pathPart(rawAgent, 'agent name');
     const rollout = opts.live.get(id);
     if (!rollout) {
       return sendError(res, 404, `rollout "${id}" is not running here: the gateway takes calls only while their rollout runs (it may have ended or been cancelled)`, 'rollout_not_found');
@@ -92,8 +93,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     as: { stream: boolean; includeUsage: boolean },
   ): Promise<void> {
     // The call stops when the rollout is cancelled or the agent hangs up.
-    const abort = new AbortController();
-    const unfollow = onAbort(rollout.signal, () => abort.abort());
+    const { controller: abort, release } = callSignals.begin(rollout.signal);
     let hungUp = false;
     const hangUp = (): void => {
       if (res.writableFinished) return;
@@ -122,7 +122,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       }
       throw err;
     } finally {
-      unfollow();
+      release();
       res.off('close', hangUp);
     }
   }
@@ -148,6 +148,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         server.closeAllConnections();
       }),
   };
+}
+
+/** A %-encoded part of the path, decoded; malformed encoding is the caller's mistake (400), not the gateway's. */
+function pathPart(raw: string, what: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new GatewayError(400, `the ${what} in the path, "${raw.slice(0, 80)}", is not valid %-encoding: encode it with encodeURIComponent (or use the base URL the lab gave the agent)`, 'invalid_path');
+  }
 }
 
 async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {

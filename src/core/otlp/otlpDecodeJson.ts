@@ -1,4 +1,5 @@
-import { OTLP_LIMITS, OtlpPayloadError, type OtlpAttrs, type OtlpEvent, type OtlpLink, type OtlpSpan, type OtlpStatusCode, type OtlpTraceRequest, type OtlpValue } from './otlpModel';
+import { OTLP_LIMITS, OtlpPayloadError, type OtlpAttrs, type OtlpEvent, type OtlpLink, type OtlpResourceSpans, type OtlpScopeSpans, type OtlpSpan, type OtlpStatusCode, type OtlpTraceRequest, type OtlpValue } from './otlpModel';
+import { OtlpLimitError, RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
 
 /**
  * OTLP/JSON ExportTraceServiceRequest → the request, checked whole (throws
@@ -6,31 +7,55 @@ import { OTLP_LIMITS, OtlpPayloadError, type OtlpAttrs, type OtlpEvent, type Otl
  * come as strings or numbers, bytesValue is base64, enums are integers, field
  * names are lowerCamelCase and unknown fields are ignored.
  */
-export function decodeJsonRequest(text: string): OtlpTraceRequest {
+export function decodeJsonRequest(text: string, budget = new RequestBudget(OTLP_LIMITS.maxValuesPerRequest)): OtlpTraceRequest {
+  return runAtOnce(jsonRequestSteps(text, budget));
+}
+
+/** The same decoding as steps that pause between spans and inside large values (see otlpSlices). */
+export function* jsonRequestSteps(text: string, b: RequestBudget): Sliced<OtlpTraceRequest> {
+  // JSON.parse cannot pause, and a body of tiny nested objects takes it long (16 MB of them, a second):
+  // what it is given is bounded first, by a count that can pause. Braces inside strings count too: an over-count only.
+  let nodes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 123 || c === 91) nodes++;
+    if ((i & 0x3ffff) === 0 && b.dueNow()) yield;
+  }
+  const maxNodes = OTLP_LIMITS.maxJsonNodesPerRequest;
+  if (nodes > maxNodes) {
+    throw new OtlpLimitError(
+      `the request holds more than ${maxNodes} JSON objects and arrays (the limit maxJsonNodesPerRequest, counted before it is parsed); export smaller batches or smaller attributes, or use http/protobuf`,
+      'maxJsonNodesPerRequest',
+      maxNodes,
+    );
+  }
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
     throw new OtlpPayloadError(`the body is not JSON (${(err as Error).message}); send an OTLP/JSON ExportTraceServiceRequest`);
   }
+  yield;
   const root = obj(doc, 'the request');
-  return {
-    resourceSpans: list(root.resourceSpans, 'resourceSpans').map((rsRaw, i) => {
-      const rs = obj(rsRaw, `resourceSpans[${i}]`);
-      const resource = rs.resource === undefined || rs.resource === null ? {} : obj(rs.resource, `resourceSpans[${i}].resource`);
-      return {
-        resource: attrs(resource.attributes, `resourceSpans[${i}].resource`),
-        scopeSpans: list(rs.scopeSpans, `resourceSpans[${i}].scopeSpans`).map((ssRaw, j) => {
-          const ss = obj(ssRaw, `resourceSpans[${i}].scopeSpans[${j}]`);
-          const scope = ss.scope === undefined || ss.scope === null ? {} : obj(ss.scope, `resourceSpans[${i}].scopeSpans[${j}].scope`);
-          return {
-            scope: { name: str(scope.name, 'scope.name'), version: str(scope.version, 'scope.version') },
-            spans: list(ss.spans, `resourceSpans[${i}].scopeSpans[${j}].spans`).map((s, k) => span(s, `resourceSpans[${i}].scopeSpans[${j}].spans[${k}]`)),
-          };
-        }),
-      };
-    }),
-  };
+  const resourceSpans: OtlpResourceSpans[] = [];
+  for (const [i, rsRaw] of list(root.resourceSpans, 'resourceSpans').entries()) {
+    const rs = obj(rsRaw, `resourceSpans[${i}]`);
+    const resource = rs.resource === undefined || rs.resource === null ? {} : obj(rs.resource, `resourceSpans[${i}].resource`);
+    const scopeSpans: OtlpScopeSpans[] = [];
+    const resourceAttrs = yield* attrs(resource.attributes, `resourceSpans[${i}].resource`, b);
+    for (const [j, ssRaw] of list(rs.scopeSpans, `resourceSpans[${i}].scopeSpans`).entries()) {
+      const ss = obj(ssRaw, `resourceSpans[${i}].scopeSpans[${j}]`);
+      const scope = ss.scope === undefined || ss.scope === null ? {} : obj(ss.scope, `resourceSpans[${i}].scopeSpans[${j}].scope`);
+      const spans: OtlpSpan[] = [];
+      for (const [k, sp] of list(ss.spans, `resourceSpans[${i}].scopeSpans[${j}].spans`).entries()) {
+        spans.push(yield* span(sp, `resourceSpans[${i}].scopeSpans[${j}].spans[${k}]`, b));
+        if (b.dueNow()) yield;
+      }
+      scopeSpans.push({ scope: { name: str(scope.name, 'scope.name'), version: str(scope.version, 'scope.version') }, spans });
+    }
+    resourceSpans.push({ resource: resourceAttrs, scopeSpans });
+  }
+  return { resourceSpans };
 }
 
 type Obj = Record<string, unknown>;
@@ -73,7 +98,7 @@ function hexId(v: unknown, bytes: number, where: string, optional = false): stri
   return v.toLowerCase();
 }
 
-function span(raw: unknown, where: string): OtlpSpan {
+function* span(raw: unknown, where: string, b: RequestBudget): Sliced<OtlpSpan> {
   const s = obj(raw, where);
   const events = list(s.events, `${where}.events`);
   const links = list(s.links, `${where}.links`);
@@ -81,6 +106,21 @@ function span(raw: unknown, where: string): OtlpSpan {
   if (links.length > OTLP_LIMITS.maxLinks) throw new OtlpPayloadError(`${where} has ${links.length} links, more than ${OTLP_LIMITS.maxLinks}`);
   const status = s.status === undefined || s.status === null ? {} : obj(s.status, `${where}.status`);
   const code = int(status.code, `${where}.status.code`);
+  const attributes = yield* attrs(s.attributes, where, b);
+  const eventList: OtlpEvent[] = [];
+  for (const [n, e] of events.entries()) {
+    const ev = obj(e, `${where}.events[${n}]`);
+    eventList.push({ name: str(ev.name, `${where}.events[${n}].name`), timeMs: nanos(ev.timeUnixNano, `${where}.events[${n}].timeUnixNano`), attributes: yield* attrs(ev.attributes, `${where}.events[${n}]`, b) });
+  }
+  const linkList: OtlpLink[] = [];
+  for (const [n, l] of links.entries()) {
+    const link = obj(l, `${where}.links[${n}]`);
+    linkList.push({
+      traceId: hexId(link.traceId, 16, `${where}.links[${n}].traceId`),
+      spanId: hexId(link.spanId, 8, `${where}.links[${n}].spanId`),
+      attributes: yield* attrs(link.attributes, `${where}.links[${n}]`, b),
+    });
+  }
   return {
     traceId: hexId(s.traceId, 16, `${where}.traceId`),
     spanId: hexId(s.spanId, 8, `${where}.spanId`),
@@ -89,44 +129,64 @@ function span(raw: unknown, where: string): OtlpSpan {
     kind: int(s.kind, `${where}.kind`),
     startMs: nanos(s.startTimeUnixNano, `${where}.startTimeUnixNano`),
     endMs: nanos(s.endTimeUnixNano, `${where}.endTimeUnixNano`),
-    attributes: attrs(s.attributes, where),
-    events: events.map((e, n): OtlpEvent => {
-      const ev = obj(e, `${where}.events[${n}]`);
-      return { name: str(ev.name, `${where}.events[${n}].name`), timeMs: nanos(ev.timeUnixNano, `${where}.events[${n}].timeUnixNano`), attributes: attrs(ev.attributes, `${where}.events[${n}]`) };
-    }),
-    links: links.map((l, n): OtlpLink => {
-      const link = obj(l, `${where}.links[${n}]`);
-      return {
-        traceId: hexId(link.traceId, 16, `${where}.links[${n}].traceId`),
-        spanId: hexId(link.spanId, 8, `${where}.links[${n}].spanId`),
-        attributes: attrs(link.attributes, `${where}.links[${n}]`),
-      };
-    }),
+    attributes,
+    events: eventList,
+    links: linkList,
     status: { code: (code === 1 || code === 2 ? code : 0) as OtlpStatusCode, message: str(status.message, `${where}.status.message`) },
   };
 }
 
-function attrs(v: unknown, where: string): OtlpAttrs {
+function* attrs(v: unknown, where: string, b: RequestBudget): Sliced<OtlpAttrs> {
   const kvs = list(v, `${where}.attributes`);
   if (kvs.length > OTLP_LIMITS.maxAttributes) throw new OtlpPayloadError(`${where} has ${kvs.length} attributes, more than ${OTLP_LIMITS.maxAttributes}`);
-  return keyValues(kvs, 0, where);
+  return yield* keyValues(kvs, 0, where, b);
 }
 
-function keyValues(kvs: unknown[], depth: number, where: string): OtlpAttrs {
+function* keyValues(kvs: unknown[], depth: number, where: string, b: RequestBudget): Sliced<OtlpAttrs> {
   const out: OtlpAttrs = new Map();
   for (const raw of kvs) {
     const kv = obj(raw, `${where} attribute`);
     if (typeof kv.key !== 'string') throw new OtlpPayloadError(`${where} has an attribute without a string key`);
     if (kv.key === '__proto__') throw new OtlpPayloadError(`${where} has an attribute named "__proto__", which is refused; rename it`);
-    out.set(kv.key, value(kv.value, depth, `${where} attribute "${kv.key.slice(0, 80)}"`));
+    const at = `${where} attribute "${kv.key.slice(0, 80)}"`;
+    const v = leaf(kv.value, at, b);
+    out.set(kv.key, v === CONTAINER ? yield* container(kv.value as Obj, depth, at, b) : v);
+    if (b.due()) yield;
   }
   return out;
 }
 
-function value(raw: unknown, depth: number, where: string): OtlpValue {
+const CONTAINER = Symbol('array or key-value list');
+
+/** One AnyValue that is no array or list (one unit of the request's budget, see RequestBudget), else CONTAINER. */
+function leaf(raw: unknown, where: string, b: RequestBudget): OtlpValue | typeof CONTAINER {
+  b.spend(1, () => where);
   if (raw === undefined || raw === null) return null;
-  if (depth > OTLP_LIMITS.maxValueDepth) throw new OtlpPayloadError(`${where} nests arrays or key-value lists deeper than ${OTLP_LIMITS.maxValueDepth} levels`);
   const v = obj(raw, where);
+  return v.arrayValue === undefined && v.kvlistValue === undefined ? scalarValue(v, where) : CONTAINER;
+}
+
+/** An array or key-value list: one unit more; the steps pause between elements when the slice has run its time. */
+function* container(v: Obj, depth: number, where: string, b: RequestBudget): Sliced<OtlpValue> {
+  if (depth >= OTLP_LIMITS.maxValueDepth) throw new OtlpPayloadError(`${where} nests arrays or key-value lists deeper than ${OTLP_LIMITS.maxValueDepth} levels`);
+  b.spend(1, () => where);
+  if (v.arrayValue !== undefined) {
+    const values = list(obj(v.arrayValue, where).values, where);
+    if (values.length > OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where} has ${values.length} elements, more than ${OTLP_LIMITS.maxArrayLength}`);
+    const out: OtlpValue[] = [];
+    for (const x of values) {
+      const e = leaf(x, where, b);
+      out.push(e === CONTAINER ? yield* container(x as Obj, depth + 1, where, b) : e);
+      if (b.due()) yield;
+    }
+    return out;
+  }
+  const values = list(obj(v.kvlistValue, where).values, where);
+  if (values.length > OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where} has ${values.length} entries, more than ${OTLP_LIMITS.maxArrayLength}`);
+  return yield* keyValues(values, depth + 1, where, b);
+}
+
+function scalarValue(v: Obj, where: string): OtlpValue {
   if (v.stringValue !== undefined) return str(v.stringValue, where);
   if (v.boolValue !== undefined) {
     if (typeof v.boolValue !== 'boolean') throw new OtlpPayloadError(`${where}: boolValue is not true or false`);
@@ -141,16 +201,6 @@ function value(raw: unknown, depth: number, where: string): OtlpValue {
   if (v.bytesValue !== undefined) {
     if (typeof v.bytesValue !== 'string' || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(v.bytesValue)) throw new OtlpPayloadError(`${where}: bytesValue is not base64`);
     return new Uint8Array(Buffer.from(v.bytesValue, 'base64'));
-  }
-  if (v.arrayValue !== undefined) {
-    const values = list(obj(v.arrayValue, where).values, where);
-    if (values.length > OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where} has ${values.length} elements, more than ${OTLP_LIMITS.maxArrayLength}`);
-    return values.map((x) => value(x, depth + 1, where));
-  }
-  if (v.kvlistValue !== undefined) {
-    const values = list(obj(v.kvlistValue, where).values, where);
-    if (values.length > OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where} has ${values.length} entries, more than ${OTLP_LIMITS.maxArrayLength}`);
-    return keyValues(values, depth + 1, where);
   }
   return null;
 }

@@ -1,20 +1,27 @@
 import protobuf from 'protobufjs';
 import { OTLP_LIMITS, OtlpPayloadError, type OtlpAttrs, type OtlpEvent, type OtlpLink, type OtlpResourceSpans, type OtlpScopeSpans, type OtlpSpan, type OtlpStatusCode, type OtlpTraceRequest, type OtlpValue } from './otlpModel';
+import { RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
 
 /**
  * ExportTraceServiceRequest in protobuf → the request, checked whole (throws
- * OtlpPayloadError). Read field by field with protobufjs's Reader, straight
- * into the request's shape: the field numbers are those of otlpProto.ts (the
- * protocol's); no intermediate message objects, which the receiver's
- * throughput depends on. Unknown fields are skipped, as protobuf requires.
+ * OtlpPayloadError, OtlpLimitError past the budget). Read field by field with
+ * protobufjs's Reader, straight into the request's shape: the field numbers
+ * are those of otlpProto.ts (the protocol's); no intermediate message
+ * objects, which the receiver's throughput depends on. Unknown fields are
+ * skipped, as protobuf requires.
  */
-export function decodeProtobufRequest(body: Uint8Array): OtlpTraceRequest {
+export function decodeProtobufRequest(body: Uint8Array, budget = new RequestBudget(OTLP_LIMITS.maxValuesPerRequest)): OtlpTraceRequest {
+  return runAtOnce(protobufRequestSteps(body, budget));
+}
+
+/** The same decoding as steps that pause between spans and inside large values (see otlpSlices). */
+export function* protobufRequestSteps(body: Uint8Array, budget: RequestBudget): Sliced<OtlpTraceRequest> {
   const r = protobuf.Reader.create(body);
   try {
     const resourceSpans: OtlpResourceSpans[] = [];
     while (r.pos < r.len) {
       const tag = r.uint32();
-      if (tag === ((1 << 3) | LEN)) resourceSpans.push(readResourceSpans(r, `resourceSpans[${resourceSpans.length}]`));
+      if (tag === ((1 << 3) | LEN)) resourceSpans.push(yield* readResourceSpans(r, `resourceSpans[${resourceSpans.length}]`, budget));
       else r.skipType(tag & 7);
     }
     return { resourceSpans };
@@ -29,38 +36,56 @@ const VARINT = 0;
 const I64 = 1;
 const LEN = 2;
 
-/** Runs `field` for each field of the embedded message that starts here; unknown fields and wire types are skipped. */
-function message(r: Reader, field: (no: number, wire: number) => boolean): void {
+/** Where the embedded message that starts here ends. */
+function open(r: Reader): number {
   const end = r.uint32() + r.pos;
   if (end > r.len) throw new RangeError(`a message runs past the end of the body (${end} > ${r.len})`);
+  return end;
+}
+
+function close(r: Reader, end: number): void {
+  if (r.pos !== end) throw new RangeError('a field runs past the end of its message');
+}
+
+/** Runs `field` for each field of the embedded message that starts here; unknown fields and wire types are skipped. */
+function message(r: Reader, field: (no: number, wire: number) => boolean): void {
+  const end = open(r);
   while (r.pos < end) {
     const tag = r.uint32();
     if (!field(tag >>> 3, tag & 7)) r.skipType(tag & 7);
   }
-  if (r.pos !== end) throw new RangeError('a field runs past the end of its message');
+  close(r, end);
 }
 
-function readResourceSpans(r: Reader, where: string): OtlpResourceSpans {
+function* readResourceSpans(r: Reader, where: string, b: RequestBudget): Sliced<OtlpResourceSpans> {
   const resource: OtlpAttrs = new Map();
   const scopeSpans: OtlpScopeSpans[] = [];
-  message(r, (no, wire) => {
-    if (wire !== LEN) return false;
-    if (no === 1) {
-      message(r, (n, w) => (n === 1 && w === LEN ? (readKeyValue(r, resource, `${where}.resource`), true) : false));
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === ((1 << 3) | LEN)) {
+      const resEnd = open(r);
+      while (r.pos < resEnd) {
+        const t = r.uint32();
+        if (t === ((1 << 3) | LEN)) yield* readKeyValue(r, resource, `${where}.resource`, 0, b);
+        else r.skipType(t & 7);
+      }
+      close(r, resEnd);
       if (resource.size > OTLP_LIMITS.maxAttributes) throw new OtlpPayloadError(`${where}.resource has more than ${OTLP_LIMITS.maxAttributes} attributes`);
-    } else if (no === 2) scopeSpans.push(readScopeSpans(r, `${where}.scopeSpans[${scopeSpans.length}]`));
-    else return false;
-    return true;
-  });
+    } else if (tag === ((2 << 3) | LEN)) scopeSpans.push(yield* readScopeSpans(r, `${where}.scopeSpans[${scopeSpans.length}]`, b));
+    else r.skipType(tag & 7);
+  }
+  close(r, end);
   return { resource, scopeSpans };
 }
 
-function readScopeSpans(r: Reader, where: string): OtlpScopeSpans {
+function* readScopeSpans(r: Reader, where: string, b: RequestBudget): Sliced<OtlpScopeSpans> {
   const scope = { name: '', version: '' };
   const spans: OtlpSpan[] = [];
-  message(r, (no, wire) => {
-    if (wire !== LEN) return false;
-    if (no === 1) {
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === ((1 << 3) | LEN)) {
       message(r, (n, w) => {
         if (w !== LEN) return false;
         if (n === 1) scope.name = r.string();
@@ -68,10 +93,12 @@ function readScopeSpans(r: Reader, where: string): OtlpScopeSpans {
         else return false;
         return true;
       });
-    } else if (no === 2) spans.push(readSpan(r, where, spans.length));
-    else return false;
-    return true;
-  });
+    } else if (tag === ((2 << 3) | LEN)) {
+      spans.push(yield* readSpan(r, where, spans.length, b));
+      if (b.dueNow()) yield;
+    } else r.skipType(tag & 7);
+  }
+  close(r, end);
   return { scope, spans };
 }
 
@@ -87,59 +114,62 @@ function nanosToMs(r: Reader): number {
   return Math.round((hi * 4294967296 + lo) / 1e3) / 1e3;
 }
 
-function readSpan(r: Reader, scopeWhere: string, index: number): OtlpSpan {
+function* readSpan(r: Reader, scopeWhere: string, index: number, b: RequestBudget): Sliced<OtlpSpan> {
   const where = (): string => `${scopeWhere}.spans[${index}]`;
   let traceId: Uint8Array | null = null;
   let spanId: Uint8Array | null = null;
   let parent: Uint8Array | null = null;
   const span: OtlpSpan = { traceId: '', spanId: '', parentSpanId: null, name: '', kind: 0, startMs: 0, endMs: 0, attributes: new Map(), events: [], links: [], status: { code: 0, message: '' } };
-  message(r, (no, wire) => {
-    switch (no) {
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    const wire = tag & 7;
+    switch (tag >>> 3) {
       case 1:
-        if (wire !== LEN) return false;
+        if (wire !== LEN) break;
         traceId = r.bytes();
-        return true;
+        continue;
       case 2:
-        if (wire !== LEN) return false;
+        if (wire !== LEN) break;
         spanId = r.bytes();
-        return true;
+        continue;
       case 4:
-        if (wire !== LEN) return false;
+        if (wire !== LEN) break;
         parent = r.bytes();
-        return true;
+        continue;
       case 5:
-        if (wire !== LEN) return false;
+        if (wire !== LEN) break;
         span.name = r.string();
-        return true;
+        continue;
       case 6:
-        if (wire !== VARINT) return false;
+        if (wire !== VARINT) break;
         span.kind = r.int32();
-        return true;
+        continue;
       case 7:
-        if (wire !== I64) return false;
+        if (wire !== I64) break;
         span.startMs = nanosToMs(r);
-        return true;
+        continue;
       case 8:
-        if (wire !== I64) return false;
+        if (wire !== I64) break;
         span.endMs = nanosToMs(r);
-        return true;
+        continue;
       case 9:
-        if (wire !== LEN) return false;
-        readKeyValue(r, span.attributes, where);
+        if (wire !== LEN) break;
+        yield* readKeyValue(r, span.attributes, where, 0, b);
         if (span.attributes.size > OTLP_LIMITS.maxAttributes) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxAttributes} attributes`);
-        return true;
+        continue;
       case 11:
-        if (wire !== LEN) return false;
+        if (wire !== LEN) break;
         if (span.events.length >= OTLP_LIMITS.maxEvents) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxEvents} events`);
-        span.events.push(readEvent(r, where));
-        return true;
+        span.events.push(yield* readEvent(r, where, b));
+        continue;
       case 13:
-        if (wire !== LEN) return false;
+        if (wire !== LEN) break;
         if (span.links.length >= OTLP_LIMITS.maxLinks) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxLinks} links`);
-        span.links.push(readLink(r, where));
-        return true;
+        span.links.push(yield* readLink(r, where, b));
+        continue;
       case 15:
-        if (wire !== LEN) return false;
+        if (wire !== LEN) break;
         message(r, (n, w) => {
           if (n === 2 && w === LEN) span.status.message = r.string();
           else if (n === 3 && w === VARINT) {
@@ -148,68 +178,102 @@ function readSpan(r: Reader, scopeWhere: string, index: number): OtlpSpan {
           } else return false;
           return true;
         });
-        return true;
-      default:
-        return false;
+        continue;
     }
-  });
+    r.skipType(wire);
+  }
+  close(r, end);
   span.traceId = hexId(traceId ?? new Uint8Array(), 16, () => `${where()}.traceId`);
   span.spanId = hexId(spanId ?? new Uint8Array(), 8, () => `${where()}.spanId`);
   span.parentSpanId = parent && (parent as Uint8Array).length ? hexId(parent, 8, () => `${where()}.parentSpanId`) : null;
   return span;
 }
 
-function readEvent(r: Reader, spanWhere: () => string): OtlpEvent {
+function* readEvent(r: Reader, spanWhere: () => string, b: RequestBudget): Sliced<OtlpEvent> {
   const e: OtlpEvent = { name: '', timeMs: 0, attributes: new Map() };
   const where = (): string => `${spanWhere()} event`;
-  message(r, (no, wire) => {
-    if (no === 1 && wire === I64) e.timeMs = nanosToMs(r);
-    else if (no === 2 && wire === LEN) e.name = r.string();
-    else if (no === 3 && wire === LEN) readKeyValue(r, e.attributes, where);
-    else return false;
-    return true;
-  });
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === ((1 << 3) | I64)) e.timeMs = nanosToMs(r);
+    else if (tag === ((2 << 3) | LEN)) e.name = r.string();
+    else if (tag === ((3 << 3) | LEN)) yield* readKeyValue(r, e.attributes, where, 0, b);
+    else r.skipType(tag & 7);
+  }
+  close(r, end);
   if (e.attributes.size > OTLP_LIMITS.maxAttributes) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxAttributes} attributes`);
   return e;
 }
 
-function readLink(r: Reader, spanWhere: () => string): OtlpLink {
+function* readLink(r: Reader, spanWhere: () => string, b: RequestBudget): Sliced<OtlpLink> {
   let traceId: Uint8Array = new Uint8Array();
   let spanId: Uint8Array = new Uint8Array();
   const attributes: OtlpAttrs = new Map();
   const where = (): string => `${spanWhere()}.links`;
-  message(r, (no, wire) => {
-    if (no === 1 && wire === LEN) traceId = r.bytes();
-    else if (no === 2 && wire === LEN) spanId = r.bytes();
-    else if (no === 4 && wire === LEN) readKeyValue(r, attributes, where);
-    else return false;
-    return true;
-  });
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === ((1 << 3) | LEN)) traceId = r.bytes();
+    else if (tag === ((2 << 3) | LEN)) spanId = r.bytes();
+    else if (tag === ((4 << 3) | LEN)) yield* readKeyValue(r, attributes, where, 0, b);
+    else r.skipType(tag & 7);
+  }
+  close(r, end);
   return { traceId: hexId(traceId, 16, () => `${where()}.traceId`), spanId: hexId(spanId, 8, () => `${where()}.spanId`), attributes };
 }
 
-/** One KeyValue into `into`; `where` builds the error text only when there is an error. (A plain loop: this runs for every attribute.) */
-function readKeyValue(r: Reader, into: OtlpAttrs, where: string | (() => string), depth = 0): void {
+/** One KeyValue into `into`; `where` builds the error text only when there is an error. */
+function* readKeyValue(r: Reader, into: OtlpAttrs, where: string | (() => string), depth: number, b: RequestBudget): Sliced<void> {
   let key = '';
   let value: OtlpValue = null;
-  const end = r.uint32() + r.pos;
-  if (end > r.len) throw new RangeError(`a message runs past the end of the body (${end} > ${r.len})`);
+  const end = open(r);
   while (r.pos < end) {
     const tag = r.uint32();
     if (tag === ((1 << 3) | LEN)) key = r.string();
-    else if (tag === ((2 << 3) | LEN)) value = readAnyValue(r, depth, () => `${typeof where === 'string' ? where : where()} attribute "${key.slice(0, 80)}"`);
+    else if (tag === ((2 << 3) | LEN)) {
+      const at = (): string => `${typeof where === 'string' ? where : where()} attribute "${key.slice(0, 80)}"`;
+      b.spend(1, at);
+      const v = scalarAnyValue(r);
+      value = v === CONTAINER ? yield* readContainer(r, depth, at, b) : v;
+    }
     else r.skipType(tag & 7);
   }
-  if (r.pos !== end) throw new RangeError('a field runs past the end of its message');
+  close(r, end);
   if (key === '__proto__') throw new OtlpPayloadError(`${typeof where === 'string' ? where : where()} has an attribute named "__proto__", which is refused; rename it`);
   into.set(key, value);
 }
 
-function readAnyValue(r: Reader, depth: number, where: () => string): OtlpValue {
-  if (depth > OTLP_LIMITS.maxValueDepth) throw new OtlpPayloadError(`${where()} nests arrays or key-value lists deeper than ${OTLP_LIMITS.maxValueDepth} levels`);
-  // Most values are one string: read it without the general loop.
+/** A scalar AnyValue field (string, bool, int, double, bytes); undefined for arrays, lists and unknown fields. */
+function scalar(r: Reader, no: number, wire: number): OtlpValue | undefined {
+  switch (no) {
+    case 1:
+      return wire === LEN ? r.string() : undefined;
+    case 2:
+      return wire === VARINT ? r.bool() : undefined;
+    case 3: {
+      if (wire !== VARINT) return undefined;
+      const v = r.int64() as unknown as number | { low: number; high: number };
+      return typeof v === 'number' ? v : v.high * 4294967296 + (v.low >>> 0);
+    }
+    case 4:
+      return wire === I64 ? r.double() : undefined;
+    case 7:
+      return wire === LEN ? r.bytes() : undefined;
+    default:
+      return undefined;
+  }
+}
+
+const CONTAINER = Symbol('array or key-value list');
+
+/**
+ * An AnyValue that holds no array or list, read at once (the common case: no
+ * steps to create); CONTAINER, with the reader back where it was, otherwise.
+ */
+function scalarAnyValue(r: Reader): OtlpValue | typeof CONTAINER {
   const start = r.pos;
   const length = r.uint32();
+  // Most values are one string: read it without the general loop.
   if (r.pos + length <= r.len && length > 0 && r.buf[r.pos] === ((1 << 3) | LEN)) {
     const end = r.pos + length;
     r.pos++;
@@ -218,57 +282,76 @@ function readAnyValue(r: Reader, depth: number, where: () => string): OtlpValue 
   }
   r.pos = start;
   let value: OtlpValue = null;
-  message(r, (no, wire) => {
-    switch (no) {
-      case 1:
-        if (wire !== LEN) return false;
-        value = r.string();
-        return true;
-      case 2:
-        if (wire !== VARINT) return false;
-        value = r.bool();
-        return true;
-      case 3: {
-        if (wire !== VARINT) return false;
-        const v = r.int64() as unknown as number | { low: number; high: number };
-        value = typeof v === 'number' ? v : v.high * 4294967296 + (v.low >>> 0);
-        return true;
-      }
-      case 4:
-        if (wire !== I64) return false;
-        value = r.double();
-        return true;
-      case 5: {
-        if (wire !== LEN) return false;
-        const list: OtlpValue[] = [];
-        message(r, (n, w) => {
-          if (n !== 1 || w !== LEN) return false;
-          if (list.length >= OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxArrayLength} elements`);
-          list.push(readAnyValue(r, depth + 1, where));
-          return true;
-        });
-        value = list;
-        return true;
-      }
-      case 6: {
-        if (wire !== LEN) return false;
-        const map: OtlpAttrs = new Map();
-        message(r, (n, w) => {
-          if (n !== 1 || w !== LEN) return false;
-          if (map.size >= OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxArrayLength} entries`);
-          readKeyValue(r, map, where, depth + 1);
-          return true;
-        });
-        value = map;
-        return true;
-      }
-      case 7:
-        if (wire !== LEN) return false;
-        value = r.bytes();
-        return true;
-      default:
-        return false;
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    const no = tag >>> 3;
+    const wire = tag & 7;
+    if ((no === 5 || no === 6) && wire === LEN) {
+      r.pos = start;
+      return CONTAINER;
     }
-  });
+    const v = scalar(r, no, wire);
+    if (v === undefined) r.skipType(wire);
+    else value = v;
+  }
+  close(r, end);
+  return value;
+}
+
+/**
+ * An array or key-value list. Each value spends a unit of the request's
+ * budget and each array or list one more; the steps pause between elements
+ * when the slice has run its time, so one huge value cannot hold the receiver.
+ */
+function* readContainer(r: Reader, depth: number, where: () => string, b: RequestBudget): Sliced<OtlpValue> {
+  if (depth >= OTLP_LIMITS.maxValueDepth) throw new OtlpPayloadError(`${where()} nests arrays or key-value lists deeper than ${OTLP_LIMITS.maxValueDepth} levels`);
+  let value: OtlpValue = null;
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    const no = tag >>> 3;
+    const wire = tag & 7;
+    if (no === 5 && wire === LEN) {
+      b.spend(1, where);
+      const list: OtlpValue[] = [];
+      const listEnd = open(r);
+      while (r.pos < listEnd) {
+        const t = r.uint32();
+        if (t !== ((1 << 3) | LEN)) {
+          r.skipType(t & 7);
+          continue;
+        }
+        if (list.length >= OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxArrayLength} elements`);
+        b.spend(1, where);
+        const v = scalarAnyValue(r);
+        list.push(v === CONTAINER ? yield* readContainer(r, depth + 1, where, b) : v);
+        if (b.due()) yield;
+      }
+      close(r, listEnd);
+      value = list;
+    } else if (no === 6 && wire === LEN) {
+      b.spend(1, where);
+      const map: OtlpAttrs = new Map();
+      const mapEnd = open(r);
+      while (r.pos < mapEnd) {
+        const t = r.uint32();
+        if (t !== ((1 << 3) | LEN)) {
+          r.skipType(t & 7);
+          continue;
+        }
+        if (map.size >= OTLP_LIMITS.maxArrayLength) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxArrayLength} entries`);
+        yield* readKeyValue(r, map, where, depth + 1, b);
+        if (b.due()) yield;
+      }
+      close(r, mapEnd);
+      value = map;
+    } else {
+      const v = scalar(r, no, wire);
+      if (v === undefined) r.skipType(wire);
+      else value = v;
+    }
+  }
+  close(r, end);
   return value;
 }

@@ -144,8 +144,8 @@ export async function exportStoredRollouts(store: TraceStore, target: OtlpExport
   tracesUrl(target.endpoint);
   let rollouts: RolloutRecord[];
   if (which.rolloutId) {
-    const r = store.getRollout(which.rolloutId);
-    if (!r) throw new UsageError(`rollout "${which.rolloutId}" is not in the store — list rollouts with \`rollout-lab traces\``);
+    const r = store.resolveRolloutId(which.rolloutId);
+    if (!r) throw new UsageError(`rollout "${which.rolloutId}" is not in the store — list rollouts with \`rollout-lab traces\` (the whole id, or the start of it that progress lines show)`);
     rollouts = [r];
   } else {
     if (which.runId && !store.getRun(which.runId)) throw new UsageError(`run "${which.runId}" is not in the store — list runs with \`rollout-lab traces\``);

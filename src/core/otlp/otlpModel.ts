@@ -72,6 +72,18 @@ export const OTLP_LIMITS = {
   maxArrayLength: 100_000,
   maxEvents: 1024,
   maxLinks: 1024,
+  /**
+   * Values in one request, counted while it is decoded (see RequestBudget):
+   * bounds what a request of many tiny nested values costs to decode,
+   * normalise and store, which its byte size does not.
+   */
+  maxValuesPerRequest: 1_000_000,
+  /**
+   * JSON objects and arrays in one OTLP/JSON request, counted before it is
+   * parsed: JSON.parse cannot pause, so what it is given is bounded to what it
+   * parses in about a tenth of a second (protobuf has no such step).
+   */
+  maxJsonNodesPerRequest: 250_000,
 };
 
 export function spanCount(req: OtlpTraceRequest): number {

@@ -4,12 +4,14 @@ import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { TraceStore } from '../store/traceStore';
 import type { LiveRollouts } from '../trace/liveRollouts';
-import { decodeJsonRequest } from './otlpDecodeJson';
-import { decodeProtobufRequest } from './otlpDecodeProtobuf';
+import { jsonRequestSteps } from './otlpDecodeJson';
+import { protobufRequestSteps } from './otlpDecodeProtobuf';
 import { encodeResponse, encodeRpcStatus } from './otlpEncode';
-import { OtlpPayloadError, spanCount, type OtlpTraceRequest } from './otlpModel';
+import { OTLP_LIMITS, OtlpPayloadError, spanCount, type OtlpTraceRequest } from './otlpModel';
+import { OtlpLimitError, RequestBudget, runInSlices } from './otlpSlices';
 import { OtlpIngest, type IngestResult } from './traceIngest';
 import { startOtlpGrpcServer } from './otlpGrpc';
+import { clampedLine } from './spanTimes';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -17,6 +19,8 @@ export const OTLP_TRACES_PATH = '/v1/traces';
 export const DEFAULT_OTLP_PORT = 4318;
 /** Default limit on a request body, compressed and decompressed alike. */
 export const DEFAULT_MAX_BODY_BYTES = 16 << 20;
+/** How long a trace waits for its root span after its last span arrived. */
+export const DEFAULT_IDLE_END_MS = 60_000;
 
 // google.rpc.Code values carried in the error answers.
 const INVALID_ARGUMENT = 3;
@@ -37,6 +41,10 @@ export interface OtlpReceiverOptions {
   /** Called after each request's spans are stored. */
   onStored?: (result: IngestResult) => void;
   maxBodyBytes?: number;
+  /** A trace whose root span has not come this long after its last span ends as an incomplete ('interrupted') rollout; DEFAULT_IDLE_END_MS by default. */
+  idleEndMs?: number;
+  /** Values one request may hold (OTLP_LIMITS.maxValuesPerRequest by default); over it, 413. */
+  maxValuesPerRequest?: number;
   /** Also serve OTLP/gRPC on this port (0 picks a free one); left out, only OTLP/HTTP. */
   grpcPort?: number;
 }
@@ -117,7 +125,19 @@ async function decompressed(body: Buffer, encoding: string, limit: number): Prom
 export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<OtlpReceiver> {
   const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = opts.log ?? (() => undefined);
+  const maxValues = opts.maxValuesPerRequest ?? OTLP_LIMITS.maxValuesPerRequest;
   const ingest = new OtlpIngest(opts.store, opts.live);
+  const idleEndMs = opts.idleEndMs ?? DEFAULT_IDLE_END_MS;
+  const sweep = setInterval(
+    () => {
+      const ended = ingest.endIdle(idleEndMs);
+      if (ended) log(`otlp: ${ended} trace${ended === 1 ? '' : 's'} ended incomplete: no root span arrived within ${idleEndMs} ms of the last span (status interrupted)`);
+    },
+    Math.max(10, Math.min(idleEndMs / 4, 5_000)),
+  );
+  sweep.unref();
+  // Requests being decoded or stored in slices: closing waits for them, so none writes to a closed store.
+  const inFlight = new Set<Promise<void>>();
 
   const answer = (res: ServerResponse, status: number, json: boolean, body: Uint8Array | string, extra: Record<string, string> = {}): void => {
     res.writeHead(status, { 'content-type': json ? 'application/json' : 'application/x-protobuf', 'content-length': String(Buffer.byteLength(body)), ...extra });
@@ -136,21 +156,24 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
       }
       const raw = await readBody(req, limit);
       const body = await decompressed(raw, String(req.headers['content-encoding'] ?? '').trim().toLowerCase(), limit);
+      const budget = new RequestBudget(maxValues);
       let request: OtlpTraceRequest;
       try {
-        request = json ? decodeJsonRequest(body.toString('utf8')) : decodeProtobufRequest(body);
+        request = await runInSlices(json ? jsonRequestSteps(body.toString('utf8'), budget) : protobufRequestSteps(body, budget), budget);
       } catch (err) {
+        if (err instanceof OtlpLimitError) throw new HttpError(413, RESOURCE_EXHAUSTED, err.message);
         if (err instanceof OtlpPayloadError) throw new HttpError(400, INVALID_ARGUMENT, err.message);
         throw new HttpError(400, INVALID_ARGUMENT, `the request cannot be decoded: ${(err as Error).message}`);
       }
       let result: IngestResult;
       try {
-        result = ingest.ingest(request);
+        result = await runInSlices(ingest.ingestSteps(request, budget), budget);
       } catch (err) {
         if (err instanceof OtlpPayloadError) throw new HttpError(400, INVALID_ARGUMENT, err.message);
         throw new HttpError(500, INTERNAL, `the spans could not be stored: ${(err as Error).message}`);
       }
       if (result.partial) log(`otlp: ${result.partial.errorMessage} (of ${spanCount(request)} in the request)`);
+      if (result.clamped) log(clampedLine(result.clamped));
       opts.onStored?.(result);
       answer(res, 200, json, encodeResponse(result.partial, json));
     } catch (err) {
@@ -161,10 +184,13 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      log(`otlp: request failed: ${(err as Error).message}`);
-      if (!res.headersSent) res.writeHead(500).end();
-    });
+    const done = handle(req, res)
+      .catch((err: unknown) => {
+        log(`otlp: request failed: ${(err as Error).message}`);
+        if (!res.headersSent) res.writeHead(500).end();
+      })
+      .finally(() => inFlight.delete(done));
+    inFlight.add(done);
   });
   server.on('clientError', (_err, socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
@@ -182,7 +208,7 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
   let grpc: Awaited<ReturnType<typeof startOtlpGrpcServer>> | null = null;
   if (opts.grpcPort !== undefined) {
     try {
-      grpc = await startOtlpGrpcServer({ port: opts.grpcPort, host: opts.host ?? '127.0.0.1', ingest, maxMessageBytes: limit, log, onStored: opts.onStored });
+      grpc = await startOtlpGrpcServer({ port: opts.grpcPort, host: opts.host ?? '127.0.0.1', ingest, maxMessageBytes: limit, maxValuesPerRequest: maxValues, log, onStored: opts.onStored, inFlight });
     } catch (err) {
       await closeHttp();
       throw new OtlpPortError(`the OTLP/gRPC port ${opts.grpcPort} cannot be used (${(err as Error).message})`, opts.grpcPort);
@@ -195,7 +221,9 @@ export async function startOtlpReceiver(opts: OtlpReceiverOptions): Promise<Otlp
     port: address.port,
     grpcUrl: grpc?.url ?? null,
     close: async () => {
+      clearInterval(sweep);
       await Promise.all([closeHttp(), grpc?.close()]);
+      await Promise.all([...inFlight]);
       ingest.close();
     },
   };

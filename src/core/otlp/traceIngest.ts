@@ -6,6 +6,8 @@ import type { LiveRollouts } from '../trace/liveRollouts';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
 import { normaliseSpan, type Evaluation } from './spanNormalise';
+import { RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
+import { clampSpanTimes } from './spanTimes';
 
 /** The run that receives traces which name none. */
 export const IMPORTED_RUN = 'imported';
@@ -29,7 +31,12 @@ export interface IngestResult {
   duplicates: number;
   /** Spans refused (invalid ids), with why: the answer's partial_success. */
   partial: OtlpPartialSuccess | null;
+  /** Spans whose times were out of range and are stored clamped (see clampSpanTimes). */
+  clamped: number;
 }
+
+/** What the receiver says when a trace waited too long for its root span. */
+export const NO_ROOT_ERROR = 'no root span arrived';
 
 interface TraceMeta {
   runId: string;
@@ -41,6 +48,8 @@ interface TraceMeta {
 /** A trace being received: its rollout is 'running' until its root span arrives. */
 interface OpenTrace {
   record: RolloutRecord;
+  /** When its last span arrived (Date.now()): a trace idle past the receiver's idle-end time is finished without its root. */
+  lastSpanAt: number;
   spans: Map<string, SpanRecord>;
   evaluations: Evaluation[];
 }
@@ -116,6 +125,8 @@ function inheritedAgent(s: SpanRecord, lookup: (spanId: string) => SpanRecord | 
  */
 export class OtlpIngest {
   private readonly open = new Map<string, OpenTrace>();
+  /** Traces ended for want of a root after the idle time: one whose root (or any span) still comes is taken up again. */
+  private readonly idleEnded = new Map<string, OpenTrace>();
   private readonly rootOf = new Map<string, string | null>();
   private readonly runsTouched = new Set<string>();
 
@@ -125,8 +136,15 @@ export class OtlpIngest {
   ) {}
 
   ingest(req: OtlpTraceRequest): IngestResult {
+    return runAtOnce(this.ingestSteps(req, new RequestBudget(Infinity)));
+  }
+
+  /** The same as steps that pause between spans while planning and between traces while writing (see otlpSlices). */
+  *ingestSteps(req: OtlpTraceRequest, budget: RequestBudget): Sliced<IngestResult> {
     const planned: Planned[] = [];
     let rejected = 0;
+    let clamped = 0;
+    const receivedMs = Date.now();
     for (const rs of req.resourceSpans) {
       for (const ss of rs.scopeSpans) {
         for (const span of ss.spans) {
@@ -135,17 +153,19 @@ export class OtlpIngest {
             continue;
           }
           const n = normaliseSpan(span);
+          if (clampSpanTimes(n.record, receivedMs)) clamped++;
           const rid = attr(span.attributes, rs.resource, Attr.rolloutId);
           const target: Target =
             typeof rid === 'string' && HEX32.test(rid.toLowerCase())
               ? { to: 'rollout', rolloutId: rid.toLowerCase() }
               : { to: 'trace', meta: metaOf(span.attributes, rs.resource, span.traceId) };
           planned.push({ record: n.record, evaluations: n.evaluations, target });
+          if (budget.dueNow()) yield;
         }
       }
     }
     const partial = rejected ? { rejectedSpans: rejected, errorMessage: `${rejected} span(s) refused: an all-zero trace or span id is invalid in OTLP` } : null;
-    return { ...this.write(planned), partial };
+    return { ...(yield* this.write(planned, budget)), partial, clamped };
   }
 
   /** Marks the runs this ingest wrote to as done (the receiver is closing). Traces still waiting for their root stay 'running' and become 'interrupted' when the store closes. */
@@ -157,7 +177,25 @@ export class OtlpIngest {
     this.runsTouched.clear();
   }
 
-  private write(planned: Planned[]): Omit<IngestResult, 'partial'> {
+  /**
+   * Finishes the traces whose last span arrived more than `idleMs` ago and
+   * whose root never came (an exporter that crashed, a root dropped): their
+   * rollouts end 'interrupted' instead of running until the receiver closes.
+   */
+  endIdle(idleMs: number, now = Date.now()): number {
+    let ended = 0;
+    for (const [traceId, trace] of [...this.open]) {
+      if (now - trace.lastSpanAt < idleMs) continue;
+      const wait = idleMs < 1000 ? `${idleMs} ms` : `${Math.round(idleMs / 1000)} s`;
+      this.finishTrace(traceId, trace, null, `${NO_ROOT_ERROR} within ${wait} of its last span; it ended incomplete`);
+      if (this.idleEnded.size >= MAX_OPEN_TRACES) this.idleEnded.delete(this.idleEnded.keys().next().value as string);
+      this.idleEnded.set(traceId, trace);
+      ended++;
+    }
+    return ended;
+  }
+
+  private *write(planned: Planned[], budget: RequestBudget): Sliced<Omit<IngestResult, 'partial' | 'clamped'>> {
     const result = { traces: 0, spans: 0, finished: 0, live: 0, duplicates: 0 };
     const batch = new Map<string, SpanRecord>();
     for (const p of planned) batch.set(p.record.spanId, p.record);
@@ -174,6 +212,7 @@ export class OtlpIngest {
           result.spans++;
           if (r === 'live') result.live++;
         }
+        if (budget.dueNow()) yield;
         continue;
       }
       let list = toTraces.get(p.record.traceId);
@@ -184,6 +223,7 @@ export class OtlpIngest {
       touched.add(traceId);
       result.spans += list.length;
       if (this.writeTrace(traceId, list, batch)) result.finished++;
+      if (budget.dueNow()) yield;
     }
     result.traces = touched.size;
     return result;
@@ -230,11 +270,12 @@ export class OtlpIngest {
 
   /** Writes one trace's spans of this request; true when its root arrived and the rollout was finished. */
   private writeTrace(traceId: string, list: Planned[], batch: Map<string, SpanRecord>): boolean {
-    let trace = this.open.get(traceId);
+    let trace = this.open.get(traceId) ?? this.takeUp(traceId);
     // A trace already in the store (finished here or earlier) takes these as late spans.
     if (!trace && !this.store.getRollout(traceId)) {
       trace = this.startTrace(traceId, list[0]!.target.to === 'trace' ? list[0]!.target.meta : metaOf(new Map(), new Map(), traceId), list);
     }
+    if (trace) trace.lastSpanAt = Date.now();
     const lookup = (id: string): SpanRecord | undefined => batch.get(id) ?? trace?.spans.get(id);
     let root: SpanRecord | null = null;
     for (const p of list) {
@@ -255,11 +296,21 @@ export class OtlpIngest {
     return true;
   }
 
+  /** A trace ended by the idle time whose spans come after all: open again, finished anew when its root arrives. */
+  private takeUp(traceId: string): OpenTrace | undefined {
+    const trace = this.idleEnded.get(traceId);
+    if (!trace) return undefined;
+    this.idleEnded.delete(traceId);
+    Object.assign(trace.record, { status: 'running', failure: null, error: null, endTime: null });
+    this.open.set(traceId, trace);
+    return trace;
+  }
+
   private startTrace(traceId: string, meta: TraceMeta, list: Planned[]): OpenTrace {
     this.ensureRun(meta.runId);
     if (this.open.size >= MAX_OPEN_TRACES) {
       const [oldestId, oldest] = this.open.entries().next().value as [string, OpenTrace];
-      this.finishTrace(oldestId, oldest, null);
+      this.finishTrace(oldestId, oldest, null, `${NO_ROOT_ERROR} before ${MAX_OPEN_TRACES} newer traces did`);
     }
     const record: RolloutRecord = {
       id: traceId,
@@ -283,7 +334,7 @@ export class OtlpIngest {
       agents: [],
     };
     this.store.startRollout(record);
-    const trace: OpenTrace = { record, spans: new Map(), evaluations: [] };
+    const trace: OpenTrace = { record, lastSpanAt: Date.now(), spans: new Map(), evaluations: [] };
     this.open.set(traceId, trace);
     return trace;
   }
@@ -305,13 +356,13 @@ export class OtlpIngest {
    * message as the error) when the root ended with an error status, else
    * 'succeeded'. Without a root (evicted), 'failed' ('interrupted').
    */
-  private finishTrace(traceId: string, trace: OpenTrace, root: SpanRecord | null): void {
+  private finishTrace(traceId: string, trace: OpenTrace, root: SpanRecord | null, noRoot = NO_ROOT_ERROR): void {
     this.open.delete(traceId);
     const spans = [...trace.spans.values()];
     const r = trace.record;
     const ra = root?.attributes ?? {};
     const failure = ra[Attr.failure];
-    if (!root) Object.assign(r, { status: 'failed', failure: 'interrupted', error: 'its root span never arrived' });
+    if (!root) Object.assign(r, { status: 'failed', failure: 'interrupted', error: noRoot });
     else if (isFailureKind(failure)) Object.assign(r, { status: failure === 'cancelled' ? 'cancelled' : 'failed', failure, error: root.statusMessage ?? null });
     else if (root.status === 'error') Object.assign(r, { status: 'failed', failure: 'other', error: root.statusMessage || 'the root span ended with an error status' });
     else Object.assign(r, { status: 'succeeded', failure: null });

@@ -101,6 +101,11 @@ export class CatalogQueries {
     return r ? this.withAgents([r])[0]! : null;
   }
 
+  /** Ids of rollouts that start with `prefix` (lowercase hex), at most `limit`: a range over the primary key. */
+  rolloutIdsStartingWith(prefix: string, limit: number): string[] {
+    return this.db.all(`SELECT id FROM rollouts WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`, [prefix, `${prefix}g`, limit]).map((r) => String(r.id));
+  }
+
   listRollouts(q: RolloutQuery = {}): { rollouts: RolloutRecord[]; total: number } {
     const where: string[] = [];
     const params: SqlValue[] = [];

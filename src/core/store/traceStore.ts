@@ -34,7 +34,7 @@ import type { DecisionLabels } from '../data/decisionAlignment';
  */
 import { mkdirSync, statSync } from 'node:fs';
 import type { SqlJsStatic } from 'sql.js';
-import { RuntimeFailure } from '../errors';
+import { RuntimeFailure, UsageError } from '../errors';
 import type { SpanRecord } from '../trace/span';
 import { removeStaleTemps } from './atomicFile';
 import type { Catalog, CatalogOrigin } from './catalog';
@@ -295,6 +295,19 @@ export class TraceStore implements SpanSink {
   getRollout(id: string): RolloutRecord | null {
     this.assertOpen();
     return this.catalog.queries.getRollout(id);
+  }
+
+  /**
+   * The rollout an id names: the whole id, or a prefix of it (4 hex digits or
+   * more, as progress lines show) that only one rollout starts with. An
+   * ambiguous prefix is a UsageError naming some of the rollouts it matches.
+   */
+  resolveRolloutId(idOrPrefix: string): RolloutRecord | null {
+    const exact = this.getRollout(idOrPrefix);
+    if (exact || !/^[0-9a-f]{4,31}$/i.test(idOrPrefix)) return exact;
+    const ids = this.catalog.queries.rolloutIdsStartingWith(idOrPrefix.toLowerCase(), 4);
+    if (ids.length > 1) throw new UsageError(`"${idOrPrefix}" is the start of more than one rollout (${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''}); give more of the id`);
+    return ids.length ? this.getRollout(ids[0]!) : null;
   }
 
   /** The rollout's whole span tree (running rollouts included), sorted by start time. */

@@ -17,11 +17,11 @@ export interface ReceiverFixture {
 }
 
 /** A receiver on a free port over a real store in a temp workspace. */
-export async function receiverFixture(opts: { live?: LiveRollouts; maxBodyBytes?: number; grpc?: boolean } = {}): Promise<ReceiverFixture> {
+export async function receiverFixture(opts: { live?: LiveRollouts; maxBodyBytes?: number; maxValuesPerRequest?: number; idleEndMs?: number; grpc?: boolean } = {}): Promise<ReceiverFixture> {
   const ws = tempWorkspace();
   const store = await TraceStore.open(ws.dir);
   const logs: string[] = [];
-  const receiver = await startOtlpReceiver({ store, port: 0, live: opts.live, maxBodyBytes: opts.maxBodyBytes, log: (l) => logs.push(l), ...(opts.grpc ? { grpcPort: 0 } : {}) });
+  const receiver = await startOtlpReceiver({ store, port: 0, live: opts.live, maxBodyBytes: opts.maxBodyBytes, maxValuesPerRequest: opts.maxValuesPerRequest, idleEndMs: opts.idleEndMs, log: (l) => logs.push(l), ...(opts.grpc ? { grpcPort: 0 } : {}) });
   return {
     store,
     receiver,

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import { Attr } from '../../../src/core/trace/span';
 import { startOtlpReceiver, OtlpPortError } from '../../../src/core/otlp/otlpReceiver';
+import { nestedEmptyArraysRequest } from './hostilePayloads';
 import { receiverFixture, sdkFixture, type ReceiverFixture } from './helpers';
 
 describe('OTLP/gRPC receiver with the real OpenTelemetry gRPC exporter', () => {
@@ -50,6 +51,26 @@ describe('OTLP/gRPC receiver with the real OpenTelemetry gRPC exporter', () => {
       client.close();
     }
   });
+});
+
+it('a gRPC Export over the value budget is RESOURCE_EXHAUSTED naming the limit, and stores nothing', async () => {
+  const fx = await receiverFixture({ grpc: true });
+  const Client = makeGenericClientConstructor(
+    { Export: { path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export', requestStream: false, responseStream: false, requestSerialize: (b: Buffer) => b, requestDeserialize: (b: Buffer) => b, responseSerialize: (b: Buffer) => b, responseDeserialize: (b: Buffer) => b } },
+    'TraceService',
+  );
+  const client = new Client(fx.receiver.grpcUrl!.replace('http://', ''), credentials.createInsecure());
+  try {
+    const err = await new Promise<ServiceError | null>((resolve) =>
+      (client as unknown as { Export(b: Buffer, cb: (e: ServiceError | null) => void): void }).Export(nestedEmptyArraysRequest(20_000, 80), (e) => resolve(e)),
+    );
+    assert.equal(err?.code, status.RESOURCE_EXHAUSTED);
+    assert.match(err?.details ?? '', /more than 1000000 values .*maxValuesPerRequest/);
+    assert.equal(fx.store.stats().spans, 0);
+  } finally {
+    client.close();
+    await fx.close();
+  }
 });
 
 it('a gRPC port in use is an OtlpPortError that names the port', async () => {
