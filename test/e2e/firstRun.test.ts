@@ -39,7 +39,7 @@ test('the demo runs with nothing beside the installation: the bundled sample, 10
   assert.match(r.stderr, /using the bundled 200-item PubMedQA sample \(data\/pubmedqa-sample\/pubmedqa-sample\.json, copied to \.rollout-lab\/data\/pubmedqa-sample\.json\); pass --dataset FILE or put \.\.\/shared\/data\/pubmedqa beside the clone for the full set/);
   assert.match(r.stderr, /run: 10 tasks × 1 sample from .*pubmedqa-sample\.json \(train split\)/);
   assert.match(r.stderr, /eval: 10 tasks × 1 sample from .*pubmedqa-sample\.json \(val split\)/);
-  assert.equal(r.stdout.match(/: 10 rollouts, 10 succeeded, 0 failed/g)?.length, 2, r.stdout);
+  assert.equal(r.stdout.match(/: 10 succeeded, 0 failed, of 10 planned/g)?.length, 2, r.stdout);
   assert.match(r.stdout, /Execution Success Rate\s+100\.0 %\s+10\/10 rollouts/);
   assert.match(r.stdout, /Average Final Reward\s+0\.\d+\s+over 10 rollouts/);
   assert.match(r.stdout, /Decision Alignment\s+\d/);

@@ -46,6 +46,7 @@ describe('ModelRouter', () => {
       topLogprobs: 1,
       tokenIds: false,
       structuredOutput: 'json_schema',
+      repair: 'local',
       version: 'v3',
       simulated: false,
     });
