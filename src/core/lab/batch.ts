@@ -61,7 +61,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     onProgress: hooks.onProgress,
     onWarning: hooks.onWarning,
     ...(otlp ? { onRolloutEnded: (rollout, spans) => otlp.rolloutEnded(rollout, spans) } : {}),
-  });
+  }).finally(() => env.close?.());
   const exportProblem = otlp ? await otlp.drain() : null;
   if (exportProblem) {
     const { message, rollouts, firstRolloutId } = exportProblem;

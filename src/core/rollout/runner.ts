@@ -39,6 +39,8 @@ export interface RolloutEnvironment {
   simulated: boolean;
   /** The user's reward function (config reward.module), loaded once per run. */
   customReward?: CustomReward | null;
+  /** Stops what the environment started for its batch (the workers running the user's modules). */
+  close?(): Promise<void>;
 }
 
 export interface RunProgress {
