@@ -72,6 +72,9 @@ export interface CallOptions {
   onEvent?: (value: unknown) => void;
 }
 
+/** Loading a module (bundling it, running its top level) that takes longer than this is stuck: its worker is stopped. */
+export const MODULE_LOAD_LIMIT_MS = 120_000;
+
 interface Pending {
   resolve(value: unknown): void;
   reject(err: unknown): void;
@@ -116,6 +119,16 @@ export class ModuleIsolate {
     // A load that fails is reported to whoever awaits `ready`; nobody awaiting it is no unhandled rejection.
     this.ready.catch(() => undefined);
     let loaded = false;
+    const loadTimer = setTimeout(() => {
+      this.exited ??= 'stuck while loading';
+      readyReject(new ConfigError(`${spec.label} did not finish loading within ${MODULE_LOAD_LIMIT_MS / 1000} s (a loop at its top level or in its graph factory?); fix it and run again`, spec.file));
+      void this.worker.terminate();
+    }, MODULE_LOAD_LIMIT_MS);
+    loadTimer.unref();
+    void this.ready.then(
+      () => clearTimeout(loadTimer),
+      () => clearTimeout(loadTimer),
+    );
     this.worker.on('message', (m: FromWorker) => {
       switch (m.type) {
         case 'ready':
@@ -173,7 +186,27 @@ export class ModuleIsolate {
 
   /** Calls `method` in the worker with structured-cloneable `args`. */
   async call(method: string, args: unknown, opts: CallOptions = {}): Promise<unknown> {
-    await this.ready;
+    if (opts.signal) {
+      // A worker still loading is stopped too when the call is cancelled.
+      const signal = opts.signal;
+      let release = (): void => undefined;
+      const aborted = new Promise<never>((_, reject) => {
+        const onAbort = (): void => {
+          this.exited ??= 'cancelled';
+          void this.worker.terminate();
+          reject(signal.reason);
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        release = () => signal.removeEventListener('abort', onAbort);
+      });
+      aborted.catch(() => undefined);
+      try {
+        await Promise.race([this.ready, aborted]);
+      } finally {
+        release();
+      }
+    } else await this.ready;
     if (this.exited) throw new IsolateExitedError(`${this.spec.label} is not running: ${this.exited}`);
     opts.signal?.throwIfAborted();
     const id = this.nextId++;

@@ -14,7 +14,9 @@ import type { CustomReward } from '../reward/customReward';
 import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/failureClassification';
 import { errorMessage } from '../errors';
 import { summariseAgents } from '../store/agentSummary';
+import { onAbort } from '../onAbort';
 import { forEachBounded } from './pool';
+import { guardStore, RunStoreFailure } from './storeGuard';
 import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';
 
@@ -108,7 +110,11 @@ export function rolloutKey(taskId: string, sample: number): string {
  * A rollout's failure (endpoint down, graph error) is recorded on it and never
  * stops the batch; cancellation stops new rollouts and marks running ones.
  */
-export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Promise<RunResult> {
+export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): Promise<RunResult> {
+  // A store that cannot write (a full disk) stops the batch with its own error, resumable once fixed.
+  const stop = new AbortController();
+  const guard = guardStore(labEnv.store, (err) => stop.abort(err));
+  const env: RolloutEnvironment = { ...labEnv, store: guard.store };
   const { store } = env;
   const plan: Array<{ task: PlannedTask; sample: number }> = [];
   for (const task of req.tasks) for (let s = 0; s < req.samples; s++) plan.push({ task, sample: s });
@@ -139,6 +145,7 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
   const noticeWarnings = (spans: readonly SpanRecord[]): void => {
     for (const w of warnings.add(spans[0]?.traceId ?? '', spans)) req.onWarning?.(w);
   };
+  const followCancel = onAbort(req.signal, () => stop.abort(req.signal!.reason));
   await forEachBounded(
     todo,
     req.concurrency,
@@ -169,8 +176,10 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
         last: rec,
       });
     },
-    req.signal,
-  );
+    stop.signal,
+  ).finally(followCancel);
+  const storeFailure = guard.failure();
+  if (storeFailure) throw new RunStoreFailure(runId, storeFailure);
   const cancelled = Boolean(req.signal?.aborted);
   const rollouts = store
     .listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER })
