@@ -19,6 +19,7 @@ export default function build(ctx) {
     .addNode('Answerer', async (state) => {
       calls++;
       if (process.env.EXIT_ON_CALL && calls === Number(process.env.EXIT_ON_CALL)) process.exit(0);
+      if (process.env.LOOP_ON_TASK && state.messages[0].content.includes(process.env.LOOP_ON_TASK)) for (;;) {}
       return { messages: [await model.invoke(state.messages)] };
     })
     .addEdge(START, 'Answerer')
@@ -107,6 +108,22 @@ test('a graph module that calls process.exit(0) on its third model call fails on
     );
     assert.match(failed[0]!.error ?? '', /graph module graph\.mjs stopped before it answered: .*process\.exit\(\)/);
     assert.equal(rollouts.filter((x) => x.status === 'interrupted' || x.status === 'running').length, 0);
+  });
+});
+
+test('a graph module that busy-loops on one task: that rollout fails as a timeout naming graph.timeoutMs, the others succeed', async () => {
+  await withLab(4, null, async (ws) => {
+    const cfgFile = join(ws, '.rollout-lab', 'lab.json');
+    const cfg = JSON.parse(readFileSync(cfgFile, 'utf8'));
+    cfg.graph.timeoutMs = 1500;
+    writeFileSync(cfgFile, JSON.stringify(cfg, null, 2));
+    const r = await runAsync(['run', '--workspace', ws, '--split', 'all', '--concurrency', '1', '--json'], { LOOP_ON_TASK: 'question 2?' });
+    assert.equal(r.code, 0, r.stderr);
+    const doc = json<RunDoc>(r);
+    assert.equal(doc.succeeded, 3, r.stderr);
+    const slow = rolloutsOf(ws, doc.runId).find((x) => x.taskId === 't2')!;
+    assert.equal(slow.failure, 'timeout');
+    assert.match(slow.error ?? '', /^graph module graph\.mjs did not finish the rollout within graph\.timeoutMs = 1500 ms/);
   });
 });
 

@@ -15,6 +15,8 @@ import { ConfigError } from '../errors';
 /** Messages between the main thread and a module worker. */
 export type ToWorker =
   | { type: 'call'; id: number; method: string; args: unknown }
+  /** The lab no longer waits for this call (cancelled, out of time): the module is asked to stop it. */
+  | { type: 'abort'; id: number }
   | { type: 'reply'; id: number; ok: true; value: unknown }
   | { type: 'reply'; id: number; ok: false; message: string };
 
@@ -72,6 +74,9 @@ export interface CallOptions {
   onEvent?: (value: unknown) => void;
 }
 
+/** How long a worker that runs other calls too gets to stop a call it was asked to stop, before it is stopped whole. */
+export const ABORT_GRACE_MS = 2_000;
+
 /** Loading a module (bundling it, running its top level) that takes longer than this is stuck: its worker is stopped. */
 export const MODULE_LOAD_LIMIT_MS = 120_000;
 
@@ -96,6 +101,12 @@ export class ModuleIsolate {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private exited: string | null = null;
+  /** Why the lab stopped the worker, when it did. */
+  private stopReason: string | null = null;
+  /** Calls the lab gave up on (cancelled, out of time) that the worker has not yet answered: id → the timer that stops it whole. */
+  private readonly abandoned = new Map<number, NodeJS.Timeout>();
+  /** Takes no more calls: one of its calls was given up on; it stops once the others are done. */
+  private retiring = false;
   readonly ready: Promise<void>;
   /** What the module told about itself once loaded (a search provider's name). */
   info: unknown = undefined;
@@ -140,12 +151,19 @@ export class ModuleIsolate {
           readyReject(m.name === 'ConfigError' ? new ConfigError(m.message, m.file) : new Error(m.message));
           return;
         case 'result': {
+          const grace = this.abandoned.get(m.id);
+          if (grace) {
+            // The module stopped the call it was asked to stop: the worker needs no stopping for it.
+            clearTimeout(grace);
+            this.abandoned.delete(m.id);
+          }
           const p = this.pending.get(m.id);
-          if (!p) return;
-          this.pending.delete(m.id);
+          if (p) {
+            this.pending.delete(m.id);
+            if (m.ok) p.resolve(m.value);
+            else p.reject(new IsolateCallError(m.message, m.name, m.status));
+          }
           this.idleIfDone();
-          if (m.ok) p.resolve(m.value);
-          else p.reject(new IsolateCallError(m.message, m.name, m.status));
           return;
         }
         case 'event':
@@ -167,9 +185,11 @@ export class ModuleIsolate {
       crash = err;
     });
     this.worker.on('exit', (code) => {
-      const why = crash
-        ? `it crashed: ${crash.message}`
-        : `it ended its thread (exit code ${code}${code === 0 ? ', process.exit()' : ''})`;
+      for (const t of this.abandoned.values()) clearTimeout(t);
+      this.abandoned.clear();
+      const why =
+        this.stopReason ??
+        (crash ? `it crashed: ${crash.message}` : `it ended its thread (exit code ${code}${code === 0 ? ', process.exit()' : ''})`);
       this.exited ??= why;
       if (!loaded) readyReject(new ConfigError(`${spec.label} could not be loaded: ${why}`, spec.file));
       for (const [id, p] of this.pending) {
@@ -184,6 +204,17 @@ export class ModuleIsolate {
     return this.exited !== null;
   }
 
+  /** Takes calls: alive, and none of its calls was given up on. */
+  get accepting(): boolean {
+    return !this.dead && !this.retiring;
+  }
+
+  private stop(reason: string): void {
+    this.stopReason ??= reason;
+    this.exited ??= reason;
+    void this.worker.terminate();
+  }
+
   /** Calls `method` in the worker with structured-cloneable `args`. */
   async call(method: string, args: unknown, opts: CallOptions = {}): Promise<unknown> {
     if (opts.signal) {
@@ -192,8 +223,7 @@ export class ModuleIsolate {
       let release = (): void => undefined;
       const aborted = new Promise<never>((_, reject) => {
         const onAbort = (): void => {
-          this.exited ??= 'cancelled';
-          void this.worker.terminate();
+          if (this.pending.size === 0) this.stop('it was cancelled while loading');
           reject(signal.reason);
         };
         if (signal.aborted) return onAbort();
@@ -217,9 +247,15 @@ export class ModuleIsolate {
       const p = this.pending.get(id);
       if (!p) return;
       this.pending.delete(id);
-      this.exited ??= err instanceof Error ? err.message : String(err);
       p.reject(err);
-      void this.worker.terminate();
+      const why = err instanceof Error ? err.message : String(err);
+      // Alone in its worker, the call is stopped with the worker (a busy loop cannot be stopped otherwise).
+      if (this.pending.size === 0) return this.stop(why);
+      // Other calls share the worker: the module is asked to stop this one, and the worker is stopped only if it does not.
+      this.retiring = true;
+      this.post({ type: 'abort', id });
+      const grace = setTimeout(() => this.stop(`it was stopped because a call in it did not stop when asked (${why})`), ABORT_GRACE_MS);
+      this.abandoned.set(id, grace);
     };
     if (opts.timeoutMs !== undefined) {
       timer = setTimeout(() => stopWith(new IsolateTimeoutError(opts.timeoutMessage?.() ?? `${this.spec.label} did not answer within ${opts.timeoutMs} ms`)), opts.timeoutMs);
@@ -240,7 +276,14 @@ export class ModuleIsolate {
   }
 
   private idleIfDone(): void {
-    if (this.pending.size === 0) this.worker.unref();
+    if (this.pending.size > 0) return;
+    if (this.retiring && this.abandoned.size === 0) this.stop('retired');
+    else if (!this.retiring) this.worker.unref();
+  }
+
+  /** Calls in flight. */
+  get load(): number {
+    return this.pending.size;
   }
 
   async close(): Promise<void> {
@@ -250,18 +293,22 @@ export class ModuleIsolate {
 }
 
 /**
- * Workers for one module, one call each at a time, so a module that hangs or
- * exits takes down only the call it was making. The first worker is started
- * (and the module loaded) by `start()`, so a broken module fails before
- * anything runs; more start as concurrent calls need them, and a dead one is
- * replaced on the next call.
+ * The workers of one module. By default each takes one call at a time, so a
+ * module that hangs or exits takes down only the call it was making; with
+ * `maxWorkers`, calls share at most that many workers (a graph module's
+ * rollouts, which mostly wait on the model). The first worker is started (and
+ * the module loaded) by `start()`, so a broken module fails before anything
+ * runs; more start as concurrent calls need them, and a dead one is replaced.
  */
 export class IsolatePool {
-  private readonly idle: ModuleIsolate[] = [];
-  private readonly all = new Set<ModuleIsolate>();
+  /** Each worker with the calls it was handed (counted before they reach it, as a call first waits for the load). */
+  private readonly workers = new Map<ModuleIsolate, number>();
   private closed = false;
 
-  constructor(readonly spec: IsolateSpec) {}
+  constructor(
+    readonly spec: IsolateSpec,
+    private readonly maxWorkers = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Loads the module in a first worker; its ConfigError (no such export, a compile error) is thrown here. Gives what the module told of itself. */
   async start(): Promise<unknown> {
@@ -272,32 +319,45 @@ export class IsolatePool {
       await this.close();
       throw err;
     }
-    this.idle.push(first);
     return first.info;
   }
 
   private spawn(): ModuleIsolate {
     const iso = new ModuleIsolate(this.spec);
-    this.all.add(iso);
+    this.workers.set(iso, 0);
     return iso;
   }
 
-  /** Runs `work` on a worker of its own; a worker that died in it is dropped. */
+  /** An idle worker, else a new one while under the limit, else the least busy. */
+  private pick(): ModuleIsolate {
+    let best: ModuleIsolate | null = null;
+    let live = 0;
+    for (const [iso, calls] of this.workers) {
+      if (iso.dead) {
+        this.workers.delete(iso);
+        continue;
+      }
+      if (!iso.accepting) continue;
+      live++;
+      if (calls === 0) return iso;
+      if (!best || calls < this.workers.get(best)!) best = iso;
+    }
+    return best && live >= this.maxWorkers ? best : this.spawn();
+  }
+
+  /** Runs `work` on a worker; a worker that died in it is dropped. */
   async with<T>(work: (iso: ModuleIsolate) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error(`${this.spec.label}: its workers were closed`);
-    let iso = this.idle.pop();
-    while (iso?.dead) {
-      this.all.delete(iso);
-      iso = this.idle.pop();
-    }
-    iso ??= this.spawn();
+    const iso = this.pick();
+    this.workers.set(iso, (this.workers.get(iso) ?? 0) + 1);
     try {
       return await work(iso);
     } finally {
+      const left = (this.workers.get(iso) ?? 1) - 1;
       if (iso.dead || this.closed) {
-        this.all.delete(iso);
-        void iso.close();
-      } else this.idle.push(iso);
+        this.workers.delete(iso);
+        if (!iso.dead) void iso.close();
+      } else this.workers.set(iso, left);
     }
   }
 
@@ -307,9 +367,8 @@ export class IsolatePool {
 
   async close(): Promise<void> {
     this.closed = true;
-    const all = [...this.all];
-    this.all.clear();
-    this.idle.length = 0;
+    const all = [...this.workers.keys()];
+    this.workers.clear();
     await Promise.all(all.map((iso) => iso.close()));
   }
 }

@@ -40,7 +40,7 @@ export interface GraphRolloutCall {
  * prompts and tools of the batch. A rollout's spans are recorded here by the
  * same LangChain tracer and sent to the lab's thread as each one ends.
  */
-export async function loadGraphInWorker(file: string, data: GraphWorkerData): Promise<(call: GraphRolloutCall, emit: (span: SpanRecord) => void) => Promise<GraphOutcome>> {
+export async function loadGraphInWorker(file: string, data: GraphWorkerData): Promise<(call: GraphRolloutCall, emit: (span: SpanRecord) => void, signal: AbortSignal) => Promise<GraphOutcome>> {
   const { config, setup } = data;
   const router = new ModelRouter(config, data.routerOptions);
   if (data.simulatorUrl) router.attachSimulator(data.simulatorUrl);
@@ -56,14 +56,14 @@ export async function loadGraphInWorker(file: string, data: GraphWorkerData): Pr
     maxTurns: config.runner.maxTurns,
   });
   const recursionLimit = config.runner.maxTurns * 6 + 50;
-  return async (call, emit) => {
+  return async (call, emit, signal) => {
     const tracer = new RolloutTracer(call.traceId, call.tracing ? { writeSpan: emit } : null);
     // Only its id is read: the spans of the graph hang under the rollout span the lab's thread holds.
     const root: OpenSpan = { spanId: call.rootSpanId, parentSpanId: null, name: 'rollout', kind: 'rollout', startTime: Date.now(), attributes: {} };
     const handler = call.tracing ? new LangChainTracer(tracer, root, versions) : null;
     try {
       const state = await withRequestSeed(call.seed, () =>
-        user.graph.invoke(user.input(call.task), { callbacks: handler ? [handler] : [], recursionLimit, runName: 'rollout' }),
+        user.graph.invoke(user.input(call.task), { callbacks: handler ? [handler] : [], signal, recursionLimit, runName: 'rollout' }),
       );
       return user.outcome(state);
     } catch (err) {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { DEFAULT_COMMAND_TIMEOUT_MS } from '../graph/commandAgent';
 import { IsolatePool } from '../graph/moduleIsolate';
 import type { GraphOutcome } from '../graph/outcome';
@@ -8,10 +9,11 @@ import type { GraphRolloutCall, GraphWorkerData } from './graphInWorker';
 import { moduleLabel, type Closeable } from './isolatedModules';
 
 /**
- * A graph module (graph.kind "module") run in worker threads, one rollout per
- * worker at a time: a graph that loops past graph.timeoutMs, calls
- * process.exit() or crashes fails its own rollout, and the next rollout gets
- * a fresh worker. Its spans are recorded in the worker and added to the
+ * A graph module (graph.kind "module") run in worker threads, shared by the
+ * rollouts in flight: a rollout past graph.timeoutMs or cancelled is asked to
+ * stop, and its worker is stopped if it does not (a busy loop); a graph that
+ * calls process.exit() or crashes fails the rollouts of its worker, and the
+ * next rollouts get a fresh worker. Its spans are recorded in the worker and added to the
  * rollout's trace here as each one ends, so the store sees them as it did.
  */
 export async function isolatedGraph(
@@ -20,7 +22,8 @@ export async function isolatedGraph(
 ): Promise<{ runGraph: RolloutEnvironment['runGraph'] } & Closeable> {
   const label = moduleLabel('graph module', file, data.workspaceDir);
   const timeoutMs = data.config.graph.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
-  const pool = new IsolatePool({ role: 'graph', file, label, data });
+  // Rollouts share a few workers (they mostly wait on the model): one per core, so that each worker's code warms up.
+  const pool = new IsolatePool({ role: 'graph', file, label, data }, Math.max(2, availableParallelism()));
   await pool.start();
   return {
     runGraph: async (task, { callbacks, signal, seed, rollout }) => {

@@ -18,7 +18,13 @@ import { loadGraphInWorker, type GraphRolloutCall, type GraphWorkerData } from '
 const port = parentPort!;
 const spec = workerData as IsolateSpec;
 
-type Handler = (args: unknown, ctx: { callId: number; request(method: string, args: unknown): Promise<unknown>; emit(value: unknown): void }) => Promise<unknown>;
+type Handler = (
+  args: unknown,
+  ctx: { callId: number; signal: AbortSignal; request(method: string, args: unknown): Promise<unknown>; emit(value: unknown): void },
+) => Promise<unknown>;
+
+/** The calls in flight, each with what stops it when the lab gives up on it. */
+const running = new Map<number, AbortController>();
 
 const requests = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
 let nextRequest = 1;
@@ -63,7 +69,7 @@ async function load(): Promise<{ handlers: Record<string, Handler>; info?: unkno
     }
     case 'graph': {
       const rollout = await loadGraphInWorker(spec.file, spec.data as GraphWorkerData);
-      return { handlers: { rollout: (args, ctx) => rollout(args as GraphRolloutCall, (span: SpanRecord) => ctx.emit(span)) } };
+      return { handlers: { rollout: (args, ctx) => rollout(args as GraphRolloutCall, (span: SpanRecord) => ctx.emit(span), ctx.signal) } };
     }
     default:
       throw new Error(`no module role "${spec.role}"`);
@@ -80,9 +86,16 @@ void load().then(
         else r?.reject(new Error(m.message));
         return;
       }
+      if (m.type === 'abort') {
+        running.get(m.id)?.abort(new Error('stopped by the lab'));
+        return;
+      }
       const callId = m.id;
+      const controller = new AbortController();
+      running.set(callId, controller);
       const ctx = {
         callId,
+        signal: controller.signal,
         request: (method: string, args: unknown): Promise<unknown> =>
           new Promise((resolve, reject) => {
             const id = nextRequest++;
@@ -98,8 +111,12 @@ void load().then(
           return handler(m.args, ctx);
         })
         .then(
-          (value) => post({ type: 'result', id: callId, ok: true, value }),
+          (value) => {
+            running.delete(callId);
+            post({ type: 'result', id: callId, ok: true, value });
+          },
           (err: unknown) => {
+            running.delete(callId);
             const status = (err as { status?: unknown } | null)?.status;
             post({
               type: 'result',
