@@ -45,6 +45,8 @@ const webview = {
 const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' },
+  // The worker thread a user's module runs in (graph, reward, simulator answers, search provider), beside both.
+  { ...common, entryPoints: ['src/core/lab/moduleWorker.ts'], outfile: 'dist/moduleWorker.js' },
   webview,
 ];
 

@@ -19,14 +19,21 @@ export async function withRunningLab(v: Values, work: (lab: Lab, signal: AbortSi
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  let failed = false;
   try {
     const notice = lab.simulationNotice();
     if (notice) err(notice);
     return await work(lab, controller.signal);
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await lab.close();
+    // Closing writes the catalog; when the work failed (a full disk), its error is the one to report, not the close's.
+    await lab.close().catch((e: unknown) => {
+      if (!failed) throw e;
+    });
   }
 }
 

@@ -265,13 +265,13 @@ export const RewardSchema = z.strictObject({
     .min(0)
     .max(1)
     .default(0)
-    .describe('Final reward of a rollout whose custom reward threw, returned something that is not a number in 0..1, or ran out of time; the rollout is kept.'),
+    .describe('Final reward of a rollout whose custom reward threw or returned something that is not a number in 0..1; the rollout is kept. (A reward that runs out of time, or ends its worker, fails the rollout.)'),
   customTimeoutMs: z
     .number()
     .int()
     .min(1)
     .default(30_000)
-    .describe('Time limit in milliseconds for one call of the custom reward (judge call included); past it the call counts as failed and the rollout gets customFailurePenalty.'),
+    .describe('Time limit in milliseconds for one call of the custom reward (judge call included); the module runs in a worker thread of its own, which is stopped past it, and the rollout fails with "timeout".'),
 });
 
 export const GraphSchema = z.strictObject({
@@ -288,7 +288,12 @@ export const GraphSchema = z.strictObject({
     .describe('Kind "command": the program and its arguments, e.g. ["python3", "agent.py"] (no shell). It gets the task as JSON on standard input and prints its final output as one JSON object.'),
   cwd: z.string().optional().describe('Kind "command": the directory it runs in, relative to the workspace (default: the workspace).'),
   env: z.record(z.string(), z.string()).optional().describe('Kind "command": further environment variables for the program.'),
-  timeoutMs: z.number().int().positive().optional().describe('Kind "command": time limit of one rollout (default 300000); past it the program is stopped and the rollout fails with "timeout".'),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Kinds "command" and "module": time limit of one rollout (default 300000); past it the program (or the graph module\'s worker thread) is stopped and the rollout fails with "timeout".'),
   decisions: z
     .record(z.string().min(1), z.enum(['yes', 'no', 'maybe']))
     .optional()
@@ -303,6 +308,12 @@ export const ToolsSchema = z.strictObject({
     .string()
     .optional()
     .describe('Module exporting a search provider that replaces the built-in BM25 index.'),
+  searchProviderTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(30_000)
+    .describe('Time limit in milliseconds for one search of "searchProvider" (it runs in a worker thread of its own); past it the worker is stopped and the tool call fails.'),
   proteinTable: z.string().default('data/proteins.json').describe('Relative to .rollout-lab/.'),
   geneOntologyTable: z.string().default('data/gene_ontology.json').describe('Relative to .rollout-lab/.'),
   excludeCurrentTask: z
@@ -341,6 +352,12 @@ export const SimulatorSchema = z
       .describe(
         'TS or JS file, relative to the workspace, whose default export (or export "answer") is (request: { agent, messages, tools }) => string | { content?, tool_calls? } | undefined, sync or async. Asked before "answers"; undefined passes the request on.',
       ),
+    moduleTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(30_000)
+      .describe('Time limit in milliseconds for one answer of "module" (it runs in a worker thread of its own); past it the worker is stopped and the model call fails with a timeout.'),
   })
   .describe("Canned answers the simulated endpoint gives your own graph's agents, so it can be exercised offline. Requests nothing answers get the simulator's generic answer.");
 

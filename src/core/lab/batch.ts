@@ -70,7 +70,10 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     onProgress: hooks.onProgress,
     onWarning: hooks.onWarning,
     ...(otlp ? { onRolloutEnded: (rollout, spans) => otlp.rolloutEnded(rollout, spans) } : {}),
-  }).finally(stopListening);
+  }).finally(() => {
+    stopListening();
+    return env.close?.();
+  });
   const exportProblem = otlp ? await otlp.drain() : null;
   if (exportProblem) {
     const { message, rollouts, firstRolloutId } = exportProblem;

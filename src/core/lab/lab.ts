@@ -1,25 +1,17 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { loadConfig, type LoadedConfig } from '../config/loader';
-import { ConfigError, UsageError, errorMessage } from '../errors';
+import { ConfigError, UsageError } from '../errors';
 import { loadDataset, selectTasks, type Task } from '../data/dataset';
-import { visibleTask } from '../data/visibleTask';
 import { datasetSearchProvider } from '../graph/tools/search';
-import { loadSearchProvider } from '../graph/tools/searchProviderModule';
-import { loadCustomReward } from '../reward/customReward';
-import { loadLookupTable, type LookupTable } from '../graph/tools/lookup';
-import { researchLabTools } from '../graph/tools/researchLabTools';
 import { buildResearchLabGraph } from '../graph/researchLab/graph';
 import { RESEARCH_LAB_AGENTS } from '../graph/researchLab/outputs';
 import { researchLabOutcome, type GraphOutcome } from '../graph/outcome';
-import { loadUserGraph } from '../graph/userGraph';
-import { ModelRouter } from '../llm/routing';
+import { ModelRouter, type RouterOptions } from '../llm/routing';
 import { RoutedChatModel } from '../llm/routedChatModel';
 import { withRequestSeed } from '../llm/requestSeed';
 import { startSimServer } from '../sim/simServer';
 import { loadCannedAnswers, type CannedAnswers } from '../sim/cannedAnswers';
-import type { AgentVersions } from '../trace/llmSpanAttributes';
 import { TraceStore } from '../store/traceStore';
 // The one upward import: reading a saved policy needs only config, the
 // learners and the policy files (no store, no adapters), so no cycle forms.
@@ -28,6 +20,9 @@ import type { RolloutEnvironment, PlannedTask } from '../rollout/runner';
 import type { Variant } from '../config/variantSpec';
 import { resolveVariant, variantPrompt, type ResolvedVariant } from './variant';
 import { AgentServices, commandRunGraph } from './commandGraph';
+import { agentModelFactory, agentVersions, promptReader, researchToolsFactory, type GraphSetup } from './graphContext';
+import { isolatedCannedAnswers, isolatedCustomReward, isolatedSearchProvider, type Closeable } from './isolatedModules';
+import { isolatedGraph } from './isolatedGraph';
 
 export interface LabOptions {
   workspace: string;
@@ -72,7 +67,11 @@ export class Lab {
     readonly store: TraceStore,
     readonly router: ModelRouter,
     private readonly sim: { url: string; close(): Promise<void> } | null,
-    private readonly canned: CannedAnswers | null = null,
+    private readonly canned: CannedAnswers | null,
+    /** How the router was built: a graph module's worker builds its own from the same options. */
+    private readonly routerOptions: RouterOptions,
+    /** Workers running the user's modules; closed with the lab. */
+    private readonly isolates: Closeable[],
   ) {}
 
   /** The OTLP receiver and recording gateways command agents talk to; started on first use. */
@@ -86,26 +85,39 @@ export class Lab {
   static async open(opts: LabOptions): Promise<Lab> {
     checkLabOptions(opts);
     const loaded = await loadConfig(resolve(opts.workspace));
-    const router = new ModelRouter(loaded.config, {
+    const routerOptions: RouterOptions = {
       overrideBaseUrl: opts.baseUrl,
       overrideModel: opts.model,
       env: opts.env,
       agentModels: loaded.agentModels,
       served: loaded.overlaid,
-    });
-    const canned = router.needsSimulator() ? await loadCannedAnswers(loaded.workspaceDir, loaded.config.simulator) : null;
-    const store = await TraceStore.open(loaded.workspaceDir);
+    };
+    const router = new ModelRouter(loaded.config, routerOptions);
+    const isolates: Closeable[] = [];
+    const simConfig = loaded.config.simulator;
+    const canned = router.needsSimulator()
+      ? await loadCannedAnswers(loaded.workspaceDir, simConfig, (file) => isolatedCannedAnswers(file, loaded.workspaceDir, simConfig?.moduleTimeoutMs ?? 30_000, isolates))
+      : null;
+    const closeIsolates = (): Promise<unknown> => Promise.all(isolates.map((i) => i.close()));
+    let store: TraceStore;
+    try {
+      store = await TraceStore.open(loaded.workspaceDir);
+    } catch (err) {
+      await closeIsolates();
+      throw err;
+    }
     let sim: { url: string; close(): Promise<void> } | null = null;
     if (router.needsSimulator()) {
       try {
         sim = await startSimServer({ port: 0, answers: canned });
       } catch (err) {
         await store.close();
+        await closeIsolates();
         throw err;
       }
       router.attachSimulator(sim.url);
     }
-    return new Lab(loaded, store, router, sim, canned);
+    return new Lab(loaded, store, router, sim, canned, routerOptions, isolates);
   }
 
   get simulated(): boolean {
@@ -173,58 +185,24 @@ export class Lab {
     const { config, labDir, workspaceDir } = this.loaded;
     const resolvedVariant: ResolvedVariant | null = variant ? await resolveVariant(this.loaded, this.store, variant) : null;
     const agents = Object.keys(config.agents);
-    const prompts = new Map<string, { text: string; hash: string }>();
+    const setup: GraphSetup = { prompts: {}, moved: Object.fromEntries(resolvedVariant?.models ?? []), agentModels: this.loaded.agentModels };
     for (const agent of agents) {
       // A command lab's program may hold its agents' prompts itself: an agent without one is left out of ROLLOUT_LAB_PROMPTS_FILE.
       const p = await variantPrompt(this.loaded, resolvedVariant, agent, config.graph.kind === 'command');
       if (!p) continue;
-      prompts.set(agent, p);
+      setup.prompts[agent] = { text: p.text, hash: p.hash };
       this.store.putPromptVersion({ hash: p.hash, agent, text: p.text, firstSeen: Date.now() });
     }
-    const logicalModel = (agent: string): string | null => resolvedVariant?.models.get(agent) ?? config.agents[agent]?.model ?? null;
-    const versions: AgentVersions = {
-      promptVersion: (agent) => prompts.get(agent)?.hash ?? null,
-      model: (agent) => {
-        const logical = logicalModel(agent);
-        if (logical === null) return null;
-        const own = logical === config.agents[agent]?.model ? this.loaded.agentModels[agent] : undefined;
-        return { logical, version: (own ?? config.models[logical])?.version ?? null };
-      },
+    const versions = agentVersions(config, setup);
+    const prompt = promptReader(setup);
+    // Workers this environment starts: closed by env.close() (after its batch) or with the lab.
+    const own: Closeable[] = [];
+    const isolate = <T extends Closeable>(x: T): T => {
+      own.push(x);
+      this.isolates.push(x);
+      return x;
     };
-    const prompt = (agent: string): string => {
-      const p = prompts.get(agent);
-      if (!p) throw new ConfigError(`agent "${agent}" has no entry under "agents" in .rollout-lab/lab.json — add it with a model and a prompt`);
-      return p.text;
-    };
-    const search = config.tools.searchProvider
-      ? await loadSearchProvider(resolve(workspaceDir, config.tools.searchProvider))
-      : datasetSearchProvider([...allTasks]);
-    const customReward = config.reward.module ? await loadCustomReward(resolve(workspaceDir, config.reward.module), { timeoutMs: config.reward.customTimeoutMs }) : null;
-    const loadTables = async (): Promise<{ proteins: LookupTable; geneOntology: LookupTable }> => ({
-      proteins: await loadLookupTable(resolve(labDir, config.tools.proteinTable)),
-      geneOntology: await loadLookupTable(resolve(labDir, config.tools.geneOntologyTable)),
-    });
-    // A module graph may never touch the research-lab tools (`init --graph` writes no tables): their tables are needed only if it reads ctx.tools.
-    const tables =
-      config.graph.kind !== 'research-lab'
-        ? await loadTables().then((t) => ({ ok: true as const, ...t }), (err: unknown) => ({ ok: false as const, err }))
-        : { ok: true as const, ...(await loadTables()) };
-    const toolsFor = (taskId: string): ReturnType<typeof researchLabTools> => {
-      if (!tables.ok) throw new ConfigError(`the graph reads ctx.tools, the research-lab tools, but ${errorMessage(tables.err)}`);
-      const { proteins, geneOntology } = tables;
-      return researchLabTools({ search, proteins, geneOntology, topK: config.tools.searchTopK, currentTaskId: taskId, excludeCurrentTask: config.tools.excludeCurrentTask });
-    };
-    const models = new Map<string, BaseChatModel>();
-    const model = (agent: string): BaseChatModel => {
-      let m = models.get(agent);
-      if (!m) {
-        const moved = resolvedVariant?.models.get(agent);
-        const resolved = config.agents[agent] ? this.router.forAgent(agent, moved) : this.router.resolve(moved ?? agent);
-        m = new RoutedChatModel({ resolved, agent });
-        models.set(agent, m);
-      }
-      return m;
-    };
+    const searchModule = config.tools.searchProvider ? resolve(workspaceDir, config.tools.searchProvider) : null;
     const recursionLimit = config.runner.maxTurns * 6 + 50;
     if (config.bandit.mode !== 'off' && config.graph.kind !== 'research-lab') {
       throw new ConfigError(
@@ -233,27 +211,43 @@ export class Lab {
     }
     // Read once per batch: every rollout of it uses the same policy version.
     const supervisorPolicy = loadSupervisorPolicy(labDir, config);
+    const customReward = config.reward.module
+      ? isolate(await isolatedCustomReward(resolve(workspaceDir, config.reward.module), workspaceDir, config.reward.customTimeoutMs))
+      : null;
 
     let runGraph: RolloutEnvironment['runGraph'];
     if (config.graph.kind === 'command') {
       this.agentServices ??= new AgentServices(this.store);
-      runGraph = await commandRunGraph({ config, workspaceDir, router: this.router, versions, movedTo: (agent) => resolvedVariant?.models.get(agent), prompts, services: this.agentServices });
-    } else if (config.graph.kind === 'module') {
-      const file = resolve(workspaceDir, config.graph.module!);
-      const user = await loadUserGraph(file, config.graph.export, {
-        model,
-        get tools() {
-          return toolsFor('');
-        },
-        prompt,
-        maxTurns: config.runner.maxTurns,
+      runGraph = await commandRunGraph({
+        config,
+        workspaceDir,
+        router: this.router,
+        versions,
+        movedTo: (agent) => resolvedVariant?.models.get(agent),
+        prompts: new Map(Object.entries(setup.prompts)),
+        services: this.agentServices,
       });
-      runGraph = async (task, { callbacks, signal, seed }): Promise<GraphOutcome> => {
-        // Only what the agents may see goes in: the gold answer and the rest of the row reach the reward alone.
-        const state = await withRequestSeed(seed, () => user.graph.invoke(user.input(visibleTask(task)), { callbacks, signal, recursionLimit, runName: 'rollout' }));
-        return user.outcome(state);
-      };
+    } else if (config.graph.kind === 'module') {
+      // The user's graph runs in worker threads (its own code cannot stop the lab); only what the agents may see is sent to it.
+      const graph = isolate(
+        await isolatedGraph(resolve(workspaceDir, config.graph.module!), {
+          config,
+          labDir,
+          workspaceDir,
+          routerOptions: { ...this.routerOptions, env: { ...(this.routerOptions.env ?? process.env) } },
+          simulatorUrl: this.sim?.url ?? null,
+          setup,
+          allTasks: searchModule ? [] : [...allTasks],
+        }),
+      );
+      runGraph = graph.runGraph;
     } else {
+      // The built-in graph runs in the lab's own thread: it is not user code, and its spans and model calls stay direct.
+      const search = searchModule
+        ? isolate(await isolatedSearchProvider(searchModule, workspaceDir, config.tools.searchProviderTimeoutMs))
+        : datasetSearchProvider([...allTasks]);
+      const toolsFor = await researchToolsFactory(config, labDir, search);
+      const model = agentModelFactory(config, this.router, setup);
       runGraph = async (task, { callbacks, signal, seed }): Promise<GraphOutcome> => {
         const graph = buildResearchLabGraph({
           model,
@@ -277,10 +271,15 @@ export class Lab {
       versions,
       simulated: this.simulated,
       customReward,
+      close: async () => {
+        await Promise.all(own.map((x) => x.close()));
+        for (const x of own) this.isolates.splice(this.isolates.indexOf(x), 1);
+      },
     };
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.isolates.splice(0).map((x) => x.close()));
     await this.agentServices?.close();
     await this.store.close();
     await this.sim?.close();

@@ -39,10 +39,12 @@ export interface CustomReward {
   /** The time limit of one call, in ms. */
   timeoutMs: number;
   /**
-   * Calls the function; never throws: a throw, a bad value or a call still
-   * running after `timeoutMs` comes back as `{ ok: false, error }` naming the file.
+   * Calls the function: a throw or a bad value comes back as `{ ok: false,
+   * error }` naming the file. Run isolated (the lab's way), a call still
+   * running after `timeoutMs` or a module that ends its worker throws, and
+   * aborting `signal` stops it; in-process, a late call is `{ ok: false }`.
    */
-  evaluate(input: CustomRewardInput): Promise<CustomRewardResult>;
+  evaluate(input: CustomRewardInput, opts?: { signal?: AbortSignal }): Promise<CustomRewardResult>;
 }
 
 export interface CustomRewardOptions {
@@ -51,6 +53,15 @@ export interface CustomRewardOptions {
 }
 
 const WHAT = 'custom reward module';
+
+/** The checked time limit of one call: a whole number of ms, 1 or more. */
+export function customTimeoutOf(file: string, opts: CustomRewardOptions): number {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_CUSTOM_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
+    throw new ConfigError(`"reward.customTimeoutMs" is ${timeoutMs}; give a whole number of milliseconds, 1 or more (default ${DEFAULT_CUSTOM_TIMEOUT_MS})`, file);
+  }
+  return timeoutMs;
+}
 export const DEFAULT_CUSTOM_TIMEOUT_MS = 30_000;
 
 /**
@@ -61,10 +72,7 @@ export const DEFAULT_CUSTOM_TIMEOUT_MS = 30_000;
  * no function is a ConfigError that says how to fix it.
  */
 export async function loadCustomReward(file: string, opts: CustomRewardOptions = {}): Promise<CustomReward> {
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_CUSTOM_TIMEOUT_MS;
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
-    throw new ConfigError(`"reward.customTimeoutMs" is ${timeoutMs}; give a whole number of milliseconds, 1 or more (default ${DEFAULT_CUSTOM_TIMEOUT_MS})`, file);
-  }
+  const timeoutMs = customTimeoutOf(file, opts);
   if (!existsSync(file)) {
     throw new ConfigError(`${WHAT} ${file} does not exist; create it or fix "reward.module" in .rollout-lab/lab.json (a path relative to the workspace)`, file);
   }

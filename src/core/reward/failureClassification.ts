@@ -21,6 +21,7 @@ export function classifyFailure(message: string | null | undefined, errorType?: 
   if (t === '429') return 'rate_limit';
   if (/^5\d\d$/.test(t)) return 'server_error';
   if (t === 'AbortError') return 'cancelled';
+  if (t === 'TimeoutError') return 'timeout';
   if (t === 'GraphRecursionError') return 'max_turns';
   if (t === 'JsonExtractError' || t === 'SyntaxError' || t === 'ZodError') return 'invalid_output';
   const m = message ?? '';

@@ -83,13 +83,23 @@ export async function scoreRollout(ctx: ScoringContext, trace: ScoringTrace, tas
       [Attr.rewardModule]: custom.file,
       'rollout_lab.reward.mode': reward.mode,
     });
-    customResult = await custom.evaluate({
-      // The whole task, gold included: the reward is the one place the expected answer goes.
-      task: { id: task.id, goal: task.goal, context: task.context, expected: structuredClone(task.expected ?? task.expectedDecision), expectedDecision: task.expectedDecision, meta: structuredClone(task.meta ?? {}) },
-      outcome: { finalOutput: outcome.finalOutput, decision: outcome.decision, turns: outcome.turns, failures: outcome.failures.map((f) => ({ ...f })) },
-      spans: Object.freeze(structuredClone([...tracer.spans()])),
-      judge,
-    });
+    try {
+      customResult = await custom.evaluate(
+        {
+          // The whole task, gold included: the reward is the one place the expected answer goes.
+          task: { id: task.id, goal: task.goal, context: task.context, expected: structuredClone(task.expected ?? task.expectedDecision), expectedDecision: task.expectedDecision, meta: structuredClone(task.meta ?? {}) },
+          outcome: { finalOutput: outcome.finalOutput, decision: outcome.decision, turns: outcome.turns, failures: outcome.failures.map((f) => ({ ...f })) },
+          spans: Object.freeze(structuredClone([...tracer.spans()])),
+          judge,
+        },
+        { signal },
+      );
+    } catch (err) {
+      // Out of time, or its worker ended: the rollout fails, and its trace says where.
+      customSpan.attributes[Attr.errorType] = err instanceof Error ? err.name : 'Error';
+      tracer.end(customSpan, 'error', err instanceof Error ? err.message : String(err));
+      throw err;
+    }
     signal?.throwIfAborted();
   }
   const score = rolloutScore(reward, { hasOutput: Boolean(outcome.finalOutput), judge: judged.scores, custom: customResult });

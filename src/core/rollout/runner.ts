@@ -14,8 +14,10 @@ import type { CustomReward } from '../reward/customReward';
 import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/failureClassification';
 import { errorMessage } from '../errors';
 import { summariseAgents } from '../store/agentSummary';
+import { onAbort } from '../onAbort';
 import { forEachBounded } from './pool';
 import { TRUNCATED_AT_MAX_TOKENS } from '../llm/maxTokensCut';
+import { guardStore, RunStoreFailure } from './storeGuard';
 import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';
 import { rewardDefinitionKey } from '../reward/rewardDefinition';
@@ -42,6 +44,8 @@ export interface RolloutEnvironment {
   simulated: boolean;
   /** The user's reward function (config reward.module), loaded once per run. */
   customReward?: CustomReward | null;
+  /** Stops what the environment started for its batch (the workers running the user's modules). */
+  close?(): Promise<void>;
 }
 
 export interface RunProgress {
@@ -111,7 +115,11 @@ export function rolloutKey(taskId: string, sample: number): string {
  * A rollout's failure (endpoint down, graph error) is recorded on it and never
  * stops the batch; cancellation stops new rollouts and marks running ones.
  */
-export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Promise<RunResult> {
+export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): Promise<RunResult> {
+  // A store that cannot write (a full disk) stops the batch with its own error, resumable once fixed.
+  const stop = new AbortController();
+  const guard = guardStore(labEnv.store, (err) => stop.abort(err));
+  const env: RolloutEnvironment = { ...labEnv, store: guard.store };
   const { store } = env;
   const plan: Array<{ task: PlannedTask; sample: number }> = [];
   for (const task of req.tasks) for (let s = 0; s < req.samples; s++) plan.push({ task, sample: s });
@@ -144,6 +152,7 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
   const noticeWarnings = (spans: readonly SpanRecord[]): void => {
     for (const w of warnings.add(spans[0]?.traceId ?? '', spans)) req.onWarning?.(w);
   };
+  const followCancel = onAbort(req.signal, () => stop.abort(req.signal!.reason));
   await forEachBounded(
     todo,
     req.concurrency,
@@ -175,8 +184,10 @@ export async function runRollouts(env: RolloutEnvironment, req: RunRequest): Pro
         last: rec,
       });
     },
-    req.signal,
-  );
+    stop.signal,
+  ).finally(followCancel);
+  const storeFailure = guard.failure();
+  if (storeFailure) throw new RunStoreFailure(runId, storeFailure);
   const cancelled = Boolean(req.signal?.aborted);
   // Each task's current attempt: the ones a resume redid are kept in the store, superseded, and count no more.
   const rollouts = store

@@ -140,7 +140,7 @@ async function cannedAnswersFromFile(file: string): Promise<CannedAnswers> {
 type AnswerFunction = (request: CannedRequest) => unknown;
 
 /** Canned answers from the user's function: its default export or export "answer". */
-async function cannedAnswersFromModule(file: string): Promise<CannedAnswers> {
+export async function cannedAnswersFromModule(file: string): Promise<CannedAnswers> {
   const what = 'simulator answers module';
   if (!existsSync(file)) throw new ConfigError(`${what} ${file} does not exist — create it or fix "simulator.module" in .rollout-lab/lab.json (a path relative to the workspace)`, file);
   const exports = await loadUserModule(file, what);
@@ -195,10 +195,18 @@ function firstOf(sources: CannedAnswers[]): CannedAnswers {
   };
 }
 
-/** Loads `simulator.module` and `simulator.answers` (paths relative to the workspace); null when lab.json gives neither. */
-export async function loadCannedAnswers(workspaceDir: string, config: SimulatorConfig | undefined): Promise<CannedAnswers | null> {
+/**
+ * Loads `simulator.module` and `simulator.answers` (paths relative to the
+ * workspace); null when lab.json gives neither. `loadModule` loads the module
+ * (the lab runs it in a worker thread of its own); in-process by default.
+ */
+export async function loadCannedAnswers(
+  workspaceDir: string,
+  config: Pick<SimulatorConfig, 'answers' | 'module'> | undefined,
+  loadModule: (file: string) => Promise<CannedAnswers> = cannedAnswersFromModule,
+): Promise<CannedAnswers | null> {
   const sources: CannedAnswers[] = [];
-  if (config?.module) sources.push(await cannedAnswersFromModule(resolve(workspaceDir, config.module)));
+  if (config?.module) sources.push(await loadModule(resolve(workspaceDir, config.module)));
   if (config?.answers) sources.push(await cannedAnswersFromFile(resolve(workspaceDir, config.answers)));
   return sources.length ? firstOf(sources) : null;
 }

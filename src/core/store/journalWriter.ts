@@ -1,6 +1,6 @@
 import { closeSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { RuntimeFailure, errorMessage } from '../errors';
+import { StoreWriteError } from './storeWriteError';
 import { FrameType, JOURNAL_FORMAT_VERSION, encodeJsonFrame, type JournalHeader } from './journalFrame';
 import { HOST, registerLiveWriter, unregisterLiveWriter } from './processLiveness';
 import { journalFileName } from './storePaths';
@@ -62,14 +62,14 @@ export class JournalWriter {
   private openNext(): void {
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
-    mkdirSync(this.dir, { recursive: true });
     this.seq += 1;
     this.file = journalFileName(this.writerId, this.seq);
     try {
+      mkdirSync(this.dir, { recursive: true });
       // 'ax': O_APPEND | O_CREAT | O_EXCL — never share or reuse another writer's file.
       this.fd = openSync(join(this.dir, this.file), 'ax');
     } catch (err) {
-      throw new RuntimeFailure(`cannot create trace journal ${join(this.dir, this.file)}: ${errorMessage(err)}; check that the workspace is writable`);
+      throw new StoreWriteError(join(this.dir, this.file), err);
     }
     this.size = 0;
     this.writeAll(encodeJsonFrame(FrameType.header, this.header()));
@@ -88,7 +88,7 @@ export class JournalWriter {
       } catch {
         // the frame stays torn; readers stop before it, which loses nothing already acknowledged
       }
-      throw new RuntimeFailure(`cannot append to trace journal ${join(this.dir, this.file)}: ${errorMessage(err)}; free disk space and retry`);
+      throw new StoreWriteError(join(this.dir, this.file), err);
     }
     this.size += buf.length;
   }
