@@ -4,6 +4,7 @@ import type { PanelKind } from '../shared/protocol';
 import { ApiKeys } from './apiKeys';
 import { filterRolloutsCommand } from './commands/filterRollouts';
 import { initializeLab } from './commands/initializeLab';
+import { ContextKeys, type ContextKey } from './contextKeys';
 import { runBatchCommand } from './commands/runCommands';
 import { SimEndpoint } from './commands/simEndpoint';
 import { labRequestHandlers } from './labRequests';
@@ -47,7 +48,12 @@ export interface RolloutLabApi {
   trainingJobs: TrainingJobsApi;
   /** The OTLP receiver started with the lab (rolloutLab.otlpReceiverPort): its URL, null when off; apply() settles it to the settings now. */
   otlpReceiver: Pick<OtlpReceiverService, 'url' | 'apply'>;
+  /** What the extension last set each of its context keys to (undefined: not set yet). */
+  contextKey(key: ContextKey): boolean | undefined;
 }
+
+/** The walkthrough of package.json's contributes.walkthroughs. */
+const WALKTHROUGH = 'gettingStarted';
 
 let service: LabService | undefined;
 
@@ -62,7 +68,9 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   const log = (line: string): void => output.appendLine(line);
   const apiKeys = new ApiKeys(context.secrets, context.globalState);
   const settings = new Settings(vscode.workspace);
+  const contextKeys = new ContextKeys();
   const lab = new LabService({
+    contextKeys,
     environment: (dir) => apiKeys.environment(dir),
     log,
     pollIntervalMs: settings.get('refreshIntervalSeconds') * 1000,
@@ -124,6 +132,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   };
 
   register('rolloutLab.initialize', (arg) => initializeLab(lab, output, arg));
+  register('rolloutLab.openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#${WALKTHROUGH}`, false));
   register('rolloutLab.runRollouts', (arg) => runBatchCommand(runContext, 'run', arg));
   register('rolloutLab.evaluate', (arg) => runBatchCommand(runContext, 'eval', arg));
   register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
@@ -174,7 +183,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;
   log(`Rollout Lab activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree, trainingJobs, otlpReceiver };
+  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree, trainingJobs, otlpReceiver, contextKey: (key) => contextKeys.get(key) };
 }
 
 /** Closes the labs so each store writes its catalog checkpoint. */
