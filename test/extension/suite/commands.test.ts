@@ -18,8 +18,10 @@ function endpointUrl(r: unknown): string {
 }
 
 describe('commands', () => {
-  it('Run Rollouts with { limit: 3 } runs three rollouts on the simulated endpoint', async () => {
+  it('Run Rollouts with { limit: 3 } runs three rollouts on the simulated endpoint, and sets rolloutLab.hasRollouts (the walkthrough\'s step)', async () => {
+    assert.notEqual((await api()).contextKey('rolloutLab.hasRollouts'), true, 'no rollout is stored yet');
     const r = await ensureRun();
+    await waitFor('rolloutLab.hasRollouts once rollouts are stored', async () => (await api()).contextKey('rolloutLab.hasRollouts'));
     assert.equal(r.rollouts, 3);
     assert.equal(r.succeeded, 3);
     assert.equal(r.failed, 0);

@@ -13,7 +13,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 beforeEach(() => forgetPythonProbes());
 
 /** Fake pythons in a folder of this test's own. */
-const fakePythons = (name: string, pythons: Record<string, { torch: string } | null>): string => writePythons(path.join(root, name), pythons);
+const fakePythons = (name: string, pythons: Record<string, { torch: string; version?: string } | null>): string => writePythons(path.join(root, name), pythons);
 
 const envWith = (dir: string): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${dir}:/bin` });
 
