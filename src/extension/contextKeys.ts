@@ -4,10 +4,13 @@ import * as vscode from 'vscode';
  * The context keys package.json's `when` clauses and the walkthrough's
  * completion events read, that the extension owns: `rolloutLab.hasLab` (a
  * workspace folder has .rollout-lab/lab.json: the palette shows the commands
- * that need one) and `rolloutLab.hasRollouts` (a lab's store holds a rollout:
- * the walkthrough's "Run rollouts" step is done).
+ * that need one), `rolloutLab.hasRollouts` (a lab's store holds a rollout:
+ * the walkthrough's "Run rollouts" step is done) and `rolloutLab.traceOpened`
+ * (the trace explorer showed a rollout: its "Open a trace" step; a key rather
+ * than the command, so the step does not tick off, and the walkthrough redraw,
+ * while the rollout pick is still open).
  */
-export type ContextKey = 'rolloutLab.hasLab' | 'rolloutLab.hasRollouts';
+export type ContextKey = 'rolloutLab.hasLab' | 'rolloutLab.hasRollouts' | 'rolloutLab.traceOpened';
 
 /** Sets each key only when its value changes, and remembers what the workbench was told (the extension-host tests read it). */
 export class ContextKeys {

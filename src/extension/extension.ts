@@ -135,7 +135,8 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   register('rolloutLab.openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#${WALKTHROUGH}`, false));
   register('rolloutLab.runRollouts', (arg) => runBatchCommand(runContext, 'run', arg));
   register('rolloutLab.evaluate', (arg) => runBatchCommand(runContext, 'eval', arg));
-  register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
+  const traceOpened = (): void => void contextKeys.set('rolloutLab.traceOpened', true);
+  register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg, traceOpened));
   const openGraph = (arg: unknown): void => {
     const id = rolloutIdOf(arg);
     if (id) rememberFolderOf(lab, arg);
@@ -143,7 +144,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   };
   register('rolloutLab.openGraphView', openGraph);
   register('rolloutLab.openRolloutInGraphView', openGraph);
-  register('rolloutLab.openRolloutInTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
+  register('rolloutLab.openRolloutInTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg, traceOpened));
   register('rolloutLab.openRewardCurve', () => void panels!.open('rewardCurve'));
   register('rolloutLab.showLearningCurve', () => panels!.open('rewardCurve').notify('rewards/showLearningCurve', {}));
   register('rolloutLab.startSimulatedEndpoint', (arg) => sim.start(arg));
@@ -230,7 +231,7 @@ function rememberFolderOf(lab: LabService, arg: unknown): void {
   if (typeof folder === 'string') lab.setActiveFolder(folder);
 }
 
-async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown): Promise<void> {
+async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown, shown: () => void): Promise<void> {
   let id = rolloutIdOf(arg);
   if (id && !/^[0-9a-f]{32}$/.test(id)) throw new Error(`"${id}" is not a rollout id (32 hex digits)`);
   if (id) rememberFolderOf(lab, arg);
@@ -244,11 +245,13 @@ async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown):
     const { rolloutDescription } = await import('./view/rolloutPresentation');
     const picked = await vscode.window.showQuickPick(
       rollouts.map((r) => ({ label: r.taskId, description: `${r.status} · ${rolloutDescription(r)}`, detail: `${r.runId} · ${new Date(r.startTime).toLocaleString()}`, id: r.id })),
-      { title: 'Rollout Lab: Open Trace Explorer', placeHolder: 'Recent rollouts', matchOnDescription: true, matchOnDetail: true },
+      // ignoreFocusOut: started from the walkthrough, the pick opens while the walkthrough's page may still take the focus.
+      { title: 'Rollout Lab: Open Trace Explorer', placeHolder: 'Recent rollouts', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
     );
     if (!picked) return;
     id = picked.id;
   }
   panels.showTrace(id);
+  shown();
 }
 

@@ -64,5 +64,6 @@ export async function initializeLab(lab: LabService, output: vscode.OutputChanne
   lab.invalidate(dir);
   await lab.syncContext();
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(`${dir}/.rollout-lab/lab.json`));
-  await vscode.window.showTextDocument(doc);
+  // Pinned, so it opens beside the walkthrough (a preview editor would take the walkthrough's place).
+  await vscode.window.showTextDocument(doc, { preview: false });
 }
