@@ -60,10 +60,11 @@ try {
     const manifest = join(root, 'node_modules/@esbuild', pkg, 'package.json');
     const installed = existsSync(manifest) ? JSON.parse(readFileSync(manifest, 'utf8')).version : null;
     if (installed !== esbuildVersion) {
-      // npm installs only this machine's binary package; another platform's is added without touching the lock file.
+      // npm installs only this machine's binary package; another platform's is unpacked beside it, the lock file untouched.
+      const dir = `node_modules/@esbuild/${pkg}`;
       fail(
-        `${target} needs esbuild's @esbuild/${pkg} ${esbuildVersion} binary in node_modules (${installed ? `found ${installed}` : 'not installed'}): ` +
-          `npm install --no-save --force @esbuild/${pkg}@${esbuildVersion}, then package again`,
+        `${target} needs esbuild's @esbuild/${pkg} ${esbuildVersion} binary in ${dir} (${installed ? `found ${installed}` : 'not installed'}): ` +
+          `npm pack @esbuild/${pkg}@${esbuildVersion} && rm -rf ${dir} && mkdir -p ${dir} && tar -xzf esbuild-${pkg}-${esbuildVersion}.tgz -C ${dir} --strip-components=1, then package again`,
       );
     }
     // Only this platform's binary goes in, whatever other @esbuild packages node_modules holds.
