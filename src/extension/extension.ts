@@ -126,7 +126,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   // A new or removed key changes what the router sends: open the labs again on next use.
   apiKeys.onDidChange(() => lab.invalidate());
 
-  const runContext = { service: lab, output, openRewardCurve: () => void panels!.open('rewardCurve') };
+  const runContext = { service: lab, output, openRewardCurve: () => void panels!.open('rewardCurve'), evaluated: () => void contextKeys.set('rolloutLab.evaluated', true) };
   const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, guarded(fn)));
   };
@@ -166,7 +166,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     if (typeof n?.folder === 'string' && typeof n.runId === 'string') tree.loadMore(n.folder, n.runId);
   });
 
-  const feature: FeatureContext = { extension: context, lab, panels: panelsRef, output, log, register };
+  const feature: FeatureContext = { extension: context, lab, panels: panelsRef, output, log, register, contextKeys };
   registerRewardWeightsCommands(feature);
   registerEvalReportCommands(feature);
   registerComparisonCommands(feature);

@@ -215,6 +215,56 @@ if (missing && !process.env.CI) {
           await explain(err);
         }
       });
+
+      it('Train (dry run) from the walkthrough: the target question says which python this machine has, the summary offers Dry Run, and it starts nothing', async () => {
+        try {
+          await openStep('train');
+          await button('train', 'Launch Training Phase…').click();
+          const widget = page.locator('.quick-input-widget');
+          const titleNow = async (): Promise<string> => (await widget.locator('.quick-input-title').innerText().catch(() => '')).trim();
+          let target = '';
+          let summary: string[] = [];
+          for (let i = 0; i < 10 && summary.length === 0; i++) {
+            await widget.waitFor({ state: 'visible', timeout: 120_000 });
+            const title = await titleNow();
+            if (/: confirm$/.test(title)) {
+              summary = (await quickInput(page))?.rows ?? [];
+              await shot('walkthrough-train-summary');
+              // Dry Run, never Launch: a click on it.
+              await widget.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Dry Run' }).first().click();
+              break;
+            }
+            if (/\(2\/6\)$/.test(title)) {
+              // The local target's row fills in once the python probe answers.
+              const row = widget.locator('.quick-input-list .monaco-list-row').filter({ hasText: /CPU · \S+ \d+\.\d+\.\d+ with(out)? torch|no python found/ }).first();
+              await row.waitFor({ timeout: 60_000 });
+              target = (await row.innerText()).replace(/\s+/g, ' ');
+              await shot('walkthrough-train-target');
+            }
+            // Started from the walkthrough, the question may open while the walkthrough's page keeps the keyboard: into the box, then Enter.
+            await widget.locator('.quick-input-box input').focus();
+            await page.keyboard.press('Enter');
+            await page.waitForFunction(
+              ([sel, before]) => {
+                const w = document.querySelector(sel as string) as HTMLElement | null;
+                return !w || w.offsetParent === null || (w.querySelector('.quick-input-title')?.textContent ?? '').trim() !== before;
+              },
+              ['.quick-input-widget', title],
+              { timeout: 120_000 },
+            );
+          }
+          console.log(`${theme}: the target question's local row: ${target}`);
+          assert.match(target, /this machine · CPU · \S+ \d+\.\d+\.\d+ (with torch \S+|without torch: only Dry Run works here)/);
+          assert.ok(summary.some((r) => /Dry Run/.test(r)), `the summary offers Dry Run: ${JSON.stringify(summary)}`);
+          await page.locator('.part.editor .view-lines').filter({ hasText: 'DRY RUN — nothing is launched' }).first().waitFor({ timeout: 60_000 });
+          await shot('walkthrough-dry-run');
+          assert.ok(!existsSync(join(workspace, '.rollout-lab', 'training', 'jobs')), 'no job was launched');
+          await page.locator('.tabs-container .tab').filter({ hasText: WALKTHROUGH_TAB }).first().click();
+          await done('train').waitFor({ timeout: 30_000 });
+        } catch (err) {
+          await explain(err);
+        }
+      });
     });
   }
 });

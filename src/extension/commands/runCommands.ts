@@ -17,6 +17,8 @@ export interface RunCommandContext {
   output: vscode.OutputChannel;
   /** Opens the reward curve (an action on the finished-run message). */
   openRewardCurve(): void;
+  /** An evaluation finished (the walkthrough's step). */
+  evaluated(): void;
 }
 
 /** The batch plan as the pickers or the argument give it: the command comes from the mode, the seed from lab.json. */
@@ -254,6 +256,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   }
 
   if (mode === 'eval') {
+    ctx.evaluated();
     const { metricsTable } = await core.metricsTable();
     output.appendLine(metricsTable(metrics, simulated));
     output.show(true);

@@ -140,6 +140,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
     const dry = await ctx.lab.withLab(folder, (lab) => dryRunTraining(labJobContext(lab), opts, (l) => output.appendLine(l)));
     output.appendLine(`DRY RUN — nothing is launched. Job ${dry.spec.id} on ${dry.plan.target}:`);
     for (const step of dry.plan.steps) output.appendLine(`  ${step.title}: ${step.argv.join(' ')}`);
+    void ctx.contextKeys.set('rolloutLab.dryRunShown', true);
     return dry;
   }
 
@@ -240,6 +241,7 @@ async function showDryRun(jobs: Jobs, dry: DryRun): Promise<DryRun> {
   jobs.output.appendLine(text);
   const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
   await vscode.window.showTextDocument(doc, { preview: true });
+  void jobs.ctx.contextKeys.set('rolloutLab.dryRunShown', true);
   return dry;
 }
 

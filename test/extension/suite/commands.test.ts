@@ -37,6 +37,7 @@ describe('commands', () => {
     assert.equal(m.succeeded, 2);
     assert.equal(typeof m.averageFinalReward, 'number');
     assert.equal(m.executionSuccessRate, 100);
+    assert.equal((await api()).contextKey('rolloutLab.evaluated'), true, "the walkthrough's Evaluate step ticks off");
     assert.ok(m.decisionAlignment === null || (m.decisionAlignment >= 0 && m.decisionAlignment <= 100));
   });
 

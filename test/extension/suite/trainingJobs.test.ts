@@ -225,6 +225,7 @@ describe('training jobs', () => {
       assert.ok(dry?.spec, 'Dry Run returns what would run');
       assert.equal(dry.python?.torch, null);
       assert.equal(dry.plan.steps[0]!.argv[0], bare, 'the plan runs the python the target names');
+      assert.equal((await api()).contextKey('rolloutLab.dryRunShown'), true, "the walkthrough's Train (dry run) step ticks off");
       assert.deepEqual(existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [], before, 'no job was launched');
       // Launch itself still needs torch, and says so.
       await assert.rejects(
