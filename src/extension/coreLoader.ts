@@ -59,6 +59,7 @@ export const core = {
   phases: () => import('../core/train/phases/phases'),
   jobContext: () => import('../core/train/jobs/jobContext'),
   jobDraft: () => import('../core/train/jobs/jobDraft'),
+  localPython: () => import('../core/train/jobs/launchers/localPython'),
   trainPhase: () => import('../core/train/jobs/trainPhase'),
   runPhase: () => import('../core/train/pipeline/runPhase'),
   pipelineStatus: () => import('../core/train/pipeline/pipelineStatus'),

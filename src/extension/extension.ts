@@ -4,6 +4,7 @@ import type { PanelKind } from '../shared/protocol';
 import { ApiKeys } from './apiKeys';
 import { filterRolloutsCommand } from './commands/filterRollouts';
 import { initializeLab } from './commands/initializeLab';
+import { ContextKeys, type ContextKey } from './contextKeys';
 import { runBatchCommand } from './commands/runCommands';
 import { SimEndpoint } from './commands/simEndpoint';
 import { labRequestHandlers } from './labRequests';
@@ -47,7 +48,12 @@ export interface RolloutLabApi {
   trainingJobs: TrainingJobsApi;
   /** The OTLP receiver started with the lab (rolloutLab.otlpReceiverPort): its URL, null when off; apply() settles it to the settings now. */
   otlpReceiver: Pick<OtlpReceiverService, 'url' | 'apply'>;
+  /** What the extension last set each of its context keys to (undefined: not set yet). */
+  contextKey(key: ContextKey): boolean | undefined;
 }
+
+/** The walkthrough of package.json's contributes.walkthroughs. */
+const WALKTHROUGH = 'gettingStarted';
 
 let service: LabService | undefined;
 
@@ -62,7 +68,9 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   const log = (line: string): void => output.appendLine(line);
   const apiKeys = new ApiKeys(context.secrets, context.globalState);
   const settings = new Settings(vscode.workspace);
+  const contextKeys = new ContextKeys();
   const lab = new LabService({
+    contextKeys,
     environment: (dir) => apiKeys.environment(dir),
     log,
     pollIntervalMs: settings.get('refreshIntervalSeconds') * 1000,
@@ -118,15 +126,17 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   // A new or removed key changes what the router sends: open the labs again on next use.
   apiKeys.onDidChange(() => lab.invalidate());
 
-  const runContext = { service: lab, output, openRewardCurve: () => void panels!.open('rewardCurve') };
+  const runContext = { service: lab, output, openRewardCurve: () => void panels!.open('rewardCurve'), evaluated: () => void contextKeys.set('rolloutLab.evaluated', true) };
   const register = (id: string, fn: (...args: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, guarded(fn)));
   };
 
   register('rolloutLab.initialize', (arg) => initializeLab(lab, output, arg));
+  register('rolloutLab.openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#${WALKTHROUGH}`, false));
   register('rolloutLab.runRollouts', (arg) => runBatchCommand(runContext, 'run', arg));
   register('rolloutLab.evaluate', (arg) => runBatchCommand(runContext, 'eval', arg));
-  register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
+  const traceOpened = (): void => void contextKeys.set('rolloutLab.traceOpened', true);
+  register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg, traceOpened));
   const openGraph = (arg: unknown): void => {
     const id = rolloutIdOf(arg);
     if (id) rememberFolderOf(lab, arg);
@@ -134,7 +144,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   };
   register('rolloutLab.openGraphView', openGraph);
   register('rolloutLab.openRolloutInGraphView', openGraph);
-  register('rolloutLab.openRolloutInTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg));
+  register('rolloutLab.openRolloutInTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg, traceOpened));
   register('rolloutLab.openRewardCurve', () => void panels!.open('rewardCurve'));
   register('rolloutLab.showLearningCurve', () => panels!.open('rewardCurve').notify('rewards/showLearningCurve', {}));
   register('rolloutLab.startSimulatedEndpoint', (arg) => sim.start(arg));
@@ -156,7 +166,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
     if (typeof n?.folder === 'string' && typeof n.runId === 'string') tree.loadMore(n.folder, n.runId);
   });
 
-  const feature: FeatureContext = { extension: context, lab, panels: panelsRef, output, log, register };
+  const feature: FeatureContext = { extension: context, lab, panels: panelsRef, output, log, register, contextKeys };
   registerRewardWeightsCommands(feature);
   registerEvalReportCommands(feature);
   registerComparisonCommands(feature);
@@ -174,7 +184,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   context.subscriptions.push(output, lab, panels, tree, view, sim);
   const activationMs = performance.now() - started;
   log(`Rollout Lab activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree, trainingJobs, otlpReceiver };
+  return { activationMs, service: lab, panels, rolloutsTree: tree, prompts, trainingTree, trainingJobs, otlpReceiver, contextKey: (key) => contextKeys.get(key) };
 }
 
 /** Closes the labs so each store writes its catalog checkpoint. */
@@ -221,7 +231,7 @@ function rememberFolderOf(lab: LabService, arg: unknown): void {
   if (typeof folder === 'string') lab.setActiveFolder(folder);
 }
 
-async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown): Promise<void> {
+async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown, shown: () => void): Promise<void> {
   let id = rolloutIdOf(arg);
   if (id && !/^[0-9a-f]{32}$/.test(id)) throw new Error(`"${id}" is not a rollout id (32 hex digits)`);
   if (id) rememberFolderOf(lab, arg);
@@ -235,11 +245,13 @@ async function openTraceExplorer(lab: LabService, panels: Panels, arg: unknown):
     const { rolloutDescription } = await import('./view/rolloutPresentation');
     const picked = await vscode.window.showQuickPick(
       rollouts.map((r) => ({ label: r.taskId, description: `${r.status} · ${rolloutDescription(r)}`, detail: `${r.runId} · ${new Date(r.startTime).toLocaleString()}`, id: r.id })),
-      { title: 'Rollout Lab: Open Trace Explorer', placeHolder: 'Recent rollouts', matchOnDescription: true, matchOnDetail: true },
+      // ignoreFocusOut: started from the walkthrough, the pick opens while the walkthrough's page may still take the focus.
+      { title: 'Rollout Lab: Open Trace Explorer', placeHolder: 'Recent rollouts', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
     );
     if (!picked) return;
     id = picked.id;
   }
   panels.showTrace(id);
+  shown();
 }
 

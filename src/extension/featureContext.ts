@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { ContextKeys } from './contextKeys';
 import type { LabService } from './labService';
 import type { Panels } from './panels';
 
@@ -11,6 +12,8 @@ export interface FeatureContext {
   log(line: string): void;
   /** Registers a command whose errors reach the user as one clear message. */
   register(id: string, fn: (...args: unknown[]) => unknown): void;
+  /** The context keys the walkthrough's steps tick off on. */
+  contextKeys: ContextKeys;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Lab } from '../core/lab/lab';
 import type { TraceStore } from '../core/store/traceStore';
 import { errorMessage } from '../core/errors';
 import { CoalescingTrigger } from './coalescingTrigger';
+import type { ContextKeys } from './contextKeys';
 import { Disposable, DisposableStore } from './disposable';
 
 /** Why the rollouts view and the panels should look again. */
@@ -23,6 +24,8 @@ export interface LabServiceOptions {
   pollIntervalMs?: number;
   /** How long a burst of journal writes is gathered before the store catches up. */
   debounceMs?: number;
+  /** Where `rolloutLab.hasLab` and `rolloutLab.hasRollouts` are set. */
+  contextKeys: ContextKeys;
 }
 
 interface Entry {
@@ -62,7 +65,7 @@ export class LabService extends Disposable {
       const folder = path.dirname(path.dirname(uri.fsPath));
       if (!this.isWorkspaceFolder(folder)) return;
       this.invalidate(folder);
-      void this.updateContext();
+      void this.syncContext();
     };
     this.register(labFiles);
     this.register(labFiles.onDidChange(onLabFile));
@@ -71,7 +74,7 @@ export class LabService extends Disposable {
     this.register(
       vscode.workspace.onDidChangeWorkspaceFolders(() => {
         for (const folder of [...this.entries.keys()]) if (!this.isWorkspaceFolder(folder)) this.invalidate(folder);
-        void this.updateContext();
+        void this.syncContext();
       }),
     );
     // A saved lab.json is picked up even where the file watcher is slow.
@@ -80,7 +83,7 @@ export class LabService extends Disposable {
         if (doc.uri.scheme === 'file' && doc.uri.fsPath.endsWith(LAB_JSON)) onLabFile(doc.uri);
       }),
     );
-    void this.updateContext();
+    void this.syncContext();
   }
 
   /** Workspace folders (on disk) that hold a lab, in workspace order. */
@@ -163,6 +166,7 @@ export class LabService extends Disposable {
   /** Tells listeners that a lab's store changed in this process (a run here reports each rollout). */
   notifyStoreChanged(folder: string): void {
     this.changed.fire({ folder, reason: 'store' });
+    this.syncHasRollouts();
   }
 
   /** Forgets the opened lab of a folder (or every folder); the next use opens it again. */
@@ -191,6 +195,7 @@ export class LabService extends Disposable {
       (lab) => {
         created.lab = lab;
         if (!created.stale) this.watch(created);
+        this.syncHasRollouts();
       },
       (err: unknown) => {
         // A failed open is not cached: fixing lab.json and trying again must work.
@@ -241,7 +246,10 @@ export class LabService extends Disposable {
     }
     if (e.stale) return;
     try {
-      if (await lab.store.refresh()) this.changed.fire({ folder, reason: 'store' });
+      if (await lab.store.refresh()) {
+        this.changed.fire({ folder, reason: 'store' });
+        this.syncHasRollouts();
+      }
     } catch (err) {
       this.opts.log(`could not read new rollouts in ${folder}: ${errorMessage(err)}`);
     }
@@ -259,9 +267,19 @@ export class LabService extends Disposable {
     return (vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === 'file' && path.resolve(f.uri.fsPath) === path.resolve(folder));
   }
 
-  /** `rolloutLab.hasLab` drives the view's welcome content (a button to initialise when there is none). */
-  private async updateContext(): Promise<void> {
-    await vscode.commands.executeCommand('setContext', 'rolloutLab.hasLab', this.labFolders().length > 0);
+  /**
+   * `rolloutLab.hasLab` drives the view's welcome content (a button to initialise when there is none) and
+   * which commands the palette offers; Initialize Lab calls it once lab.json is written.
+   */
+  async syncContext(): Promise<void> {
+    await this.opts.contextKeys.set('rolloutLab.hasLab', this.labFolders().length > 0);
+  }
+
+  /** `rolloutLab.hasRollouts`: an opened lab's store holds a rollout (the walkthrough's "Run rollouts" step). Once on, it stays on while the labs reopen. */
+  private syncHasRollouts(): void {
+    if (this.opts.contextKeys.get('rolloutLab.hasRollouts')) return;
+    const any = [...this.entries.values()].some((e) => !e.stale && (e.lab?.store.listRollouts({ limit: 0 }).total ?? 0) > 0);
+    if (any) void this.opts.contextKeys.set('rolloutLab.hasRollouts', true);
   }
 
   /** Closes every lab (the store checkpoints its catalog on close). */

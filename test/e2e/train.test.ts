@@ -8,6 +8,7 @@ import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
 import type { DryRun } from '../../src/core/train/jobs/jobDraft';
 import type { TrainResult } from '../../src/core/train/jobs/trainPhase';
 import { cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
+import { FAKE_PYTHON_VERSION, fakePythons } from '../fakes/pythons';
 
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
 const PYTHON = '/usr/bin/python3';
@@ -20,8 +21,11 @@ const JUNIORS = ['Geneticist', 'Pharmacologist', 'Neurologist'];
 const SENIORS = ['HypothesisRefiner', 'ProtocolDesigner'];
 
 let ws: string;
+/** A python without torch, as a machine without the trainer has. */
+let noTorchPython: string;
 before(() => {
   ws = tempWorkspace();
+  noTorchPython = join(fakePythons(join(ws, 'pythons'), { python3: null }), 'python3');
   // Short tasks, one-line prompts and no tools keep every conversation within the tiny model's context,
   // so real training and serving on the CPU take seconds, not minutes.
   const tasks = join(ws, 'tasks.jsonl');
@@ -47,6 +51,7 @@ before(() => {
     trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 2048 }, secrets: ['HF_TOKEN'] },
     targets: {
       cpu: { kind: 'local', python: PYTHON },
+      bare: { kind: 'local', python: noTorchPython },
       box: { kind: 'ssh', host: 'trainer@gpu-box.example', port: 2222, identityFile: '/home/me/.ssh/id_ed25519', gpuType: 'A100' },
       cloud: { kind: 'skypilot', gpuType: 'H100', gpus: 1, useSpot: true },
       cluster: { kind: 'k8s', namespace: 'ml', gpus: 1 },
@@ -115,6 +120,25 @@ test('train --dry-run: the spec and the exact commands for each kind of target, 
   assert.match(bad.stderr, /--backend takes tiny .* or transformers .*, not "jax"/);
 });
 
+test('train --dry-run needs no torch: on a local python without it the plan runs that python and says only Dry Run works; a launch refuses it', () => {
+  const r = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'bare', '--dry-run', '--json'], env);
+  assert.equal(r.code, 0, r.stderr);
+  const dry = JSON.parse(r.stdout) as DryRun;
+  assert.equal(dry.python?.torch, null);
+  assert.equal(dry.python?.version, FAKE_PYTHON_VERSION);
+  assert.equal(dry.plan.steps[0]!.argv[0], noTorchPython, 'the plan runs the python the target names');
+  assert.ok(dry.data.records! > 0, 'the pre-flight and export ran');
+  const text = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'bare', '--dry-run'], env);
+  assert.equal(text.code, 0, text.stderr);
+  const [head, python] = text.stdout.split('\n');
+  assert.match(head!, /^DRY RUN — nothing is launched\. /);
+  assert.equal(python, `python: ${noTorchPython} ${FAKE_PYTHON_VERSION} (training.targets.bare.python) without torch: only Dry Run works here; install torch (${noTorchPython} -m pip install torch) or pick a remote target`);
+  const launch = cli(['train', '--workspace', ws, '--phase', 'sft-plain', '--target', 'bare', '--no-serve'], env);
+  assert.equal(launch.code, 2, launch.stdout + launch.stderr);
+  assert.match(launch.stderr, /training\.targets\.bare\.python is .*python3, which cannot import torch \(ModuleNotFoundError: No module named 'torch'\)/);
+  assert.deepEqual(json<JobRecord[]>(cli(['jobs', '--workspace', ws, '--json'])), [], 'nothing was launched');
+});
+
 test('train: a phase that does not include simulated rollouts refuses them and says how many; --include-simulated takes them', () => {
   const plain = cli(['train', '--workspace', ws, '--phase', 'sft-plain', '--target', 'cpu', '--dry-run'], env);
   assert.equal(plain.code, 2, plain.stdout + plain.stderr);
@@ -127,7 +151,7 @@ test('train: a phase that does not include simulated rollouts refuses them and s
 test('train: bad targets, phases and hyper-parameters are usage errors that say what to do', () => {
   const nope = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'nowhere']);
   assert.equal(nope.code, 2);
-  assert.match(nope.stderr, /no target "nowhere" — use local, ssh, skypilot or k8s, or one of training\.targets \(cpu, box, cloud, cluster\)/);
+  assert.match(nope.stderr, /no target "nowhere" — use local, ssh, skypilot or k8s, or one of training\.targets \(cpu, bare, box, cloud, cluster\)/);
   const hp = cli(['train', '--workspace', ws, '--phase', 'sft', '--set', 'lora_rank=8', '--dry-run']);
   assert.equal(hp.code, 2);
   assert.match(hp.stderr, /unknown sft hyper-parameter "lora_rank" — known: learning_rate/);

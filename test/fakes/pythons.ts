@@ -1,19 +1,21 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+/** A fake python's version when a test does not say. */
+export const FAKE_PYTHON_VERSION = '3.11.7';
+
 /**
- * A folder for PATH with fake pythons: those given a torch version answer the
- * launcher's probe like a python that imports torch; the others fail like one
- * without it.
+ * A folder for PATH with fake pythons that answer the local launcher's probe
+ * (src/core/train/jobs/launchers/localPython.ts) as a real one does: its own
+ * path, its version, then torch's version, or "!" and the import error of a
+ * python without torch (null).
  */
-export function fakePythons(dir: string, pythons: Record<string, { torch: string } | null>): string {
+export function fakePythons(dir: string, pythons: Record<string, { torch: string; version?: string } | null>): string {
   mkdirSync(dir, { recursive: true });
   for (const [exe, has] of Object.entries(pythons)) {
     const file = path.join(dir, exe);
-    const body = has
-      ? `printf '%s\\n%s\\n' "${file}" "${has.torch}"`
-      : `echo "Traceback (most recent call last):" >&2; echo "ModuleNotFoundError: No module named 'torch'" >&2; exit 1`;
-    writeFileSync(file, `#!/bin/sh\n${body}\n`);
+    const torch = has ? has.torch : "!ModuleNotFoundError: No module named 'torch'";
+    writeFileSync(file, `#!/bin/sh\nprintf '%s\\n%s\\n%s\\n' "${file}" "${has?.version ?? FAKE_PYTHON_VERSION}" "${torch}"\n`);
     chmodSync(file, 0o755);
   }
   return dir;

@@ -1,19 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import {
   CHROMIUM,
   CHROMIUM_ARGS,
-  CODE_SERVER,
   REPO,
   extensionHostLogTail,
   makeScratch,
   missingPrerequisite,
   removeScratch,
-  scratchEnv,
   startCodeServer,
   workbenchUrl,
   writeUserSettings,
@@ -22,6 +19,7 @@ import {
 } from '../extension/codeServer';
 import { loadConfig } from '../../src/core/config/loader';
 import { cli, PUBMEDQA, QUIET_SETTINGS } from '../extension/runExtensionTests';
+import { installPackagedExtension } from './packagedExtension';
 import {
   answerPrompts,
   clearNotifications,
@@ -51,30 +49,6 @@ const SETTINGS = { ...QUIET_SETTINGS, 'files.autoSave': 'off' };
 const missing = missingPrerequisite();
 if (missing && !process.env.CI) {
   console.log(`${'!'.repeat(78)}\n!! SKIPPED UI end-to-end tests (Playwright + code-server): ${missing}\n!! (CI is unset, so this is a skip; in CI it fails.)\n${'!'.repeat(78)}`);
-}
-
-/**
- * Installs the extension the way a user gets it: the .vsix that `npm run
- * package` builds (production bundles, .vscodeignore applied), installed with
- * code-server's own --install-extension into the scratch extensions folder.
- */
-function installExtension(scratch: ScratchDirs): string {
-  const started = Date.now();
-  const r = spawnSync('npm', ['run', 'package'], { cwd: REPO, encoding: 'utf8', timeout: 300_000 });
-  if (r.status !== 0) throw new Error(`npm run package failed:\n${r.stdout}\n${r.stderr}`);
-  const vsix = readdirSync(REPO)
-    .filter((f) => f.endsWith('.vsix'))
-    .map((f) => ({ f, t: statSync(join(REPO, f)).mtimeMs }))
-    .filter((x) => x.t >= started - 1000)
-    .sort((a, b) => b.t - a.t)[0]?.f;
-  if (!vsix) throw new Error('npm run package made no .vsix in the repository folder');
-  const inst = spawnSync(CODE_SERVER, ['--extensions-dir', scratch.extensions, '--user-data-dir', scratch.userData, '--install-extension', join(REPO, vsix)], {
-    env: scratchEnv(scratch),
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  if (inst.status !== 0) throw new Error(`code-server --install-extension ${vsix} failed:\n${inst.stdout}\n${inst.stderr}`);
-  return `installed ${vsix} (${Math.round(statSync(join(REPO, vsix)).size / 1024)} KiB) with code-server --install-extension`;
 }
 
 /** The agent whose prompt file the annotation steps open: it runs once in every rollout. */
@@ -136,7 +110,7 @@ if (missing && !process.env.CI) {
     workspace = join(scratch.root, 'lab');
     mkdirSync(workspace);
     cli(['init', '--workspace', workspace, '--dataset', PUBMEDQA]);
-    console.log(installExtension(scratch));
+    console.log(installPackagedExtension(scratch));
     writeUserSettings(scratch, { ...SETTINGS, 'workbench.colorTheme': THEMES.dark });
     cs = await startCodeServer({ scratch });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });

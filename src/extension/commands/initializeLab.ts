@@ -7,15 +7,20 @@ import type { LabService } from '../labService';
 /** Set up for the research lab, or for the user's own module (`{ graph }`, relative to the folder or absolute). */
 export type InitializeChoice = 'research-lab' | { graph: string };
 
+/** The argument that asks for the user's own graph module straight away (the walkthrough's "your own graph" link). */
+export const PICK_OWN_GRAPH = 'own-graph';
+
 const GRAPH_FILES = '**/*.{ts,mts,cts,js,mjs,cjs}';
 
 /**
- * Which lab to set up. An argument decides; a folder with no source file gets
- * the research lab without a question; otherwise a quick pick offers the
+ * Which lab to set up. An argument decides ('research-lab', `{ graph }`, or
+ * 'own-graph' for the file picker); a folder with no source file gets the
+ * research lab without a question; otherwise a quick pick offers the
  * research-lab reference or one of the user's own graph modules (a file picker).
  */
 async function choose(folder: vscode.WorkspaceFolder, arg: unknown): Promise<InitializeChoice | undefined> {
   if (arg === 'research-lab') return arg;
+  if (arg === PICK_OWN_GRAPH) return pickGraphModule(folder);
   if (typeof arg === 'object' && arg !== null && typeof (arg as { graph?: unknown }).graph === 'string') return { graph: (arg as { graph: string }).graph };
   const sources = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, GRAPH_FILES), '**/node_modules/**', 1);
   if (sources.length === 0) return 'research-lab';
@@ -28,6 +33,11 @@ async function choose(folder: vscode.WorkspaceFolder, arg: unknown): Promise<Ini
   );
   if (!picked) return undefined;
   if (picked.choice === 'research') return 'research-lab';
+  return pickGraphModule(folder);
+}
+
+/** The user's graph module, from a file picker: relative to the folder when it is inside it. */
+async function pickGraphModule(folder: vscode.WorkspaceFolder): Promise<InitializeChoice | undefined> {
   const files = await vscode.window.showOpenDialog({
     title: 'The LangGraph.js module the lab runs',
     defaultUri: folder.uri,
@@ -60,7 +70,8 @@ export async function initializeLab(lab: LabService, output: vscode.OutputChanne
   }
   if (r.agents) output.appendLine(`Agents of the graph module: ${r.agents.names.join(', ')}; write each one's prompt in .rollout-lab/prompts/.`);
   lab.invalidate(dir);
-  await vscode.commands.executeCommand('setContext', 'rolloutLab.hasLab', true);
+  await lab.syncContext();
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(`${dir}/.rollout-lab/lab.json`));
-  await vscode.window.showTextDocument(doc);
+  // Pinned, so it opens beside the walkthrough (a preview editor would take the walkthrough's place).
+  await vscode.window.showTextDocument(doc, { preview: false });
 }

@@ -18,6 +18,8 @@ export interface RunCommandContext {
   output: vscode.OutputChannel;
   /** Opens the reward curve (an action on the finished-run message). */
   openRewardCurve(): void;
+  /** An evaluation finished (the walkthrough's step). */
+  evaluated(): void;
 }
 
 /** The batch plan as the pickers or the argument give it: the command comes from the mode, the seed from lab.json. */
@@ -127,7 +129,8 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}):
   if (proposedAt > 0) items.unshift(...items.splice(proposedAt, 1));
   else if (proposedAt < 0 && proposed.dataset) items.unshift({ label: path.basename(proposed.dataset), description: proposed.dataset, detail: 'the selected run\'s dataset', key: proposed.dataset });
   items.push({ label: BROWSE, description: 'a JSONL file, PubMedQA ori_pqal.json or a pubmed_qa export', alwaysShow: true });
-  const picked = await vscode.window.showQuickPick(items, { title: `${title} (${step++}/${steps})`, placeHolder: 'Dataset' });
+  // ignoreFocusOut: the four questions are one form, and the walkthrough that started it redraws (taking the focus) as a lab opens or a step ticks off.
+  const picked = await vscode.window.showQuickPick(items, { title: `${title} (${step++}/${steps})`, placeHolder: 'Dataset', ignoreFocusOut: true });
   if (!picked) return undefined;
   let dataset = picked.key;
   if (!dataset) {
@@ -150,7 +153,7 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}):
     ];
     const s = await vscode.window.showQuickPick(
       [...splits.filter((i) => i.label === proposed.split), ...splits.filter((i) => i.label !== proposed.split)],
-      { title: `${title} (${step++}/${steps})`, placeHolder: 'Split' },
+      { title: `${title} (${step++}/${steps})`, placeHolder: 'Split', ignoreFocusOut: true },
     );
     if (!s) return undefined;
     split = s.label as RunPlan['split'];
@@ -161,6 +164,7 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}):
     prompt: `How many ${split === 'all' ? '' : `${split} `}tasks? Leave empty for all of them.`,
     value: proposed.limit !== undefined ? String(proposed.limit ?? '') : mode === 'eval' ? '' : '10',
     placeHolder: 'all',
+    ignoreFocusOut: true,
     validateInput: (v) => validateCount(v, true),
   });
   if (limitText === undefined) return undefined;
@@ -169,6 +173,7 @@ async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}):
     title: `${title} (${step++}/${steps})`,
     prompt: 'Samples per task (a GRPO group size; 1 for a plain run)',
     value: String(proposed.samples ?? (mode === 'eval' ? 1 : config.runner.samples)),
+    ignoreFocusOut: true,
     validateInput: (v) => validateCount(v, false),
   });
   if (samplesText === undefined) return undefined;
@@ -255,6 +260,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, mode: '
   }
 
   if (mode === 'eval') {
+    ctx.evaluated();
     const { metricsTable } = await core.metricsTable();
     output.appendLine(metricsTable(metrics, simulated));
     output.show(true);

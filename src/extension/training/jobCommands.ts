@@ -140,6 +140,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
     const dry = await ctx.lab.withLab(folder, (lab) => dryRunTraining(labJobContext(lab), opts, (l) => output.appendLine(l)));
     output.appendLine(`DRY RUN — nothing is launched. Job ${dry.spec.id} on ${dry.plan.target}:`);
     for (const step of dry.plan.steps) output.appendLine(`  ${step.title}: ${step.argv.join(' ')}`);
+    void ctx.contextKeys.set('rolloutLab.dryRunShown', true);
     return dry;
   }
 
@@ -152,9 +153,9 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
         ctx.lab.withLab(folder, (lab) => dryRunTraining(labJobContext(lab), { ...opts, signal }, hooks.log)),
       );
       const { referenceHyperparameters } = await core.jobBundle();
-      const { launchSummary } = await import('./launchSummary');
+      const { launchBlocker, launchSummary } = await import('./launchSummary');
       const rows = launchSummary(phase, dry, referenceHyperparameters(phase.kind as 'sft' | 'grpo'), opts.serve ?? true);
-      const answer = await confirmLaunch(jobs, opts.phase, rows);
+      const answer = await confirmLaunch(jobs, opts.phase, rows, launchBlocker(dry));
       if (answer === 'dry') return showDryRun(jobs, dry);
       if (answer !== 'launch') return undefined;
     }
@@ -197,11 +198,13 @@ type Confirm = 'launch' | 'dry' | 'cancel';
 /**
  * The summary to confirm before a launch: Launch (Enter), Dry Run, Cancel,
  * and under them what will run. Picking a summary row keeps it open.
+ * `blocker` says why Launch would fail here (no torch on this machine): it
+ * stays offered, and says so.
  */
-function confirmLaunch(jobs: Jobs, phase: string, rows: Array<{ label: string; value: string }>): Promise<Confirm | undefined> {
+function confirmLaunch(jobs: Jobs, phase: string, rows: Array<{ label: string; value: string }>, blocker: string | null): Promise<Confirm | undefined> {
   type Item = vscode.QuickPickItem & { action?: Confirm };
   const items: Item[] = [
-    { label: '$(rocket) Launch', description: 'start the job now', action: 'launch' },
+    { label: '$(rocket) Launch', description: blocker ? `$(warning) fails here: ${blocker}` : 'start the job now', action: 'launch' },
     { label: '$(beaker) Dry Run', description: 'only the pre-flight and export: shows the spec and every command, starts nothing', action: 'dry' },
     { label: '$(close) Cancel', description: 'launch nothing', action: 'cancel' },
     { label: 'What will run', kind: vscode.QuickPickItemKind.Separator },
@@ -238,6 +241,7 @@ async function showDryRun(jobs: Jobs, dry: DryRun): Promise<DryRun> {
   jobs.output.appendLine(text);
   const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
   await vscode.window.showTextDocument(doc, { preview: true });
+  void jobs.ctx.contextKeys.set('rolloutLab.dryRunShown', true);
   return dry;
 }
 

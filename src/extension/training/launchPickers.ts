@@ -120,18 +120,57 @@ async function pickBackend(configured: Backend, phase: string): Promise<Backend 
   return picked?.backend;
 }
 
+/**
+ * Where the job runs. A local target's row says which python this machine would run it with and whether it
+ * has torch (only Dry Run works without it): the list shows at once, and the rows fill in as the probe answers.
+ */
 async function pickTarget(targets: Record<string, TargetConfig>, preferred: string, phase: string): Promise<string | undefined> {
-  type Item = vscode.QuickPickItem & { name: string };
-  const items: Item[] = Object.entries(targets).map(([name, t]) => ({ label: name, description: t.kind, detail: targetDetail(t), name }));
-  if (!targets.local) items.push({ label: 'local', description: 'local', detail: 'this machine · the first python with torch (set training.targets.local.python to choose one)', name: 'local' });
+  type Item = vscode.QuickPickItem & { name: string; python?: string };
+  const items: Item[] = Object.entries(targets).map(([name, t]) => ({ label: name, description: t.kind, detail: targetDetail(t), name, ...(t.kind === 'local' ? { python: t.python ?? '' } : {}) }));
+  if (!targets.local) items.push({ label: 'local', description: 'local', detail: 'this machine · the first python with torch (set training.targets.local.python to choose one)', name: 'local', python: '' });
   // The phase's (or the trainer's) target first, marked, so Enter takes it.
   let first = items.findIndex((i) => i.name === preferred);
   // A kind instead of a name (trainer.target "ssh"): the first target of that kind, as the core resolves it.
   if (first < 0) first = items.findIndex((i) => i.description === preferred);
   if (first > 0) items.unshift(...items.splice(first, 1));
   if (first >= 0) items[0]!.description = `${items[0]!.description} · default`;
-  const picked = await vscode.window.showQuickPick(items, { title: title(2, phase), placeHolder: 'Where the job runs (training.targets in lab.json)', ignoreFocusOut: true, matchOnDetail: true });
-  return picked?.name;
+  const qp = vscode.window.createQuickPick<Item>();
+  qp.title = title(2, phase);
+  qp.placeholder = 'Where the job runs (training.targets in lab.json)';
+  qp.ignoreFocusOut = true;
+  qp.matchOnDetail = true;
+  qp.items = items;
+  const local = items.filter((i) => i.python !== undefined);
+  if (local.length) {
+    qp.busy = true;
+    void (async (): Promise<void> => {
+      const { checkLocalPython } = await core.localPython();
+      for (const item of local) {
+        const c = await checkLocalPython(item.name, item.python || undefined);
+        const gpus = targets[item.name]?.gpus ? `${targets[item.name]!.gpus}× ${targets[item.name]!.gpuType ?? 'GPU'}` : 'CPU';
+        item.detail = `this machine · ${gpus} · ${c.summary}`;
+      }
+      // Replacing the items moves the selection to the first row: keep the one the user is on.
+      const active = qp.activeItems[0];
+      qp.items = [...items];
+      if (active) qp.activeItems = [active];
+      qp.busy = false;
+    })().catch(() => {
+      qp.busy = false;
+    });
+  }
+  return new Promise((resolve) => {
+    let picked: string | undefined;
+    qp.onDidAccept(() => {
+      picked = qp.activeItems[0]?.name;
+      qp.hide();
+    });
+    qp.onDidHide(() => {
+      qp.dispose();
+      resolve(picked);
+    });
+    qp.show();
+  });
 }
 
 /** The reference settings (with the phase's own over them), or overrides typed as `key=value, …`. */

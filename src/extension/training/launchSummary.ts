@@ -44,9 +44,14 @@ export function launchSummary(phase: PhaseConfig, dry: DryRun, reference: Hyperp
     { label: 'Agents', value: phase.agents?.length ? phase.agents.join(', ') : "the phase's default agents" },
     { label: 'Model', value: `${phase.model ?? 'none (no version is registered)'} · base ${dry.spec.model.base}${dry.spec.model.adapter ? ' · continues from its active adapter' : ''}` },
     { label: 'Rows', value: rowsText(kind, dry.data) },
-    { label: 'Target', value: `${dry.plan.target}${dry.spec.resources.gpus ? ` · ${dry.spec.resources.gpus}× ${dry.spec.resources.gpuType ?? 'GPU'}` : ' · CPU'}` },
+    { label: 'Target', value: `${dry.plan.target}${dry.spec.resources.gpus ? ` · ${dry.spec.resources.gpus}× ${dry.spec.resources.gpuType ?? 'GPU'}` : ' · CPU'}${dry.python ? ` · ${dry.python.summary}` : ''}` },
     { label: 'Backend', value: `${backend} — needs ${BACKENDS[backend].needs}` },
     { label: 'Hyper-parameters', value: hyperparameterSummary(kind, hp) },
     { label: 'When it succeeds', value: serve ? (phase.model ? `serve it and make it the active version of "${phase.model}"` : 'serve it (no model version is registered)') : 'keep the adapter; serve it later' },
   ];
+}
+
+/** Why Launch cannot start the job on this machine (a local target whose python has no torch), or null when it can. */
+export function launchBlocker(dry: DryRun): string | null {
+  return dry.python && !dry.python.torch ? dry.python.summary : null;
 }

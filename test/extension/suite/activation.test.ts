@@ -31,6 +31,10 @@ describe('activation', () => {
     recordMetric('activationMs', Math.round(exports.activationMs * 10) / 10);
   });
 
+  it('sets rolloutLab.hasLab on activation, so the palette offers the commands that need a lab', async () => {
+    await waitFor('rolloutLab.hasLab', () => extension().exports.contextKey('rolloutLab.hasLab'));
+  });
+
   it('does not open the lab (store, graph runner) while activating', () => {
     const service = extension().exports.service as { openedStore?(folder: string): unknown };
     assert.equal(typeof service?.openedStore, 'function', 'RolloutLabApi.service.openedStore(folder)');

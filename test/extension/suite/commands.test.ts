@@ -18,8 +18,10 @@ function endpointUrl(r: unknown): string {
 }
 
 describe('commands', () => {
-  it('Run Rollouts with { limit: 3 } runs three rollouts on the simulated endpoint', async () => {
+  it('Run Rollouts with { limit: 3 } runs three rollouts on the simulated endpoint, and sets rolloutLab.hasRollouts (the walkthrough\'s step)', async () => {
+    assert.notEqual((await api()).contextKey('rolloutLab.hasRollouts'), true, 'no rollout is stored yet');
     const r = await ensureRun();
+    await waitFor('rolloutLab.hasRollouts once rollouts are stored', async () => (await api()).contextKey('rolloutLab.hasRollouts'));
     assert.equal(r.rollouts, 3);
     assert.equal(r.succeeded, 3);
     assert.equal(r.failed, 0);
@@ -35,6 +37,7 @@ describe('commands', () => {
     assert.equal(m.succeeded, 2);
     assert.equal(typeof m.averageFinalReward, 'number');
     assert.equal(m.executionSuccessRate, 100);
+    assert.equal((await api()).contextKey('rolloutLab.evaluated'), true, "the walkthrough's Evaluate step ticks off");
     assert.ok(m.decisionAlignment === null || (m.decisionAlignment >= 0 && m.decisionAlignment <= 100));
   });
 

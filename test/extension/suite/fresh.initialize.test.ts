@@ -6,9 +6,30 @@ import * as vscode from 'vscode';
 import { answerEveryPicker, extension, waitFor, workspaceDir, type RunSummaryLike } from './helpers';
 import { recordMetric } from './results';
 
+/** The palette's when clause of each contributed command (package.json's menus.commandPalette), for the commands that need a lab. */
+function labOnlyCommands(): string[] {
+  const pkg = extension().packageJSON as { contributes: { menus: { commandPalette: Array<{ command: string; when?: string }> } } };
+  return pkg.contributes.menus.commandPalette.filter((e) => (e.when ?? '').split('&&').some((t) => t.trim() === 'rolloutLab.hasLab')).map((e) => e.command);
+}
+
 describe('first use in an empty folder', () => {
   it('stays inactive until a command needs it', () => {
     assert.equal(extension().isActive, false, 'nothing in an empty folder should activate Rollout Lab');
+  });
+
+  it('Get Started opens the walkthrough; the palette hides the lab\'s commands while no lab exists', async () => {
+    // The commands that need a lab are behind rolloutLab.hasLab, which nothing has set yet (the extension is not even active).
+    assert.ok(labOnlyCommands().includes('rolloutLab.runRollouts'));
+    await vscode.commands.executeCommand('rolloutLab.openWalkthrough');
+    const exports = extension().exports;
+    assert.equal(exports.contextKey('rolloutLab.hasLab'), false, 'activated in a folder without lab.json: hasLab is false');
+    assert.equal(exports.contextKey('rolloutLab.hasRollouts'), undefined);
+    const tab = await waitFor('the walkthrough in an editor', () => {
+      const t = vscode.window.tabGroups.activeTabGroup.activeTab;
+      return t && /welcome|walkthrough|get started/i.test(t.label) ? t : undefined;
+    });
+    assert.ok(tab.label);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('Initialize Lab creates lab.json, the prompts and the tool tables', async () => {
@@ -27,6 +48,7 @@ describe('first use in an empty folder', () => {
     assert.ok(existsSync(join(dir, config.datasets['pubmedqa-sample']!.path)), 'the sample is in the lab');
     const ext = extension();
     assert.equal(ext.isActive, true);
+    assert.equal(ext.exports.contextKey('rolloutLab.hasLab'), true, 'the palette now offers the lab\'s commands');
     if (typeof ext.exports?.activationMs === 'number') recordMetric('activationMs (first command, empty folder)', Math.round(ext.exports.activationMs * 10) / 10);
     // The command opens lab.json for editing.
     await waitFor('lab.json to open in an editor', () => vscode.window.activeTextEditor?.document.uri.fsPath.endsWith(join('.rollout-lab', 'lab.json')));

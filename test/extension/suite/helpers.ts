@@ -22,6 +22,8 @@ export interface RolloutLabApiLike {
   service: unknown;
   panels: { get(kind: PanelKind): PanelHostLike | undefined };
   rolloutsTree: vscode.TreeDataProvider<unknown>;
+  /** What the extension last set its context keys to (undefined: not set yet, which when clauses read as false). */
+  contextKey(key: 'rolloutLab.hasLab' | 'rolloutLab.hasRollouts' | 'rolloutLab.traceOpened' | 'rolloutLab.evaluated' | 'rolloutLab.dryRunShown'): boolean | undefined;
 }
 
 export function extension(): vscode.Extension<RolloutLabApiLike> {

@@ -21,7 +21,9 @@ export function run(): Promise<void> {
     .filter((f) => (fresh ? f.startsWith(SUITE_MODE_FRESH) : !f.startsWith(SUITE_MODE_FRESH)))
     .sort();
   const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 120_000, reporter: 'spec' });
-  if (process.env.ROLLOUT_LAB_TEST_GREP) mocha.grep(process.env.ROLLOUT_LAB_TEST_GREP);
+  // Text a title contains, or /a regular expression/ (several tests at once: /first use|hasLab|Dry Run/).
+  const grep = process.env.ROLLOUT_LAB_TEST_GREP;
+  if (grep) mocha.grep(/^\/.+\/$/.test(grep) ? new RegExp(grep.slice(1, -1)) : grep);
   for (const f of files) mocha.addFile(join(here, f));
 
   const tests: TestResult[] = [];

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
+import { FAKE_PYTHON_VERSION, fakePythons } from '../../fakes/pythons';
 import { api, cli, ensureRun, waitFor, workspaceDir, type SnapshotItem } from './helpers';
 
 /** The part of the DryRun Launch Training Phase returns with `dryRun: true` that these tests read. */
@@ -176,7 +177,8 @@ describe('training jobs', () => {
     assert.equal(line('Agents'), `Agents: ${JUNIORS.join(', ')}`);
     assert.match(line('Model'), /^Model: junior · base tiny/);
     assert.match(line('Rows'), /^Rows: [1-9]\d* examples from [1-9]\d* rollouts? after pre-flight/);
-    assert.match(line('Target'), /^Target: local/);
+    // The target says which python runs the job here and what that means (this machine may or may not have torch).
+    assert.match(line('Target'), /^Target: local · CPU · \/usr\/bin\/python3 \d+\.\d+\.\d+ (with torch \S+ \(training\.targets\.local\.python\)$|\(training\.targets\.local\.python\) without torch: only Dry Run works here)/);
     assert.match(line('Backend'), /^Backend: tiny — needs torch only/);
     assert.match(line('Hyper-parameters'), /^Hyper-parameters: lr /);
     // Launch, then Dry Run: the second choice.
@@ -189,6 +191,53 @@ describe('training jobs', () => {
     assert.equal(jobs.trainingJobs.launchSummary(), undefined);
     assert.deepEqual(existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [], before, 'no job was launched');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('Launch Training Phase… on a machine whose python has no torch still shows the summary, says only Dry Run works, and Dry Run starts nothing', async function () {
+    this.timeout(180_000);
+    const jobs = (await api()) as unknown as { trainingJobs: TrainingJobsApiLike };
+    const pythons = join(dir, '.rollout-lab', 'test-pythons');
+    const bare = join(fakePythons(pythons, { python3: null }), 'python3');
+    const config = JSON.parse(readFileSync(labFile, 'utf8')) as { training: { targets: Record<string, unknown> } };
+    const withTorchTarget = readFileSync(labFile, 'utf8');
+    config.training.targets = { local: { kind: 'local', python: bare } };
+    writeFileSync(labFile, JSON.stringify(config, null, 2));
+    ((await api()).service as { invalidate(folder?: string): void }).invalidate(dir);
+    const jobsDir = join(dir, '.rollout-lab', 'training', 'jobs');
+    const before = existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [];
+    try {
+      let done = false;
+      const launching = Promise.resolve(vscode.commands.executeCommand<DryRunLike | undefined>('rolloutLab.launchTrainingPhase')).finally(() => (done = true));
+      let summary: string[] | undefined;
+      for (let i = 0; !done && i < 400; i++) {
+        summary = jobs.trainingJobs.launchSummary();
+        if (summary) break;
+        await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.ok(summary, `the summary was shown, not an error (the command ${done ? 'ended' : 'still asks'})`);
+      const target = summary.find((l) => l.startsWith('Target: ')) ?? '';
+      assert.equal(target, `Target: local · CPU · ${bare} ${FAKE_PYTHON_VERSION} (training.targets.local.python) without torch: only Dry Run works here; install torch (${bare} -m pip install torch) or pick a remote target`);
+      assert.match(summary.find((l) => l.startsWith('Rows: ')) ?? '', /^Rows: [1-9]\d* examples/, 'the pre-flight and export ran');
+      await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
+      await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      const dry = (await launching) as (DryRunLike & { python?: { torch: string | null } }) | undefined;
+      assert.ok(dry?.spec, 'Dry Run returns what would run');
+      assert.equal(dry.python?.torch, null);
+      assert.equal(dry.plan.steps[0]!.argv[0], bare, 'the plan runs the python the target names');
+      assert.equal((await api()).contextKey('rolloutLab.dryRunShown'), true, "the walkthrough's Train (dry run) step ticks off");
+      assert.deepEqual(existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [], before, 'no job was launched');
+      // Launch itself still needs torch, and says so.
+      await assert.rejects(
+        Promise.resolve(vscode.commands.executeCommand('rolloutLab.launchTrainingPhase', { phase: 'sft-plain', serve: false })),
+        /training\.targets\.local\.python is .*python3, which cannot import torch/,
+      );
+    } finally {
+      writeFileSync(labFile, withTorchTarget);
+      rmSync(pythons, { recursive: true, force: true });
+      ((await api()).service as { invalidate(folder?: string): void }).invalidate(dir);
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    }
   });
 
   it('Launch Training Phase takes a backend: the spec of the dry run has it', async function () {

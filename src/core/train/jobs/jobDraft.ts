@@ -10,7 +10,7 @@ import { resolvePhase, resolveTarget, type JobContext } from './jobContext';
 import type { JobRecord } from './jobRecord';
 import { JOB_API_VERSION, type JobKind, type JobSpec } from './jobSpec';
 import type { LaunchPlan, PreparedJob } from './launcher';
-import { withLocalPython } from './launchers/localPython';
+import { withLocalPython, type LocalPythonCheck } from './launchers/localPython';
 import { launcherFor } from './launchers';
 
 /**
@@ -47,6 +47,8 @@ export interface DryRun {
   plan: LaunchPlan;
   /** The exported data's counts (what the job would train on). */
   data: Record<string, number>;
+  /** A local target: the python the job would run and whether it has torch (a dry run needs none); null for the other targets. */
+  python: LocalPythonCheck | null;
 }
 
 export interface ServeRequest {
@@ -78,6 +80,8 @@ export interface JobDraft {
   adapter: string | null;
   data: Record<string, number>;
   secrets: Record<string, string>;
+  /** A local target's python, as checked (a dry run drafts one without torch). */
+  python?: LocalPythonCheck;
 }
 
 /** The phase kinds that train on a target as a job; the others (gather, bandit, apo) run on this machine. */
@@ -148,12 +152,15 @@ function specOf(ctx: JobContext, d: JobDraft): JobSpec {
   };
 }
 
-/** Pre-flight and export of a GPU phase's data; a failed pre-flight is an error that lists the checks. */
-export async function draftTraining(ctx: JobContext, opts: TrainOptions, log: (l: string) => void): Promise<JobDraft> {
+/**
+ * Pre-flight and export of a GPU phase's data; a failed pre-flight is an error that lists the checks. A
+ * local target needs a python with torch, unless `requireTorch` is false (a dry run, which starts nothing).
+ */
+export async function draftTraining(ctx: JobContext, opts: TrainOptions, log: (l: string) => void, draft: { requireTorch?: boolean } = {}): Promise<JobDraft> {
   const phase = resolvePhase(ctx, opts.phase);
   if (!GPU_KINDS.has(phase.kind)) throw new UsageError(`phase "${phase.name}" is a ${phase.kind} phase, which runs on this machine — run it with \`rollout-lab pipeline run ${phase.name}\``);
   const kind = phase.kind as 'sft' | 'grpo';
-  const target = await withLocalPython(resolveTarget(ctx, opts.target, phase), log);
+  const { python, ...target } = await withLocalPython(resolveTarget(ctx, opts.target, phase), log, draft);
   const hyperparameters = hyperparametersFor(kind, phase, opts.hyperparameters);
   log(`phase ${phase.name} (${kind}): pre-flight checks and export`);
   const exported = await ctx.exportPhaseData(phase, { signal: opts.signal, ...(opts.includeSimulated ? { includeSimulated: true } : {}), ...(opts.runId ? { runId: opts.runId } : {}) });
@@ -180,6 +187,7 @@ export async function draftTraining(ctx: JobContext, opts: TrainOptions, log: (l
     adapter: adapterSrc ? 'adapter' : null,
     data: (exported.counts ?? {}) as Record<string, number>,
     secrets: secretsFor(ctx, opts.secrets, log),
+    ...(python ? { python } : {}),
   };
 }
 
@@ -209,13 +217,17 @@ export function prepare(ctx: JobContext, d: JobDraft, dir: string): PreparedJob 
   return { spec, bundleDir: path.join(dir, 'bundle'), jobDir: dir, targetName: d.target.name, target: d.target.target, secrets: d.secrets };
 }
 
-/** What `train` would do, run nothing: the spec and the target's exact commands (the data is exported to see its counts). */
+/**
+ * What `train` would do, run nothing: the spec and the target's exact commands (the data is exported to see
+ * its counts). It needs no torch: on a local target without it, the plan shows the python it would run and
+ * `python` says what that python lacks.
+ */
 export async function dryRunTraining(ctx: JobContext, opts: TrainOptions, log: (l: string) => void = () => undefined): Promise<DryRun> {
-  const d = await draftTraining(ctx, opts, log);
+  const d = await draftTraining(ctx, opts, log, { requireTorch: false });
   const dir = mkdtempSync(path.join(tmpdir(), 'rollout-lab-dry-run-'));
   try {
     const job = prepare(ctx, d, dir);
-    return { spec: job.spec, plan: launcherFor(job.target.kind).plan(job), data: d.data };
+    return { spec: job.spec, plan: launcherFor(job.target.kind).plan(job), data: d.data, python: d.python ?? null };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
