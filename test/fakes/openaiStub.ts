@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { seededRandom } from '../../src/core/data/seededRandom';
 
 /**
  * An OpenAI-compatible chat-completions server on 127.0.0.1 for tests, with the
@@ -399,18 +400,6 @@ function sendBroken(res: ServerResponse, text: string, kind: BrokenBody): void {
   }
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.write(half, () => res.destroy());
-}
-
-/** mulberry32: a small seeded generator, so injected faults repeat run to run. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function sendError(res: ServerResponse, status: number, message: string): void {

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../errors';
+import { tellRetry, type RetryNotice } from '../llm/retryNotices';
 
 /*
  * A user's module (a graph, a reward, simulator answers, a search provider)
@@ -28,7 +29,9 @@ export type FromWorker =
   /** The module asks the main thread for something during a call (a custom reward's input.judge()). */
   | { type: 'request'; id: number; callId: number; method: string; args: unknown }
   /** Something a call reports as it goes (a graph's spans as they end). */
-  | { type: 'event'; callId: number; value: unknown };
+  | { type: 'event'; callId: number; value: unknown }
+  /** A model call in the worker is being retried: told on the lab's thread, where the batch listens. */
+  | { type: 'retry'; notice: RetryNotice };
 
 /** What starts a worker: its role (what to load and how to call it) and the data the role needs. */
 export interface IsolateSpec {
@@ -168,6 +171,9 @@ export class ModuleIsolate {
         }
         case 'event':
           this.pending.get(m.callId)?.opts.onEvent?.(m.value);
+          return;
+        case 'retry':
+          tellRetry(m.notice);
           return;
         case 'request': {
           const p = this.pending.get(m.callId);

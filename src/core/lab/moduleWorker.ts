@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { LabError, errorMessage } from '../errors';
 import type { FromWorker, IsolateSpec, ToWorker } from '../graph/moduleIsolate';
 import { loadSearchProvider } from '../graph/tools/searchProviderModule';
+import { listenForRetries } from '../llm/retryNotices';
 import { loadCustomReward, type CustomJudgeResult, type CustomRewardInput } from '../reward/customReward';
 import { cannedAnswersFromModule } from '../sim/cannedAnswers';
 import type { SimChatRequest } from '../sim/simRequest';
@@ -32,6 +33,9 @@ let nextRequest = 1;
 function post(m: FromWorker): void {
   port.postMessage(m);
 }
+
+// Retries of the module's model calls are told where the batch listens for them.
+listenForRetries((notice) => post({ type: 'retry', notice }));
 
 /** The longest timer Node keeps (about 24.8 days): the lab's thread keeps the real limit. */
 const NO_LIMIT = 2_147_483_647;
