@@ -164,7 +164,7 @@ if (missing && !process.env.CI) {
       it('runs rollouts from the command palette on the simulated endpoint', async () => {
         try {
           await runCommand(page, 'Rollout Lab: Run Rollouts');
-          const progress = page.locator('.notifications-toasts .notification-toast').filter({ hasText: /Rollout Lab/ });
+          const progress = page.locator('.notifications-toasts .notification-toast').filter({ hasText: /Rollout Lab.*: (running rollouts|evaluating)/ });
           const prompts = await answerPrompts(page, runAnswer, progress);
           console.log(`Run Rollouts asked: ${prompts.map((q) => JSON.stringify(q.title || q.placeholder || q.message)).join(' → ')}`);
           // The progress notification reports done/total while it runs (caught on the way when it is slow

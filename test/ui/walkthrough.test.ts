@@ -171,9 +171,8 @@ if (missing && !process.env.CI) {
       it('Run Rollouts from the walkthrough runs three rollouts on the simulated endpoint and ticks its step', async () => {
         try {
           await button('runRollouts', 'Run Rollouts').click();
-          const progress = page.locator('.notifications-toasts .notification-toast').filter({ hasText: /Rollout Lab/ });
+          const progress = page.locator('.notifications-toasts .notification-toast').filter({ hasText: /Rollout Lab.*: (running rollouts|evaluating)/ });
           const prompts = await answerPrompts(page, runAnswer, progress);
-          console.log(`${theme}: Run Rollouts asked ${prompts.map((q) => JSON.stringify(q.title || q.placeholder)).join(' → ')}; the dataset rows: ${JSON.stringify(prompts[0]?.rows)}`);
           const summary = await waitForNotification(page, /rollouts? succeeded/i);
           assert.match(summary, /SIMULATED/);
           assert.match(summary, /3\/3 rollouts succeeded/);
