@@ -114,7 +114,10 @@ export async function answerPrompts(page: Page, answer: (q: QuickInputState) => 
     }
     seen.push(q);
     const text = answer(q);
-    if (text !== null) await widget.locator('.quick-input-box input').fill(text);
+    const input = widget.locator('.quick-input-box input');
+    // The box takes the keys (a question opened from a walkthrough button can leave the focus on the walkthrough's page).
+    if (text !== null) await input.fill(text);
+    else await input.focus();
     await page.keyboard.press('Enter');
     // Wait for this prompt to go (or be replaced) before looking again.
     await page.waitForFunction(
