@@ -1,19 +1,16 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { visibleTask } from '../src/core/data/visibleTask';
 import type { GraphOutcome } from '../src/core/graph/outcome';
 import { loadUserGraph } from '../src/core/graph/userGraph';
 import { agentModelFactory, promptReader, type GraphSetup } from '../src/core/lab/graphContext';
-import { initWorkspace } from '../src/core/lab/init';
 import { Lab } from '../src/core/lab/lab';
 import { variantPrompt } from '../src/core/lab/variant';
 import { withRequestSeed } from '../src/core/llm/requestSeed';
 import { runRollouts, type RolloutEnvironment } from '../src/core/rollout/runner';
 import { startSimServer } from '../src/core/sim/simServer';
+import { benchWorkspace } from './benchWorkspace';
 import { median, result, type Bench, type BenchResult } from './harness';
-
-const PUBMEDQA = resolve(__dirname, '../../shared/data/pubmedqa/ori_pqal.json');
 
 /** The one-call graph module of runner.scaling, run the way the lab ran it before isolation: in the lab's own thread. */
 async function inProcess(lab: Lab, env: RolloutEnvironment): Promise<RolloutEnvironment> {
@@ -46,16 +43,8 @@ export const bench: Bench = {
   names: ['isolation.graphModule'],
   async run(): Promise<BenchResult[]> {
     const sim = await startSimServer({ port: 0 });
-    const dir = mkdtempSync(join(tmpdir(), 'rl-bench-iso-'));
+    const dir = await benchWorkspace('rl-bench-iso-', true);
     try {
-      await initWorkspace(dir, { dataset: PUBMEDQA });
-      copyFileSync(join(__dirname, 'fixtures/singleCall.graph.ts'), join(dir, 'graph.ts'));
-      const file = join(dir, '.rollout-lab/lab.json');
-      const cfg = JSON.parse(readFileSync(file, 'utf8'));
-      cfg.graph = { kind: 'module', module: 'graph.ts', export: 'default' };
-      cfg.agents = { Writer: { model: 'senior', promptText: 'Write a short experimental protocol for the question.' } };
-      cfg.air = [];
-      writeFileSync(file, JSON.stringify(cfg, null, 2));
       const lab = await Lab.open({ workspace: dir, baseUrl: sim.url });
       try {
         const ds = await lab.loadDataset();

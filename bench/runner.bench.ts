@@ -1,14 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { initWorkspace } from '../src/core/lab/init';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { startSimServer } from '../src/core/sim/simServer';
 import { Lab } from '../src/core/lab/lab';
 import { runRollouts } from '../src/core/rollout/runner';
+import { benchWorkspace } from './benchWorkspace';
 import { median, result, type Bench, type BenchResult } from './harness';
-
-const PUBMEDQA = resolve(__dirname, '../../shared/data/pubmedqa/ori_pqal.json');
 
 /** The simulated endpoint in its own process, as a real model server would be. */
 async function serverProcess(latencyMs: number): Promise<{ url: string; close(): Promise<void> }> {
@@ -24,21 +21,6 @@ async function serverProcess(latencyMs: number): Promise<{ url: string; close():
     url: `http://127.0.0.1:${port}/v1`,
     close: () => new Promise<void>((done) => (child.exitCode !== null ? done() : (child.once('exit', () => done()), child.kill('SIGTERM')))),
   };
-}
-
-async function workspace(graphModule: boolean): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'rl-bench-'));
-  await initWorkspace(dir, { dataset: PUBMEDQA });
-  if (graphModule) {
-    copyFileSync(join(__dirname, 'fixtures/singleCall.graph.ts'), join(dir, 'graph.ts'));
-    const file = join(dir, '.rollout-lab/lab.json');
-    const cfg = JSON.parse(readFileSync(file, 'utf8'));
-    cfg.graph = { kind: 'module', module: 'graph.ts', export: 'default' };
-    cfg.agents = { Writer: { model: 'senior', promptText: 'Write a short experimental protocol for the question.' } };
-    cfg.air = [];
-    writeFileSync(file, JSON.stringify(cfg, null, 2));
-  }
-  return dir;
 }
 
 /** A lab opened once, so every timed batch runs in the same warmed-up process state. */
@@ -70,7 +52,7 @@ export const bench: Bench = {
   async run(): Promise<BenchResult[]> {
     const out: BenchResult[] = [];
     const slow = await serverProcess(200);
-    const oneCall = await workspace(true);
+    const oneCall = await benchWorkspace('rl-bench-', true);
     const scaling = await openBench(oneCall, slow.url);
     try {
       await scaling.time(16, 16, true, 99); // warm-up: JIT, sockets, sql.js
@@ -84,7 +66,7 @@ export const bench: Bench = {
       rmSync(oneCall, { recursive: true, force: true });
     }
     const fast = await serverProcess(0);
-    const labDir = await workspace(false);
+    const labDir = await benchWorkspace('rl-bench-', false);
     const overhead = await openBench(labDir, fast.url);
     try {
       // Warm-up of both paths until the JIT settles: the first batches run several times slower.
