@@ -3,7 +3,8 @@ import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
 import { spanIssues, type SpanIssue } from '../reward/failureClassification';
 import { failureOf } from './metrics';
-import { clip, readSpans, type SpanBudget } from './reportSpans';
+import { clip } from '../clip';
+import { readSpans, type SpanBudget } from './reportSpans';
 
 /*
  * The failure categories of a run: why rollouts failed (from their records,

@@ -3,7 +3,8 @@ import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord } from '../store/types';
 import { Attr } from '../trace/span';
 import { isScored } from '../reward/scoredRollouts';
-import { clip, readSpans, type SpanBudget } from './reportSpans';
+import { clip } from '../clip';
+import { readSpans, type SpanBudget } from './reportSpans';
 
 export interface LowRollout {
   rolloutId: string;

@@ -25,8 +25,3 @@ export function readSpans(store: TraceStore, r: RolloutRecord, budget: SpanBudge
   }
 }
 
-/** Text quoted from a rollout, on one line and at most `max` characters. */
-export function clip(s: string, max = 300): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
-}

@@ -15,6 +15,7 @@ import { classifyThrown, noOutputFailure, truncationCounts } from '../reward/fai
 import { errorMessage } from '../errors';
 import { summariseAgents } from '../store/agentSummary';
 import { onAbort } from '../onAbort';
+import { clip } from '../clip';
 import { forEachBounded } from './pool';
 import { TRUNCATED_AT_MAX_TOKENS } from '../llm/maxTokensCut';
 import { guardStore, RunStoreFailure } from './storeGuard';
@@ -304,12 +305,6 @@ export async function runOneRollout(
   store.finishRollout(record);
   onEnded?.(tracer.spans());
   return record;
-}
-
-/** Text on one line, at most 300 characters (an ellipsis says when it was cut). */
-function clip(s: string): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > 300 ? `${one.slice(0, 299)}…` : one;
 }
 
 /** An agent's own words quoted on one line, so they never read as the lab's. */
