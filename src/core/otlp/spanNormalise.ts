@@ -10,6 +10,7 @@ import {
 } from './genAiMessages';
 import type { OtlpAttrs, OtlpEvent, OtlpSpan } from './otlpModel';
 import { asText, num, parsedJson, str, toAttributeValue, toPlain } from './otlpValues';
+import { fillVercelAiSpan, vercelAiKind, vercelAiOperation } from './vercelAiSpans';
 
 /** On spans the lab exports: its own span kind, so a round trip keeps the tree as it was. */
 export const SPAN_KIND_ATTR = 'rollout_lab.span.kind';
@@ -78,9 +79,10 @@ function ownAgentName(a: OtlpAttrs, name: string, op: string | undefined, oiKind
  * One OTLP span as the lab's span: its kind (llm, tool, node) and the lab's
  * attribute names filled from GenAI (both generations) or OpenInference
  * attributes, messages as ChatMessageRecord JSON. Every original attribute is
- * kept; the lab's names win where both exist.
+ * kept; the lab's names win where both exist. `resource` is the span's
+ * resource (its service name, for the Vercel AI SDK's spans).
  */
-export function normaliseSpan(span: OtlpSpan): NormalisedSpan {
+export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedSpan {
   const a = span.attributes;
   const attributes: Attributes = {};
   // The lab's own kind marker is read, not kept (and not deleted afterwards: a delete slows every later use of the object).
@@ -88,7 +90,8 @@ export function normaliseSpan(span: OtlpSpan): NormalisedSpan {
 
   const oiKind = str(a, 'openinference.span.kind')?.toUpperCase();
   const op = str(a, Attr.operationName) ?? (oiKind ? OI_OPERATION[oiKind] : undefined);
-  const kind = spanKind(a, op, oiKind);
+  const aiOperation = a.has(SPAN_KIND_ATTR) ? undefined : vercelAiOperation(a);
+  const kind = aiOperation ? vercelAiKind(aiOperation) : spanKind(a, op, oiKind);
   if (op) attributes[Attr.operationName] = op;
 
   const setIf = (key: string, v: string | number | undefined): void => {
@@ -116,6 +119,7 @@ export function normaliseSpan(span: OtlpSpan): NormalisedSpan {
   }
   if (kind === 'node' && agent) attributes[Attr.nodeName] ??= agent;
   if (a.has('gen_ai.tool.definitions') && !a.has('gen_ai.request.tools')) attributes['gen_ai.request.tools'] = toAttributeValue(a.get('gen_ai.tool.definitions')!);
+  const aiAgentSpan = aiOperation !== undefined && fillVercelAiSpan(a, aiOperation, attributes, resource);
 
   const evaluations = evaluationsOf(span, used);
   const kept = span.events.filter((e) => !used.has(e));
@@ -134,7 +138,7 @@ export function normaliseSpan(span: OtlpSpan): NormalisedSpan {
     attributes,
   };
   if (span.status.message) record.statusMessage = span.status.message;
-  return { record, evaluations, isAgentSpan };
+  return { record, evaluations, isAgentSpan: isAgentSpan || aiAgentSpan };
 }
 
 function fillMessages(span: OtlpSpan, attributes: Attributes, used: Set<OtlpEvent>): void {

@@ -6,6 +6,7 @@ import type { LiveRollouts } from '../trace/liveRollouts';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
 import { normaliseSpan, type Evaluation } from './spanNormalise';
+import { SERVICE_NAME_ATTR } from './vercelAiSpans';
 import { RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
 import { clampSpanTimes } from './spanTimes';
 
@@ -152,7 +153,7 @@ export class OtlpIngest {
             rejected++;
             continue;
           }
-          const n = normaliseSpan(span);
+          const n = normaliseSpan(span, rs.resource);
           if (clampSpanTimes(n.record, receivedMs)) clamped++;
           const rid = attr(span.attributes, rs.resource, Attr.rolloutId);
           const target: Target =
@@ -242,7 +243,7 @@ export class OtlpIngest {
       }
       const responseId = rec.attributes[Attr.responseId];
       if (rec.kind === 'llm' && typeof responseId === 'string' && index.responseIds.has(responseId)) return 'duplicate';
-      this.fillAgent(rec, (id) => batch.get(id) ?? index.spans.get(id));
+      this.fillAgent(rec, (id) => batch.get(id) ?? index.spans.get(id), live.agents);
       const added = { ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? live.root.spanId };
       live.tracer.add(added);
       indexLive(index, added);
@@ -262,9 +263,11 @@ export class OtlpIngest {
     return this.rootOf.get(rolloutId)!;
   }
 
-  private fillAgent(rec: SpanRecord, lookup: (spanId: string) => SpanRecord | undefined): void {
+  /** A span's agent, when it names none: its agent-span ancestor's, else the agent of the lab its service is named after. */
+  private fillAgent(rec: SpanRecord, lookup: (spanId: string) => SpanRecord | undefined, labAgents?: readonly string[]): void {
     if (typeof rec.attributes[Attr.agentName] === 'string') return;
-    const agent = inheritedAgent(rec, lookup);
+    const service = rec.attributes[SERVICE_NAME_ATTR];
+    const agent = inheritedAgent(rec, lookup) ?? (typeof service === 'string' && labAgents?.includes(service) ? service : null);
     if (agent) rec.attributes[Attr.agentName] = agent;
   }
 

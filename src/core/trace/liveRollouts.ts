@@ -15,6 +15,8 @@ export interface LiveRollout {
   readonly root: OpenSpan;
   /** Seed for the rollout's model calls (sent with each forwarded request). */
   readonly seed: number;
+  /** The lab's agents: a span that names no agent but a service of one of these names is that agent's. */
+  readonly agents?: readonly string[];
   /** Aborted when the rollout is cancelled: forwarded calls stop with it. */
   readonly signal?: AbortSignal;
 }
