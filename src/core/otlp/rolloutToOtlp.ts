@@ -2,6 +2,7 @@ import type { RolloutRecord } from '../store/types';
 import type { ChatMessageRecord } from '../trace/messages';
 import { Attr, type AttributeValue, type SpanRecord } from '../trace/span';
 import type { OtlpAttrs, OtlpEvent, OtlpResourceSpans, OtlpSpan, OtlpValue } from './otlpModel';
+import { rolloutRecordAttributes } from './rolloutRecordAttributes';
 import { SPAN_KIND_ATTR } from './spanNormalise';
 import { FINAL_REWARD_EVALUATION } from './traceIngest';
 
@@ -35,8 +36,9 @@ function messagesAsParts(v: AttributeValue): AttributeValue {
 
 function spanAttrs(s: SpanRecord): OtlpAttrs {
   const out: OtlpAttrs = new Map();
+  // A null value goes as an empty AnyValue (OTLP's null), so the attribute is still there when it comes back.
   for (const [k, v] of Object.entries(s.attributes)) {
-    if (v === null || v === undefined) continue;
+    if (v === undefined) continue;
     out.set(k, (k === Attr.inputMessages || k === Attr.outputMessages ? messagesAsParts(v) : v) as OtlpValue);
   }
   out.set(SPAN_KIND_ATTR, s.kind);
@@ -57,7 +59,9 @@ const evaluation = (name: string, score: number, at: number): OtlpEvent => ({
  * (messages as parts-based `gen_ai.input.messages`/`gen_ai.output.messages`),
  * its rewards as `gen_ai.evaluation.result` events on the root span (one per
  * criterion and one named "reward" for the final reward) and as attributes,
- * and the run, task and sample as resource attributes.
+ * the rest of the rollout record (decision, custom reward breakdown, agents'
+ * versions…) as `rollout_lab.*` attributes of the root, and the run, task and
+ * sample as resource attributes.
  */
 export function rolloutToOtlp(rollout: RolloutRecord, spans: readonly SpanRecord[]): OtlpResourceSpans {
   const resource: OtlpAttrs = new Map<string, OtlpValue>([
@@ -90,6 +94,11 @@ export function rolloutToOtlp(rollout: RolloutRecord, spans: readonly SpanRecord
       }
       if (rollout.criteria) span.attributes.set(CRITERIA_ATTR, JSON.stringify(rollout.criteria));
       if (rollout.failure) span.attributes.set(Attr.failure, rollout.failure);
+      span.attributes.set(Attr.decision, rollout.decision);
+      span.attributes.set(Attr.expectedDecision, rollout.expectedDecision);
+      span.attributes.set(Attr.turn, rollout.turns);
+      span.attributes.set(Attr.simulated, rollout.simulated);
+      for (const [k, v] of rolloutRecordAttributes(rollout)) span.attributes.set(k, v);
     }
     return span;
   });

@@ -5,6 +5,7 @@ import type { RolloutRecord, Split } from '../store/types';
 import type { LiveRollouts } from '../trace/liveRollouts';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
+import { readRolloutRecordAttributes } from './rolloutRecordAttributes';
 import { normaliseSpan, type Evaluation } from './spanNormalise';
 import { SERVICE_NAME_ATTR } from './vercelAiSpans';
 import { RequestBudget, runAtOnce, type Sliced } from './otlpSlices';
@@ -379,6 +380,9 @@ export class OtlpIngest {
     if (typeof ra[Attr.expectedDecision] === 'string') r.expectedDecision = ra[Attr.expectedDecision] as string;
     if (typeof ra[Attr.turn] === 'number') r.turns = ra[Attr.turn] as number;
     r.simulated = ra[Attr.simulated] === true;
+    // The rest of the record, from a root the lab exported (custom reward breakdown, agents' versions…).
+    const recorded = readRolloutRecordAttributes(ra);
+    Object.assign(r, recorded.fields);
     // Loops, not Math.min(...spans): a trace can hold more spans than a call takes arguments.
     r.startTime = spans.reduce((t, s) => Math.min(t, s.startTime), r.startTime);
     r.endTime = root?.endTime ?? spans.reduce((t, s) => Math.max(t, s.endTime), r.startTime);
@@ -386,7 +390,7 @@ export class OtlpIngest {
     const llm = spans.filter((s) => s.kind === 'llm');
     r.truncatedAnswers = llm.filter((s) => s.attributes[Attr.truncated] === true).length;
     r.truncatedPrompts = llm.filter((s) => s.attributes[Attr.promptTruncated] === true).length;
-    r.agents = summariseAgents(agentView(spans));
+    r.agents = summariseAgents(agentView(spans), recorded.versions);
     this.store.finishRollout(r);
   }
 }
