@@ -46,6 +46,8 @@ function labRollout(store: TraceStore): RolloutRecord {
     [Attr.outputTokens]: 40,
     [Attr.finishReasons]: ['stop'],
     [Attr.logprobs]: [-0.5, -0.25],
+    // A value the server did not give: the attribute stays, as null.
+    [Attr.responseModel]: null,
   });
   tracer.end(llm, 'ok', undefined, t0 + 10);
   const tool = tracer.start('execute_tool pubmed_search', 'tool', node, { [Attr.operationName]: 'execute_tool', [Attr.toolName]: 'pubmed_search', [Attr.toolArguments]: '{"query":"apoe4"}', [Attr.agentName]: 'Geneticist' }, t0 + 11);
@@ -80,7 +82,7 @@ describe('OTLP export', () => {
   });
 
   for (const protocol of ['http/protobuf', 'http/json'] as OtlpProtocol[]) {
-    it(`round-trips a lab rollout through the receiver (${protocol}): the same tree, messages, rewards and ids`, async () => {
+    it(`round-trips a lab rollout through the receiver (${protocol}): the same tree, messages, rewards, ids and null values`, async () => {
       const original = labRollout(source);
       const sent = await exportStoredRollouts(source, { endpoint: fx.receiver.url, protocol }, { runId: 'run-lab' });
       assert.deepEqual(sent, { rollouts: 1, spans: 5, rejectedSpans: 0 });
