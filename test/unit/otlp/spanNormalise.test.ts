@@ -82,3 +82,44 @@ test("the agent name: gen_ai.agent.name, an invoke_agent span's name, an OpenInf
   assert.equal(normaliseSpan(span([['rollout_lab.span.kind', 'reward']])).record.kind, 'reward');
   assert.equal(normaliseSpan(span([['rollout_lab.span.kind', 'reward']])).record.attributes['rollout_lab.span.kind'], undefined);
 });
+
+test('older GenAI conventions carry the tool round trip a training row needs: the assistant tool call and the tool result, as indexed attributes or as events', () => {
+  const want = [
+    { role: 'user', content: 'Look up C-17' },
+    { role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'lookup_customer', arguments: '{"id":"C-17"}' }] },
+    { role: 'tool', content: '{"plan":"pro"}', tool_call_id: 'c1' },
+  ];
+  const indexed = normaliseSpan(
+    span([
+      ['gen_ai.system', 'openai'],
+      ['gen_ai.prompt.0.role', 'user'],
+      ['gen_ai.prompt.0.content', 'Look up C-17'],
+      ['gen_ai.prompt.1.role', 'assistant'],
+      ['gen_ai.prompt.1.tool_calls.0.id', 'c1'],
+      ['gen_ai.prompt.1.tool_calls.0.name', 'lookup_customer'],
+      ['gen_ai.prompt.1.tool_calls.0.arguments', '{"id":"C-17"}'],
+      ['gen_ai.prompt.2.role', 'tool'],
+      ['gen_ai.prompt.2.content', '{"plan":"pro"}'],
+      ['gen_ai.prompt.2.tool_call_id', 'c1'],
+      ['gen_ai.completion.0.role', 'assistant'],
+      ['gen_ai.completion.0.content', 'Plan pro.'],
+    ]),
+  ).record;
+  assert.equal(indexed.kind, 'llm');
+  assert.deepEqual(JSON.parse(String(indexed.attributes[Attr.inputMessages])), want);
+  assert.deepEqual(JSON.parse(String(indexed.attributes[Attr.outputMessages])), [{ role: 'assistant', content: 'Plan pro.' }]);
+
+  const events = normaliseSpan(
+    span([['gen_ai.operation.name', 'chat']], {
+      events: [
+        { name: 'gen_ai.user.message', timeMs: 1, attributes: kv([['content', 'Look up C-17']]) },
+        { name: 'gen_ai.assistant.message', timeMs: 1, attributes: kv([['tool_calls', JSON.stringify([{ id: 'c1', type: 'function', function: { name: 'lookup_customer', arguments: '{"id":"C-17"}' } }])]]) },
+        { name: 'gen_ai.tool.message', timeMs: 1, attributes: kv([['content', '{"plan":"pro"}'], ['id', 'c1']]) },
+        { name: 'gen_ai.choice', timeMs: 2, attributes: kv([['finish_reason', 'stop'], ['message', JSON.stringify({ content: 'Plan pro.' })]]) },
+      ],
+    }),
+  ).record;
+  assert.deepEqual(JSON.parse(String(events.attributes[Attr.inputMessages])), want);
+  assert.deepEqual(JSON.parse(String(events.attributes[Attr.outputMessages])), [{ role: 'assistant', content: 'Plan pro.' }]);
+  assert.deepEqual(events.attributes[Attr.finishReasons], ['stop']);
+});
