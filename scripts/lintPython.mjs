@@ -1,4 +1,4 @@
-// Lints python-trainer: ruff (its WebAssembly build, so no Python packages are needed) with the
+// Lints python-trainer (and python-agent, ruff only): ruff (its WebAssembly build, so no Python packages are needed) with the
 // settings of python-trainer/pyproject.toml's [tool.ruff], then pyright with its [tool.pyright]
 // against the Python that runs the trainer's tests (Debian's python3 with torch; ROLLOUT_LAB_PYTHON
 // overrides it). Prints `file:line:col CODE message` per ruff finding and pyright's own report;
@@ -78,11 +78,11 @@ function workspaceFor(settings) {
   };
 }
 
-function ruff(settings) {
+function ruff(dir, settings) {
   const workspaces = workspaceFor(settings);
   let findings = 0;
-  for (const file of pythonFiles(trainer)) {
-    const workspace = workspaces(path.relative(trainer, file).split(path.sep).join('/'));
+  for (const file of pythonFiles(dir)) {
+    const workspace = workspaces(path.relative(dir, file).split(path.sep).join('/'));
     let text = readFileSync(file, 'utf8');
     let diagnostics = workspace.check(text);
     if (fix) {
@@ -100,7 +100,7 @@ function ruff(settings) {
       findings++;
     }
   }
-  console.log(`ruff ${Workspace.version()}: ${findings === 0 ? 'no findings' : `${findings} finding(s)`}`);
+  console.log(`ruff ${Workspace.version()} on ${path.relative(root, dir)}: ${findings === 0 ? 'no findings' : `${findings} finding(s)`}`);
   return findings === 0;
 }
 
@@ -121,7 +121,8 @@ function pyright() {
   return r.status === 0;
 }
 
-const config = parseToml(readFileSync(path.join(trainer, 'pyproject.toml'), 'utf8'));
-const ruffOk = ruff(config.tool?.ruff ?? {});
+// python-agent (the helper for agent authors) is linted by ruff with its own settings too.
+const ruffSettings = (dir) => parseToml(readFileSync(path.join(dir, 'pyproject.toml'), 'utf8')).tool?.ruff ?? {};
+const ruffOk = [trainer, path.join(root, 'python-agent')].map((dir) => ruff(dir, ruffSettings(dir))).every(Boolean);
 const pyrightOk = pyright();
 process.exit(ruffOk && pyrightOk ? 0 : 1);
