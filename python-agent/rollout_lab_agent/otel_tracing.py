@@ -59,6 +59,7 @@ class OtelTracing:
         if endpoint:
             self.provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
         self.tracer = trace.get_tracer("rollout_lab_agent")
+        self._shut = False
 
     @contextmanager
     def span(self, name: str, attributes: Mapping[str, Any]) -> Iterator[SpanHandle]:
@@ -79,7 +80,10 @@ class OtelTracing:
         return carrier
 
     def shutdown(self) -> None:
-        """Sends the spans still queued; the provider is shut down only when this package set it up."""
+        """Sends the spans still queued (once); the provider is shut down only when this package set it up."""
+        if self._shut:
+            return
+        self._shut = True
         self.provider.force_flush()
         if self._own:
             self.provider.shutdown()
