@@ -206,6 +206,28 @@ test('a failing program is a failed rollout that quotes its stderr; the run goes
   }
 });
 
+test('the Python example without the helper package installed fails its rollouts with the command that installs it', async () => {
+  editLab((cfg) => {
+    // -S: no site-packages, and no PYTHONPATH: rollout_lab_agent cannot be found, as on a machine that never installed it.
+    cfg.graph.command = ['python3', '-S', 'python/agent.py'];
+    cfg.graph.env = {};
+  });
+  try {
+    const r = await cliRun(['run', '--workspace', ws, '--limit', '1', '--json']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const runId = /run-[0-9T]+-[0-9a-f]{6}/.exec(r.stdout + r.stderr)?.[0];
+    assert.ok(runId, r.stderr);
+    const [{ rollout }] = await stored(runId);
+    assert.equal(rollout.status, 'failed');
+    assert.match(rollout.error ?? '', /needs the rollout_lab_agent package: pip install \.\/python-agent/);
+  } finally {
+    editLab((cfg) => {
+      cfg.graph.command = ['python3', 'python/agent.py'];
+      cfg.graph.env = { PYTHONPATH: join(REPO, 'python-agent') };
+    });
+  }
+});
+
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
 const PYTHON = '/usr/bin/python3';
 const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
