@@ -1,7 +1,7 @@
-// Lints python-trainer: ruff (its WebAssembly build, so no Python packages are needed) with the
-// settings of python-trainer/pyproject.toml's [tool.ruff], then pyright with its [tool.pyright]
+// Lints python-trainer and python-agent: ruff (its WebAssembly build, so no Python packages are needed) with the
+// settings of each package's pyproject.toml [tool.ruff], then pyright with its [tool.pyright]: the trainer's
 // against the Python that runs the trainer's tests (Debian's python3 with torch; ROLLOUT_LAB_PYTHON
-// overrides it). Prints `file:line:col CODE message` per ruff finding and pyright's own report;
+// overrides it), python-agent's against the agents' venv (scripts/setupAgentVenv.sh). Prints `file:line:col CODE message` per ruff finding and pyright's own report;
 // exits 1 when either finds anything. `--fix` first applies the fixes ruff offers to the files (review them with git diff).
 // Outside CI a machine without that Python skips pyright with the reason; in CI it fails.
 import { spawnSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PositionEncoding, Workspace } from '@astral-sh/ruff-wasm-nodejs';
 import { parse as parseToml } from 'smol-toml';
+import { agentVenvPython } from '../test/python/agentVenv.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -78,11 +79,11 @@ function workspaceFor(settings) {
   };
 }
 
-function ruff(settings) {
+function ruff(dir, settings) {
   const workspaces = workspaceFor(settings);
   let findings = 0;
-  for (const file of pythonFiles(trainer)) {
-    const workspace = workspaces(path.relative(trainer, file).split(path.sep).join('/'));
+  for (const file of pythonFiles(dir)) {
+    const workspace = workspaces(path.relative(dir, file).split(path.sep).join('/'));
     let text = readFileSync(file, 'utf8');
     let diagnostics = workspace.check(text);
     if (fix) {
@@ -100,7 +101,7 @@ function ruff(settings) {
       findings++;
     }
   }
-  console.log(`ruff ${Workspace.version()}: ${findings === 0 ? 'no findings' : `${findings} finding(s)`}`);
+  console.log(`ruff ${Workspace.version()} on ${path.relative(root, dir)}: ${findings === 0 ? 'no findings' : `${findings} finding(s)`}`);
   return findings === 0;
 }
 
@@ -121,7 +122,26 @@ function pyright() {
   return r.status === 0;
 }
 
-const config = parseToml(readFileSync(path.join(trainer, 'pyproject.toml'), 'utf8'));
-const ruffOk = ruff(config.tool?.ruff ?? {});
+/** pyright on python-agent with the agents' venv's python (it has the optional OpenTelemetry SDK and httpx the helper imports). */
+function agentPyright() {
+  const python = agentVenvPython();
+  if (!existsSync(python)) {
+    const why = `pyright checks python-agent against the agents' venv (${python}): run bash scripts/setupAgentVenv.sh`;
+    if (process.env.CI) {
+      console.error(`FAIL: ${why}`);
+      return false;
+    }
+    console.log(`SKIP: ${why}`);
+    return true;
+  }
+  const agent = path.join(root, 'python-agent');
+  const cli = path.join(path.dirname(require.resolve('pyright/package.json')), 'index.js');
+  return spawnSync(process.execPath, [cli, '--project', path.join(agent, 'pyproject.toml'), '--pythonpath', python], { stdio: 'inherit', cwd: agent }).status === 0;
+}
+
+// python-agent (the helper for agent authors) is linted by ruff with its own settings too.
+const ruffSettings = (dir) => parseToml(readFileSync(path.join(dir, 'pyproject.toml'), 'utf8')).tool?.ruff ?? {};
+const ruffOk = [trainer, path.join(root, 'python-agent')].map((dir) => ruff(dir, ruffSettings(dir))).every(Boolean);
 const pyrightOk = pyright();
-process.exit(ruffOk && pyrightOk ? 0 : 1);
+const agentPyrightOk = agentPyright();
+process.exit(ruffOk && pyrightOk && agentPyrightOk ? 0 : 1);

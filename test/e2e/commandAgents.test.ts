@@ -37,7 +37,7 @@ function model(req: StubRequest): StubReply {
   const system = messages.find((m) => m.role === 'system')?.content ?? '';
   const user = messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
   if (/route support tickets/.test(system)) return { content: queueOf(user) ?? 'unsure' };
-  return { content: 'Thanks, the right team has your ticket.' };
+  return { content: `Thanks, the ${/^Queue: (\w+)$/m.exec(user)?.[1] ?? 'right'} team has your ticket.` };
 }
 
 /** The CLI in its own process, without blocking this one: the stub answers from here. */
@@ -70,6 +70,8 @@ before(async () => {
   editLab((cfg) => {
     cfg.models.main.baseUrl = stub.url;
     cfg.models.main.model = 'served-model';
+    // The Python agent imports the helper package; its source folder stands in for `pip install ./python-agent`.
+    cfg.graph.env = { PYTHONPATH: join(REPO, 'python-agent') };
   });
 });
 after(async () => {
@@ -78,7 +80,7 @@ after(async () => {
 });
 
 /** What every rollout of the ticket agents must have, whichever language they are written in. */
-function checkRollouts(rollouts: Array<{ rollout: RolloutRecord; spans: SpanRecord[] }>, n: number): void {
+function checkRollouts(rollouts: Array<{ rollout: RolloutRecord; spans: SpanRecord[] }>, n: number, o: { emitsReward: boolean }): void {
   assert.equal(rollouts.length, n);
   for (const { rollout, spans } of rollouts) {
     assert.equal(rollout.status, 'succeeded', rollout.error ?? '');
@@ -106,6 +108,16 @@ function checkRollouts(rollouts: Array<{ rollout: RolloutRecord; spans: SpanReco
     assert.ok(air, 'the AIR rule fired on the exported tool span');
     assert.equal(air.parentSpanId, tool.spanId);
     assert.equal(air.attributes[Attr.rewardValue], 0.05);
+    // The Python Responder's own reward, sent from inside the agent (rollout_lab_agent.emit_reward): under its agent span, as the Responder's.
+    const own = spans.find((s) => s.kind === 'reward' && s.attributes[Attr.rewardName] === 'reply_names_queue');
+    if (!o.emitsReward) assert.equal(own, undefined);
+    else {
+      assert.ok(own, 'the reward the agent emitted is in the trace');
+      assert.equal(own.attributes[Attr.rewardKind], 'intermediate');
+      assert.equal(own.attributes[Attr.rewardValue], 0.05, 'the reply named the queue');
+      assert.equal(own.attributes[Attr.agentName], 'Responder');
+      assert.equal(spans.find((s) => s.spanId === own.parentSpanId)?.name, 'invoke_agent Responder');
+    }
     const ids = new Set(spans.map((s) => s.spanId));
     for (const s of spans) if (s.parentSpanId !== null) assert.ok(ids.has(s.parentSpanId), `span ${s.name} hangs under a span of the trace`);
     assert.deepEqual(rollout.agents.map((a) => [a.agent, a.llmCalls]), [['Responder', 1], ['Router', 1]]);
@@ -117,7 +129,7 @@ test('the Python agent (standard library) runs as rollouts with recorded calls, 
   const run = json<RunDoc>(await cliRun(['run', '--workspace', ws, '--limit', '6', '--json']));
   assert.equal(run.succeeded, 6, JSON.stringify(run));
   assert.equal(run.simulated, false);
-  checkRollouts(await stored(run.runId), 6);
+  checkRollouts(await stored(run.runId), 6, { emitsReward: true });
   // Only what the agents may see reached the model: never the gold queue.
   for (const r of stub.requests) assert.doesNotMatch(JSON.stringify(r.body.messages), /"queue"/);
 
@@ -128,6 +140,10 @@ test('the Python agent (standard library) runs as rollouts with recorded calls, 
   assert.ok(doc.counts.records >= 6, JSON.stringify(doc.counts));
   const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
   assert.ok(rows.some((r) => JSON.stringify(r).includes('route support tickets')), 'the Router\'s calls are training rows');
+  const rlFile = join(ws, 'exports', 'rl.jsonl');
+  assert.equal(cli(['export', '--workspace', ws, '--format', 'rl', '--agents', 'Router,Responder', '--split', 'all', '--run', run.runId, '--out', rlFile]).code, 0);
+  const rl = readFileSync(rlFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { agent: string; air: number });
+  assert.deepEqual(rl.map((r) => [r.agent, r.air]).sort(), [...Array(6).fill(['Responder', 0.05]), ...Array(6).fill(['Router', 0.05])].sort(), 'the AIR rule credits the Router, the emitted reward the Responder');
   const preflight = json<{ ok: boolean; checks: Array<{ severity: string; message: string }>; counts: Record<string, number> }>(
     cli(['preflight', '--workspace', ws, '--phase', 'sft', '--agents', 'Router', '--split', 'all', '--json']),
   );
@@ -166,7 +182,7 @@ test('the Node agent (openai + OpenTelemetry SDK) gives the same rollouts; its o
   const run = json<RunDoc>(await cliRun(['run', '--workspace', ws, '--limit', '4', '--json']));
   assert.equal(run.succeeded, 4, JSON.stringify(run));
   const rollouts = await stored(run.runId);
-  checkRollouts(rollouts, 4);
+  checkRollouts(rollouts, 4, { emitsReward: false });
   for (const { spans } of rollouts) {
     const nodes = spans.filter((s) => s.kind === 'node').map((s) => s.attributes[Attr.agentName]);
     assert.deepEqual(nodes.sort(), ['Responder', 'Router'], 'invoke_agent spans are the agents\' steps');
@@ -187,6 +203,28 @@ test('a failing program is a failed rollout that quotes its stderr; the run goes
     assert.equal(rollout.status, 'failed');
     assert.match(rollout.error ?? '', /exited with code 2[^]*KeyError: goal/);
     assert.equal(rollout.finalReward, null);
+  }
+});
+
+test('the Python example without the helper package installed fails its rollouts with the command that installs it', async () => {
+  editLab((cfg) => {
+    // -S: no site-packages, and no PYTHONPATH: rollout_lab_agent cannot be found, as on a machine that never installed it.
+    cfg.graph.command = ['python3', '-S', 'python/agent.py'];
+    cfg.graph.env = {};
+  });
+  try {
+    const r = await cliRun(['run', '--workspace', ws, '--limit', '1', '--json']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const runId = /run-[0-9T]+-[0-9a-f]{6}/.exec(r.stdout + r.stderr)?.[0];
+    assert.ok(runId, r.stderr);
+    const [{ rollout }] = await stored(runId);
+    assert.equal(rollout.status, 'failed');
+    assert.match(rollout.error ?? '', /needs the rollout_lab_agent package: pip install \.\/python-agent/);
+  } finally {
+    editLab((cfg) => {
+      cfg.graph.command = ['python3', 'python/agent.py'];
+      cfg.graph.env = { PYTHONPATH: join(REPO, 'python-agent') };
+    });
   }
 });
 

@@ -5,6 +5,7 @@ import type { RolloutRecord, Split } from '../store/types';
 import type { LiveRollouts } from '../trace/liveRollouts';
 import { Attr, type SpanRecord } from '../trace/span';
 import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
+import { agentRewardSpans } from './agentRewards';
 import { readRolloutRecordAttributes } from './rolloutRecordAttributes';
 import { normaliseSpan, type Evaluation } from './spanNormalise';
 import { SERVICE_NAME_ATTR } from './vercelAiSpans';
@@ -162,6 +163,7 @@ export class OtlpIngest {
               ? { to: 'rollout', rolloutId: rid.toLowerCase() }
               : { to: 'trace', meta: metaOf(span.attributes, rs.resource, span.traceId) };
           planned.push({ record: n.record, evaluations: n.evaluations, target });
+          if (target.to === 'rollout') for (const reward of agentRewardSpans(span, n.record)) planned.push({ record: reward, evaluations: [], target });
           if (budget.dueNow()) yield;
         }
       }
