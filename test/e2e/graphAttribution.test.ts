@@ -1,0 +1,135 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RlRecord } from '../../src/core/train/export/adapters/rlAdapter';
+import { startOpenAIStub, type StubReply, type StubRequest } from '../fakes/openaiStub';
+import { REPO, cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
+
+/*
+ * A user's graph whose agents are not plain nodes, run through the CLI against
+ * an OpenAI-compatible server (vLLM's token ids): each model call, tool call
+ * and AIR reward belongs to the agent of lab.json whose node holds it, however
+ * deep the framework nests it.
+ */
+
+const FIXTURES = join(REPO, 'test/fixtures/user-graphs');
+
+type LabJson = Record<string, any>;
+
+function editLab(ws: string, edit: (cfg: LabJson) => void): void {
+  const file = join(ws, '.rollout-lab', 'lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8')) as LabJson;
+  edit(cfg);
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
+}
+
+const readJsonl = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
+
+/** The agent whose prompt opens the request's system message. */
+function agentOf(req: StubRequest, prompts: Record<string, string>): string {
+  const system = String(req.body.messages[0]?.content ?? '');
+  const agent = Object.keys(prompts).find((a) => system.startsWith(prompts[a]!.trim()));
+  assert.ok(agent, `no agent's prompt opens the request: ${system.slice(0, 80)}`);
+  return agent;
+}
+
+const PROBLEMS = [
+  { id: 'm1', question: 'Ann has 6 boxes of 7 pencils. How many pencils?', answer: '42', expression: '6 * 7' },
+  { id: 'm2', question: 'A train covers 120 km in 2 hours. How fast is it in km/h?', answer: '60', expression: '120 / 2' },
+  { id: 'm3', question: 'Tom had 15 apples and gave away 8. How many are left?', answer: '7', expression: '15 - 8' },
+];
+
+/** A workspace with the user's graph, initialised as a new user would, its models on the stub. */
+function mathLab(stubUrl: string, prompts: Record<string, string>): string {
+  const ws = tempWorkspace();
+  copyFileSync(join(FIXTURES, 'mathReactAgent.ts'), join(ws, 'graph.ts'));
+  copyFileSync(join(FIXTURES, 'mathReward.ts'), join(ws, 'reward.ts'));
+  writeFileSync(join(ws, 'problems.jsonl'), PROBLEMS.map(({ id, question, answer }) => JSON.stringify({ id, question, answer })).join('\n') + '\n');
+  const init = cli(['init', '--workspace', ws, '--graph', 'graph.ts', '--dataset', 'problems.jsonl']);
+  assert.equal(init.code, 0, init.stderr);
+  assert.match(init.stdout, /agents \(named by the factory's ctx\.model\(\) \/ ctx\.prompt\(\) calls\): Solver, Planner, Checker|agents .*Planner/);
+  for (const agent of ['Planner', 'Solver', 'Checker']) prompts[agent] = readFileSync(join(ws, '.rollout-lab/prompts', `${agent}.md`), 'utf8');
+  editLab(ws, (cfg) => {
+    cfg.models.main = { ...cfg.models.main, baseUrl: stubUrl, tokenIds: true };
+    cfg.models.judge = { ...cfg.models.judge, baseUrl: stubUrl };
+    cfg.reward.module = 'reward.ts';
+    cfg.air = [{ name: 'calculator_ok', when: 'tool.ok', tools: ['calculator'], reward: 0.1 }];
+  });
+  return ws;
+}
+
+/** The agents of the math graph on a small model: the Solver calls the calculator once, then answers. */
+function playMath(prompts: Record<string, string>): (req: StubRequest) => StubReply {
+  return (req) => {
+    const messages = req.body.messages as Array<{ role: string; content: string }>;
+    const problem = PROBLEMS.find((p) => messages.some((m) => typeof m.content === 'string' && m.content.includes(p.question)))!;
+    switch (agentOf(req, prompts)) {
+      case 'Planner':
+        return { content: `Compute ${problem.expression}.` };
+      case 'Solver':
+        if (!messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'calculator', arguments: { expression: problem.expression } }] };
+        return { content: problem.answer };
+      default:
+        return { content: 'CORRECT' };
+    }
+  };
+}
+
+test('a prebuilt ReAct agent (createReactAgent) as the Solver node: its calls, tools and AIR rewards are the Solver\'s, and export writes its rows', async () => {
+  const prompts: Record<string, string> = {};
+  const stub = await startOpenAIStub({ server: 'vllm', replies: (req) => playMath(prompts)(req) });
+  const ws = mathLab(stub.url, prompts);
+  try {
+    const run = await cliAsync(['run', '--workspace', ws, '--split', 'all', '--json']).done;
+    assert.equal(run.code, 0, run.stderr);
+    const doc = json<RunDoc>(run);
+    assert.deepEqual([doc.simulated, doc.rollouts, doc.succeeded, doc.metrics.averageFinalReward], [false, 3, 3, 1]);
+
+    const report = json<{ agents: Array<{ agent: string; visits: number; llmCalls: number; toolCalls: number }> }>(cli(['report', '--workspace', ws, '--format', 'json']));
+    assert.deepEqual(
+      report.agents.map((a) => [a.agent, a.visits, a.llmCalls, a.toolCalls]),
+      [
+        ['Checker', 3, 3, 0],
+        ['Planner', 3, 3, 0],
+        ['Solver', 3, 6, 3],
+      ],
+      'the prebuilt agent\'s inner nodes ("agent", "tools") are no agents of their own',
+    );
+
+    const traces = json<{ rollouts: Array<{ id: string }> }>(cli(['traces', '--workspace', ws, '--json']));
+    const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', traces.rollouts[0]!.id, '--json'])).spans;
+    const solverCalls = spans.filter((s) => s.kind === 'llm' && s.attributes['gen_ai.agent.name'] === 'Solver');
+    assert.deepEqual(solverCalls.map((s) => s.attributes['rollout_lab.node.inner']), ['agent', 'agent'], 'the inner node is kept on the call');
+    const calc = spans.find((s) => s.kind === 'tool')!;
+    assert.deepEqual([calc.attributes['gen_ai.agent.name'], calc.attributes['rollout_lab.node.inner']], ['Solver', 'tools']);
+    const air = spans.find((s) => s.kind === 'reward' && s.name === 'calculator_ok')!;
+    assert.deepEqual([air.attributes['gen_ai.agent.name'], air.attributes['rollout_lab.air.credit']], ['Solver', 'tool_call_id']);
+
+    const rl = join(ws, 'rl.jsonl');
+    const exported = cli(['export', '--workspace', ws, '--format', 'rl', '--out', rl, '--agents', 'Solver', '--split', 'all', '--json']);
+    assert.equal(exported.code, 0, exported.stderr);
+    const rows = readJsonl<RlRecord>(rl);
+    assert.equal(rows.length, 6, 'two Solver calls per rollout');
+    for (const group of new Set(rows.map((r) => r.group))) {
+      const calls = rows.filter((r) => r.group === group);
+      assert.deepEqual(calls.map((r) => [r.agent, r.completion.tool_calls.map((c) => c.function.name), r.air]), [
+        ['Solver', ['calculator'], 0.1],
+        ['Solver', [], 0],
+      ]);
+      assert.ok(calls.every((r) => Array.isArray(r.token_ids) && r.token_ids.length > 0));
+      assert.ok(calls[1]!.messages.some((m) => m.role === 'tool'), 'the second call sees the calculator\'s result');
+    }
+    const sft = join(ws, 'sft.jsonl');
+    const sftRun = cli(['export', '--workspace', ws, '--format', 'sft', '--out', sft, '--agents', 'Solver', '--split', 'all']);
+    assert.equal(sftRun.code, 0, sftRun.stderr);
+    assert.equal(readJsonl(sft).length, 6);
+  } finally {
+    await stub.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
