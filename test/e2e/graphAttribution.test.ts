@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RlRecord } from '../../src/core/train/export/adapters/rlAdapter';
 import { startOpenAIStub, type StubReply, type StubRequest } from '../fakes/openaiStub';
@@ -128,6 +128,81 @@ test('a prebuilt ReAct agent (createReactAgent) as the Solver node: its calls, t
     const sftRun = cli(['export', '--workspace', ws, '--format', 'sft', '--out', sft, '--agents', 'Solver', '--split', 'all']);
     assert.equal(sftRun.code, 0, sftRun.stderr);
     assert.equal(readJsonl(sft).length, 6);
+  } finally {
+    await stub.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+const SQL_EXAMPLE = join(REPO, 'examples/text-to-sql');
+const QUESTIONS = (JSON.parse(readFileSync(join(SQL_EXAMPLE, 'data/questions.json'), 'utf8')) as Array<{ db_id: string; question: string; query: string }>).slice(0, 3);
+
+/** The user's text-to-SQL graph beside the example's database helpers and reward, with its own sql.js (as `npm install` there gives it). */
+function sqlLab(stubUrl: string, prompts: Record<string, string>): string {
+  const ws = tempWorkspace();
+  cpSync(SQL_EXAMPLE, ws, { recursive: true, filter: (src) => !/[\\/](node_modules|\.rollout-lab)$/.test(src) });
+  cpSync(join(REPO, 'node_modules/sql.js'), join(ws, 'node_modules/sql.js'), { recursive: true, filter: (src) => !src.endsWith('.zip') });
+  const graph = readFileSync(join(FIXTURES, 'textToSqlExecute.ts'), 'utf8').replace("'../../../examples/text-to-sql/taskDatabase'", "'./taskDatabase'");
+  writeFileSync(join(ws, 'graph.ts'), graph);
+  writeFileSync(join(ws, 'three.jsonl'), QUESTIONS.map((q, i) => JSON.stringify({ id: `q${i}`, ...q })).join('\n') + '\n');
+  const init = cli(['init', '--workspace', ws, '--graph', 'graph.ts', '--dataset', 'three.jsonl']);
+  assert.equal(init.code, 0, init.stderr);
+  for (const agent of ['SqlWriter', 'Checker']) prompts[agent] = readFileSync(join(ws, '.rollout-lab/prompts', `${agent}.md`), 'utf8');
+  editLab(ws, (cfg) => {
+    cfg.models.main = { ...cfg.models.main, baseUrl: stubUrl, tokenIds: true };
+    cfg.models.judge = { ...cfg.models.judge, baseUrl: stubUrl };
+    cfg.datasets.three.fields = { goal: 'question', expected: 'query', visible: ['db_id'] };
+    cfg.reward.module = 'reward.ts';
+    cfg.air = [
+      { name: 'sql_executes', when: 'tool.ok', tools: ['execute_sql'], reward: 0.1 },
+      { name: 'sql_fails', when: 'tool.error', tools: ['execute_sql'], reward: -0.1 },
+    ];
+  });
+  return ws;
+}
+
+/** The SqlWriter gets the first question wrong (a table that does not exist), the Checker sends it back, and it fixes it. */
+function playSql(prompts: Record<string, string>): (req: StubRequest) => StubReply {
+  return (req) => {
+    const text = (req.body.messages as Array<{ content: string }>).map((m) => m.content).join('\n');
+    const q = QUESTIONS.find((x) => text.includes(x.question))!;
+    if (agentOf(req, prompts) === 'Checker') return { content: /error:/.test(text) ? 'INCORRECT: the query reads a table that does not exist' : 'CORRECT' };
+    const wrong = q === QUESTIONS[0] && !text.includes('The checker said');
+    return { content: '```sql\n' + (wrong ? 'SELECT count(*) FROM books' : q.query) + '\n```' };
+  };
+}
+
+test('a text-to-SQL graph whose execute node runs the SQL the SqlWriter wrote as text: the execute_sql AIR rewards reach the SqlWriter\'s rows', async () => {
+  const prompts: Record<string, string> = {};
+  const stub = await startOpenAIStub({ server: 'vllm', replies: (req) => playSql(prompts)(req) });
+  const ws = sqlLab(stub.url, prompts);
+  try {
+    const run = await cliAsync(['run', '--workspace', ws, '--split', 'all', '--json']).done;
+    assert.equal(run.code, 0, run.stderr);
+    const doc = json<RunDoc>(run);
+    assert.deepEqual([doc.simulated, doc.rollouts, doc.succeeded, doc.metrics.averageFinalReward], [false, 3, 3, 1]);
+
+    const rl = join(ws, 'rl.jsonl');
+    const exported = cli(['export', '--workspace', ws, '--format', 'rl', '--out', rl, '--agents', 'SqlWriter', '--split', 'all']);
+    assert.equal(exported.code, 0, exported.stderr);
+    const rows = readJsonl<RlRecord>(rl);
+    const byTask = (id: string): number[] => rows.filter((r) => r.group === id).map((r) => Math.round(r.air * 100) / 100);
+    assert.deepEqual([byTask('q0'), byTask('q1'), byTask('q2')], [[-0.1, 0.1], [0.1], [0.1]]);
+    assert.ok(rows.every((r) => r.agent === 'SqlWriter' && Array.isArray(r.token_ids) && r.token_ids.length > 0));
+
+    const traces = json<{ rollouts: Array<{ id: string; taskId: string }> }>(cli(['traces', '--workspace', ws, '--json']));
+    const first = traces.rollouts.find((r) => r.taskId === 'q0')!;
+    const spans = json<{ spans: SpanDoc[] }>(cli(['traces', '--workspace', ws, '--rollout', first.id, '--json'])).spans;
+    const writerCalls = spans.filter((s) => s.kind === 'llm' && s.attributes['gen_ai.agent.name'] === 'SqlWriter').sort((a, b) => a.startTime - b.startTime);
+    const rewards = spans.filter((s) => s.kind === 'reward' && s.attributes['rollout_lab.reward.kind'] === 'intermediate').sort((a, b) => a.startTime - b.startTime);
+    assert.deepEqual(
+      rewards.map((r) => [r.name, r.attributes['gen_ai.agent.name'], r.attributes['rollout_lab.air.credit'], r.attributes['rollout_lab.air.call']]),
+      [
+        ['sql_fails', 'SqlWriter', 'preceding_call', writerCalls[0]!.spanId],
+        ['sql_executes', 'SqlWriter', 'preceding_call', writerCalls[1]!.spanId],
+      ],
+      'each reward names the model call that wrote the query the tool ran',
+    );
   } finally {
     await stub.close();
     rmSync(ws, { recursive: true, force: true });
