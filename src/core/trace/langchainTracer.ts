@@ -43,7 +43,8 @@ function str(v: unknown): string | undefined {
  * `agent` and `tools` nodes, a subgraph, a graph invoked inside a node, a
  * `Send` task), and keeps the inner node's name in `rollout_lab.node.inner`.
  * Outside every lab agent's node, the innermost node names the agent (a tool
- * run in a node of its own: the agent whose model call asked for it).
+ * run in a node of its own: the agent whose model call asked for it), unless
+ * that node is no lab agent and the model was made for one.
  */
 export class LangChainTracer extends BaseCallbackHandler {
   name = 'rollout-lab-tracer';
@@ -76,9 +77,9 @@ export class LangChainTracer extends BaseCallbackHandler {
     return this.labAgents.has(agent) ? agent : null;
   }
 
-  /** The inner node a span ran in, when an outer lab agent's node holds it. */
-  private static innerNodeAttrs(container: string | null, node: string | undefined): Attributes {
-    return container && node && agentOfNode(node) !== container ? { [Attr.innerNode]: node } : {};
+  /** The node a span ran in, when the lab agent it is credited to is not that node's (an outer node's agent, or the model's). */
+  private static innerNodeAttrs(labAgent: string | null, node: string | undefined): Attributes {
+    return labAgent && node && agentOfNode(node) !== labAgent ? { [Attr.innerNode]: node } : {};
   }
 
   private agentAttrs(agent: string | undefined): Attributes {
@@ -174,13 +175,17 @@ export class LangChainTracer extends BaseCallbackHandler {
     const container = up?.agent ?? null;
     const params = (extraParams?.invocation_params ?? {}) as Record<string, unknown>;
     const node = str(metadata?.langgraph_node);
-    // The graph node says which agent is calling (one model object may serve several nodes);
-    // outside a graph (the judge) the model's own agent label does.
-    const agent = container ?? (node ? agentOfNode(node) : str(metadata?.agent));
+    // The graph node says which agent is calling (one model object may serve several nodes); outside a graph (the judge)
+    // the model's own agent label does, and so it does in a node that is no lab agent when the label is one (a graph
+    // that is a prebuilt agent as a whole: its node "agent" runs the model ctx.model('Support') made).
+    const own = str(metadata?.agent);
+    const byModel = own !== undefined && this.labAgents.has(own) && (!node || !this.labAgentOfNode(node));
+    const labAgent = container ?? (byModel ? own : null);
+    const agent = labAgent ?? (node ? agentOfNode(node) : own);
     const attrs: Attributes = {
       ...llmRequestAttributes({ ...params, messages: (messages[0] ?? []).map(toMessageRecord), simulated: metadata?.[SIMULATED_CALL_METADATA] === true }),
       ...this.agentAttrs(agent),
-      ...LangChainTracer.innerNodeAttrs(container, node),
+      ...LangChainTracer.innerNodeAttrs(labAgent, node),
     };
     const span = this.tracer.start(llmSpanName(attrs), 'llm', up?.parent ?? this.root, attrs);
     this.runs.set(runId, { span, parent: span, agent: container, nodeNs: up?.nodeNs ?? null });
@@ -234,12 +239,13 @@ export class LangChainTracer extends BaseCallbackHandler {
     const container = up?.agent ?? null;
     const node = str(metadata?.langgraph_node);
     const asker = toolCallId ? this.toolCallAgents.get(toolCallId) : undefined;
+    const labAgent = container ?? (asker !== undefined && this.labAgents.has(asker) ? asker : null);
     const attrs: Attributes = {
       [Attr.operationName]: 'execute_tool',
       [Attr.toolName]: runName ?? 'tool',
       [Attr.toolArguments]: typeof input === 'string' ? input : JSON.stringify(input),
-      ...this.agentAttrs(container ?? asker ?? (node ? agentOfNode(node) : undefined)),
-      ...LangChainTracer.innerNodeAttrs(container, node),
+      ...this.agentAttrs(labAgent ?? asker ?? (node ? agentOfNode(node) : undefined)),
+      ...LangChainTracer.innerNodeAttrs(labAgent, node),
     };
     if (toolCallId) attrs[Attr.toolCallId] = toolCallId;
     const span = this.tracer.start(`execute_tool ${runName ?? 'tool'}`, 'tool', up?.parent ?? this.root, attrs);

@@ -170,3 +170,20 @@ test('nested graphs: the outermost lab agent wins over a lab agent nested in it;
     await server.close();
   }
 });
+
+test('a graph that is a prebuilt agent as a whole: its calls and tools are the agent the model was made for, when that is a lab agent', async () => {
+  const server = await stub();
+  try {
+    const whole = createReactAgent({ llm: model(server.url), tools: [calculator] });
+    const t = await trace(whole, ['Solver']);
+    assert.deepEqual(t.of('llm').map(([, agent, inner]) => [agent, inner]), [['Solver', 'agent'], ['Solver', 'agent']]);
+    assert.deepEqual(t.of('tool').map(([, agent, inner]) => [agent, inner]), [['Solver', 'tools']]);
+    assert.deepEqual(agentRows(t.spans).filter(([, , calls, tools]) => calls + tools > 0), [['Solver', 0, 2, 1]]);
+
+    // The model's agent is no agent of the lab: the node names the call, as before.
+    const other = await trace(whole, ['Checker']);
+    assert.deepEqual(other.of('llm').map(([, agent, inner]) => [agent, inner]), [['agent', undefined], ['agent', undefined]]);
+  } finally {
+    await server.close();
+  }
+});
