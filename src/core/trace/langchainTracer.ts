@@ -116,7 +116,8 @@ export class LangChainTracer extends BaseCallbackHandler {
       [Attr.nodeName]: node,
       [Attr.nodeStep]: typeof metadata?.langgraph_step === 'number' ? metadata.langgraph_step : null,
       ...this.agentAttrs(agent ?? agentOfNode(node)),
-      ...LangChainTracer.innerNodeAttrs(container, node),
+      // Inside a lab agent's node every node is an inner one, even one named like that agent: a step of its visit, not a visit.
+      ...(container ? { [Attr.innerNode]: node } : {}),
     });
     this.runs.set(runId, { span, parent: span, agent, nodeNs: ns });
   }

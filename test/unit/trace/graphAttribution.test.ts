@@ -163,6 +163,13 @@ test('nested graphs: the outermost lab agent wins over a lab agent nested in it;
     assert.deepEqual(owned.of('llm').map(([, agent, inner]) => [agent, inner]), [['Team', 'Solver']]);
     assert.deepEqual(agentRows(owned.spans), [['Team', 1, 1, 0]]);
 
+    // A subgraph whose inner node is named like the agent holding it: still one visit.
+    const solo = new StateGraph(MessagesAnnotation).addNode('Solver', inner).addEdge(START, 'Solver').addEdge('Solver', END).compile();
+    const same = await trace(solo, ['Solver']);
+    assert.deepEqual(same.of('node'), [['Solver', 'Solver', undefined], ['Solver', 'Solver', 'Solver']]);
+    assert.deepEqual(agentRows(same.spans), [['Solver', 1, 1, 0]]);
+    assert.deepEqual(rolloutOverlay([...same.spans]).path, ['Solver']);
+
     const wrapper = await trace(team, ['Solver']);
     assert.deepEqual(wrapper.of('llm').map(([, agent, inner]) => [agent, inner]), [['Solver', undefined]]);
     assert.deepEqual(agentRows(wrapper.spans).filter(([, , calls]) => calls > 0), [['Solver', 1, 1, 0]]);
