@@ -7,10 +7,12 @@ import { startOpenAIStub, type StubReply, type StubRequest } from '../fakes/open
 import { REPO, cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 
 /*
- * A user's graph whose agents are not plain nodes, run through the CLI against
- * an OpenAI-compatible server (vLLM's token ids): each model call, tool call
- * and AIR reward belongs to the agent of lab.json whose node holds it, however
- * deep the framework nests it.
+ * Users' graphs run through the CLI against an OpenAI-compatible server
+ * (vLLM's token ids), as a new user runs them: a prebuilt agent as one agent's
+ * node (each model call, tool call and AIR reward belongs to the agent of
+ * lab.json whose node holds it, however deep the framework nests it), and a
+ * tool a node runs on a model's text, with no tool-call id (its AIR reward
+ * goes to the model call that finished last before it).
  */
 
 const FIXTURES = join(REPO, 'test/fixtures/user-graphs');
@@ -52,7 +54,7 @@ function mathLab(stubUrl: string, prompts: Record<string, string>): string {
   writeFileSync(join(ws, 'problems.jsonl'), PROBLEMS.map(({ id, question, answer }) => JSON.stringify({ id, question, answer })).join('\n') + '\n');
   const init = cli(['init', '--workspace', ws, '--graph', 'graph.ts', '--dataset', 'problems.jsonl']);
   assert.equal(init.code, 0, init.stderr);
-  assert.match(init.stdout, /agents \(named by the factory's ctx\.model\(\) \/ ctx\.prompt\(\) calls\): Solver, Planner, Checker|agents .*Planner/);
+  assert.match(init.stdout, /^agents \(named by the factory's ctx\.model\(\) \/ ctx\.prompt\(\) calls\): Solver, Planner, Checker$/m, 'the prebuilt agent\'s model is the Solver\'s');
   for (const agent of ['Planner', 'Solver', 'Checker']) prompts[agent] = readFileSync(join(ws, '.rollout-lab/prompts', `${agent}.md`), 'utf8');
   editLab(ws, (cfg) => {
     cfg.models.main = { ...cfg.models.main, baseUrl: stubUrl, tokenIds: true };
