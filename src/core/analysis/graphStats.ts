@@ -87,7 +87,8 @@ function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
   const byId = new Map(spans.map((s) => [s.spanId, s]));
   const visits = new Map<string, NodeVisit>();
   for (const s of spans) {
-    if (s.kind !== 'node') continue;
+    // A node inside a lab agent's node (a prebuilt agent's `agent`, a subgraph's node) is part of that agent's visit, not a node of the graph.
+    if (s.kind !== 'node' || typeof s.attributes[Attr.innerNode] === 'string') continue;
     const step = s.attributes[Attr.nodeStep];
     visits.set(s.spanId, {
       name: nodeName(s),

@@ -47,6 +47,7 @@ export async function loadGraphInWorker(file: string, data: GraphWorkerData): Pr
   const search = config.tools.searchProvider ? await loadSearchProvider(resolve(data.workspaceDir, config.tools.searchProvider)) : datasetSearchProvider(data.allTasks);
   const toolsFor = await researchToolsFactory(config, data.labDir, search);
   const versions = agentVersions(config, setup);
+  const labAgents = Object.keys(config.agents);
   const user: LoadedUserGraph = await loadUserGraph(file, config.graph.export, {
     model: agentModelFactory(config, router, setup),
     get tools() {
@@ -60,7 +61,7 @@ export async function loadGraphInWorker(file: string, data: GraphWorkerData): Pr
     const tracer = new RolloutTracer(call.traceId, call.tracing ? { writeSpan: emit } : null);
     // Only its id is read: the spans of the graph hang under the rollout span the lab's thread holds.
     const root: OpenSpan = { spanId: call.rootSpanId, parentSpanId: null, name: 'rollout', kind: 'rollout', startTime: Date.now(), attributes: {} };
-    const handler = call.tracing ? new LangChainTracer(tracer, root, versions) : null;
+    const handler = call.tracing ? new LangChainTracer(tracer, root, versions, labAgents) : null;
     try {
       const state = await withRequestSeed(call.seed, () =>
         user.graph.invoke(user.input(call.task), { callbacks: handler ? [handler] : [], signal, recursionLimit, runName: 'rollout' }),

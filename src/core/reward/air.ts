@@ -10,9 +10,13 @@ export interface AirReward {
   agent: string | null;
   tool: string | null;
   reward: number;
-  /** The model call (llm span) that asked for the tool call, when its id says so; null otherwise. */
+  /** The model call (llm span) a tool span's reward is credited to; null for a node's reward, or when no call came before the tool. */
   callSpanId: string | null;
+  /** How that call was found: it lists the tool's call id, or (without a matching id) it is the latest call that finished before the tool started. */
+  credit: AirCredit | null;
 }
+
+export type AirCredit = 'tool_call_id' | 'preceding_call';
 
 function str(v: unknown): string | null {
   return typeof v === 'string' ? v : null;
@@ -28,73 +32,95 @@ function eventOf(span: SpanRecord): AirRule['when'] | null {
   return null;
 }
 
-/** Model calls by the ids of the tool calls they asked for (`gen_ai.output.messages` tool_calls). */
-export type ToolCallRequests = ReadonlyMap<string, readonly SpanRecord[]>;
+/** What crediting a tool span reads from its rollout: the model calls by the ids of the tool calls they asked for, and every finished call by end time. */
+export interface ModelCallIndex {
+  byToolCallId: ReadonlyMap<string, readonly SpanRecord[]>;
+  /** Model calls that returned an answer, ordered by end time. */
+  finished: readonly SpanRecord[];
+}
 
-export function toolCallRequests(spans: readonly SpanRecord[]): ToolCallRequests {
-  const out = new Map<string, SpanRecord[]>();
+export function modelCallIndex(spans: readonly SpanRecord[]): ModelCallIndex {
+  const byToolCallId = new Map<string, SpanRecord[]>();
+  const finished: SpanRecord[] = [];
   for (const s of spans) {
     if (s.kind !== 'llm') continue;
-    const raw = s.attributes[Attr.outputMessages];
-    if (typeof raw !== 'string' || !raw.includes('tool_calls')) continue;
-    let messages: unknown;
-    try {
-      messages = JSON.parse(raw);
-    } catch {
-      continue;
-    }
-    if (!Array.isArray(messages)) continue;
-    for (const m of messages as Array<{ tool_calls?: Array<{ id?: unknown }> }>) {
-      for (const c of Array.isArray(m?.tool_calls) ? m.tool_calls : []) {
-        if (typeof c?.id !== 'string' || !c.id) continue;
-        const list = out.get(c.id) ?? [];
-        list.push(s);
-        out.set(c.id, list);
-      }
+    if (s.status !== 'error') finished.push(s);
+    for (const id of requestedToolCallIds(s)) {
+      const list = byToolCallId.get(id) ?? [];
+      list.push(s);
+      byToolCallId.set(id, list);
     }
   }
-  return out;
+  finished.sort((a, b) => a.endTime - b.endTime);
+  return { byToolCallId, finished };
+}
+
+/** The ids of the tool calls a model call's answer asks for (`gen_ai.output.messages` tool_calls). */
+function requestedToolCallIds(call: SpanRecord): string[] {
+  const raw = call.attributes[Attr.outputMessages];
+  if (typeof raw !== 'string' || !raw.includes('tool_calls')) return [];
+  let messages: unknown;
+  try {
+    messages = JSON.parse(raw);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(messages)) return [];
+  const ids: string[] = [];
+  for (const m of messages as Array<{ tool_calls?: Array<{ id?: unknown }> }>) {
+    for (const c of Array.isArray(m?.tool_calls) ? m.tool_calls : []) if (typeof c?.id === 'string' && c.id) ids.push(c.id);
+  }
+  return ids;
 }
 
 /**
- * The model call that asked for a tool span's call: the one whose answer
+ * The model call a tool span's reward is credited to: the one whose answer
  * lists the tool span's `gen_ai.tool.call.id` (the latest that started before
- * the tool, should an id repeat); null when the span has no id or no call
- * lists it.
+ * the tool, should an id repeat); without an id that any call lists (a graph
+ * node that runs the SQL or code a model wrote as text), the latest call of
+ * the rollout, by any agent, that finished before the tool started. Null when
+ * no call came before it.
  */
-export function requestingCall(tool: SpanRecord, requests: ToolCallRequests): SpanRecord | null {
+export function requestingCall(tool: SpanRecord, index: ModelCallIndex): { call: SpanRecord; credit: AirCredit } | null {
   const id = tool.attributes[Attr.toolCallId];
-  if (typeof id !== 'string' || !id) return null;
-  const calls = requests.get(id);
-  if (!calls?.length) return null;
-  const before = calls.filter((c) => c.startTime <= tool.startTime).sort((a, b) => a.startTime - b.startTime);
-  return before[before.length - 1] ?? calls[0]!;
+  const calls = typeof id === 'string' && id ? index.byToolCallId.get(id) : undefined;
+  if (calls?.length) {
+    const before = calls.filter((c) => c.startTime <= tool.startTime).sort((a, b) => a.startTime - b.startTime);
+    return { call: before[before.length - 1] ?? calls[0]!, credit: 'tool_call_id' };
+  }
+  let preceding: SpanRecord | undefined;
+  for (const c of index.finished) {
+    if (c.endTime > tool.startTime) break;
+    preceding = c;
+  }
+  return preceding ? { call: preceding, credit: 'preceding_call' } : null;
 }
 
 /**
  * Applies AIR (automatic intermediate reward) rules to a rollout's spans:
  * each tool call and each parsed agent answer may earn a small positive or
  * negative reward, which the RL adapters later add to the credited final
- * reward. A tool call's reward belongs to the agent whose model call asked
- * for it (matched by tool-call id), whichever graph node ran the tool — a
- * user graph often runs tools in a node of their own; without a matching id
- * it belongs to the agent of the node that ran it.
+ * reward. A tool call's reward belongs to the model call that asked for it
+ * (requestingCall: by tool-call id, else the call that finished last before
+ * the tool started) and to that call's agent, whichever graph node ran the
+ * tool — a user graph often runs tools in a node of their own; when no call
+ * came before the tool, it belongs to the agent of the node that ran it.
  */
 export function applyAirRules(rules: readonly AirRule[], spans: readonly SpanRecord[]): AirReward[] {
   const out: AirReward[] = [];
   if (!rules.length) return out;
-  const requests = spans.some((s) => s.kind === 'tool') ? toolCallRequests(spans) : new Map<string, SpanRecord[]>();
+  const index = spans.some((s) => s.kind === 'tool') ? modelCallIndex(spans) : null;
   for (const span of spans) {
     const event = eventOf(span);
     if (!event) continue;
-    const call = span.kind === 'tool' ? requestingCall(span, requests) : null;
-    const agent = str(call?.attributes[Attr.agentName]) ?? str(span.attributes[Attr.agentName]);
+    const asked = span.kind === 'tool' && index ? requestingCall(span, index) : null;
+    const agent = str(asked?.call.attributes[Attr.agentName]) ?? str(span.attributes[Attr.agentName]);
     const tool = str(span.attributes[Attr.toolName]);
     for (const rule of rules) {
       if (rule.when !== event) continue;
       if (rule.agents && (!agent || !rule.agents.includes(agent))) continue;
       if (rule.tools && (!tool || !rule.tools.includes(tool))) continue;
-      out.push({ rule: rule.name, when: rule.when, spanId: span.spanId, agent, tool, reward: rule.reward, callSpanId: call?.spanId ?? null });
+      out.push({ rule: rule.name, when: rule.when, spanId: span.spanId, agent, tool, reward: rule.reward, callSpanId: asked?.call.spanId ?? null, credit: asked?.credit ?? null });
     }
   }
   return out;

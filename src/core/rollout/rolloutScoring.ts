@@ -124,6 +124,7 @@ export async function scoreRollout(ctx: ScoringContext, trace: ScoringTrace, tas
       [Attr.rewardValue]: air.reward,
       'rollout_lab.reward.rule': air.when,
       [Attr.agentName]: air.agent,
+      ...(air.credit ? { [Attr.airCredit]: air.credit, [Attr.airCall]: air.callSpanId } : {}),
     });
     tracer.end(span, 'ok');
   }

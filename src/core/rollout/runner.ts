@@ -253,7 +253,7 @@ export async function runOneRollout(
     [Attr.taskGoal]: task.goal,
     [Attr.simulated]: env.simulated,
   }, record.startTime);
-  const handler = tracing ? new LangChainTracer(tracer, root, env.versions) : null;
+  const handler = tracing ? new LangChainTracer(tracer, root, env.versions, Object.keys(env.config.agents)) : null;
   try {
     const outcome = await env.runGraph(task, { callbacks: handler ? [handler] : [], signal, seed, rollout: { tracer, root, runId, sample } });
     record.decision = outcome.decision;

@@ -37,8 +37,8 @@ export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVe
     const rec = get(agent);
     if (s.status === 'error') rec.errors++;
     if (s.kind === 'node') {
-      // Tool nodes belong to their agent but are not visits of it. An agent span received over OTLP ("invoke_agent X") names its node in the attribute.
-      if (nodeName(s) === agent) {
+      // Tool nodes belong to their agent but are not visits of it, nor are the nodes inside its node (a subgraph's). An agent span received over OTLP ("invoke_agent X") names its node in the attribute.
+      if (nodeName(s) === agent && s.attributes[Attr.innerNode] === undefined) {
         rec.visits++;
         rec.latencyMs += s.endTime - s.startTime;
       }

@@ -20,6 +20,14 @@ interface Run {
   span: OpenSpan | null;
   /** The span children of this run hang under (itself, or the nearest traced ancestor). */
   parent: OpenSpan | null;
+  /** The outermost lab agent whose node holds this run; null outside every lab agent's node. */
+  agent: string | null;
+  /** The checkpoint namespace of the nearest graph node this run is in (one node's step keeps one). */
+  nodeNs: string | null;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
 }
 
 /**
@@ -28,6 +36,15 @@ interface Run {
  * span per chat-model call and a `tool` span per tool call. Internal runnables
  * (channel writes, branches, sequences) are not spans; their children attach
  * to the nearest traced ancestor.
+ *
+ * Attribution follows the graph: a model call, tool call or node belongs to
+ * the outermost node named after an agent of lab.json (`labAgents`) that
+ * holds it, however deep the framework nests it (a prebuilt ReAct agent's
+ * `agent` and `tools` nodes, a subgraph, a graph invoked inside a node, a
+ * `Send` task), and keeps the inner node's name in `rollout_lab.node.inner`.
+ * Outside every lab agent's node, the innermost node names the agent (a tool
+ * run in a node of its own: the agent whose model call asked for it), unless
+ * that node is no lab agent and the model was made for one.
  */
 export class LangChainTracer extends BaseCallbackHandler {
   name = 'rollout-lab-tracer';
@@ -37,17 +54,32 @@ export class LangChainTracer extends BaseCallbackHandler {
   /** The agent whose model call asked for each tool call (by id), so a tool run in a node of its own is still that agent's. */
   private readonly toolCallAgents = new Map<string, string>();
 
+  private readonly labAgents: ReadonlySet<string>;
+
   constructor(
     private readonly tracer: RolloutTracer,
     private readonly root: OpenSpan,
     private readonly versions?: AgentVersions,
+    /** The agents of lab.json: a node named after one holds everything under it. */
+    labAgents: Iterable<string> = [],
   ) {
     super();
+    this.labAgents = new Set(labAgents);
   }
 
-  private parentOf(parentRunId: string | undefined): OpenSpan {
-    if (!parentRunId) return this.root;
-    return this.runs.get(parentRunId)?.parent ?? this.root;
+  private runOf(parentRunId: string | undefined): Run | undefined {
+    return parentRunId ? this.runs.get(parentRunId) : undefined;
+  }
+
+  /** The lab agent a graph node is named after (`X` or its tool node `X_tools`), if any. */
+  private labAgentOfNode(node: string): string | null {
+    const agent = agentOfNode(node);
+    return this.labAgents.has(agent) ? agent : null;
+  }
+
+  /** The node a span ran in, when the lab agent it is credited to is not that node's (an outer node's agent, or the model's). */
+  private static innerNodeAttrs(labAgent: string | null, node: string | undefined): Attributes {
+    return labAgent && node && agentOfNode(node) !== labAgent ? { [Attr.innerNode]: node } : {};
   }
 
   private agentAttrs(agent: string | undefined): Attributes {
@@ -67,20 +99,27 @@ export class LangChainTracer extends BaseCallbackHandler {
     _runType?: string,
     runName?: string,
   ): void {
-    const parent = this.parentOf(parentRunId);
-    const node = metadata?.langgraph_node;
-    const isNode = typeof node === 'string' && node === runName && !tags?.includes('langsmith:hidden');
+    const up = this.runOf(parentRunId);
+    const parent = up?.parent ?? this.root;
+    const container = up?.agent ?? null;
+    const node = str(metadata?.langgraph_node);
+    const ns = str(metadata?.langgraph_checkpoint_ns) ?? null;
+    // A graph a node runs (a prebuilt agent named like its node) starts inside that node's step, in its namespace: not a node of its own.
+    const sameStep = ns !== null && ns === up?.nodeNs;
+    const isNode = node !== undefined && node === runName && !tags?.includes('langsmith:hidden') && !sameStep;
     if (!isNode) {
-      this.runs.set(runId, { span: null, parent });
+      this.runs.set(runId, { span: null, parent, agent: container, nodeNs: up?.nodeNs ?? null });
       return;
     }
-    const agent = agentOfNode(node);
+    const agent = container ?? this.labAgentOfNode(node);
     const span = this.tracer.start(node, 'node', parent, {
       [Attr.nodeName]: node,
       [Attr.nodeStep]: typeof metadata?.langgraph_step === 'number' ? metadata.langgraph_step : null,
-      ...this.agentAttrs(agent),
+      ...this.agentAttrs(agent ?? agentOfNode(node)),
+      // Inside a lab agent's node every node is an inner one, even one named like that agent: a step of its visit, not a visit.
+      ...(container ? { [Attr.innerNode]: node } : {}),
     });
-    this.runs.set(runId, { span, parent: span });
+    this.runs.set(runId, { span, parent: span, agent, nodeNs: ns });
   }
 
   override handleChainEnd(outputs: ChainValues, runId: string): void {
@@ -133,18 +172,24 @@ export class LangChainTracer extends BaseCallbackHandler {
     _tags?: string[],
     metadata?: Record<string, unknown>,
   ): void {
-    const parent = this.parentOf(parentRunId);
+    const up = this.runOf(parentRunId);
+    const container = up?.agent ?? null;
     const params = (extraParams?.invocation_params ?? {}) as Record<string, unknown>;
-    const node = typeof metadata?.langgraph_node === 'string' ? metadata.langgraph_node : undefined;
-    // The graph node says which agent is calling (one model object may serve several nodes);
-    // outside a graph (the judge) the model's own agent label does.
-    const agent = node ? agentOfNode(node) : typeof metadata?.agent === 'string' ? metadata.agent : undefined;
+    const node = str(metadata?.langgraph_node);
+    // The graph node says which agent is calling (one model object may serve several nodes); outside a graph (the judge)
+    // the model's own agent label does, and so it does in a node that is no lab agent when the label is one (a graph
+    // that is a prebuilt agent as a whole: its node "agent" runs the model ctx.model('Support') made).
+    const own = str(metadata?.agent);
+    const byModel = own !== undefined && this.labAgents.has(own) && (!node || !this.labAgentOfNode(node));
+    const labAgent = container ?? (byModel ? own : null);
+    const agent = labAgent ?? (node ? agentOfNode(node) : own);
     const attrs: Attributes = {
       ...llmRequestAttributes({ ...params, messages: (messages[0] ?? []).map(toMessageRecord), simulated: metadata?.[SIMULATED_CALL_METADATA] === true }),
       ...this.agentAttrs(agent),
+      ...LangChainTracer.innerNodeAttrs(labAgent, node),
     };
-    const span = this.tracer.start(llmSpanName(attrs), 'llm', parent, attrs);
-    this.runs.set(runId, { span, parent: span });
+    const span = this.tracer.start(llmSpanName(attrs), 'llm', up?.parent ?? this.root, attrs);
+    this.runs.set(runId, { span, parent: span, agent: container, nodeNs: up?.nodeNs ?? null });
   }
 
   override handleLLMEnd(output: LLMResult, runId: string): void {
@@ -191,17 +236,21 @@ export class LangChainTracer extends BaseCallbackHandler {
     runName?: string,
     toolCallId?: string,
   ): void {
-    const parent = this.parentOf(parentRunId);
-    const node = typeof metadata?.langgraph_node === 'string' ? metadata.langgraph_node : undefined;
+    const up = this.runOf(parentRunId);
+    const container = up?.agent ?? null;
+    const node = str(metadata?.langgraph_node);
+    const asker = toolCallId ? this.toolCallAgents.get(toolCallId) : undefined;
+    const labAgent = container ?? (asker !== undefined && this.labAgents.has(asker) ? asker : null);
     const attrs: Attributes = {
       [Attr.operationName]: 'execute_tool',
       [Attr.toolName]: runName ?? 'tool',
       [Attr.toolArguments]: typeof input === 'string' ? input : JSON.stringify(input),
-      ...this.agentAttrs((toolCallId ? this.toolCallAgents.get(toolCallId) : undefined) ?? (node ? agentOfNode(node) : undefined)),
+      ...this.agentAttrs(labAgent ?? asker ?? (node ? agentOfNode(node) : undefined)),
+      ...LangChainTracer.innerNodeAttrs(labAgent, node),
     };
     if (toolCallId) attrs[Attr.toolCallId] = toolCallId;
-    const span = this.tracer.start(`execute_tool ${runName ?? 'tool'}`, 'tool', parent, attrs);
-    this.runs.set(runId, { span, parent: span });
+    const span = this.tracer.start(`execute_tool ${runName ?? 'tool'}`, 'tool', up?.parent ?? this.root, attrs);
+    this.runs.set(runId, { span, parent: span, agent: container, nodeNs: up?.nodeNs ?? null });
   }
 
   override handleToolEnd(output: unknown, runId: string): void {

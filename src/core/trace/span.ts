@@ -63,6 +63,11 @@ export const Attr = {
   promptVersion: 'rollout_lab.prompt.version',
   nodeName: 'rollout_lab.node.name',
   nodeStep: 'rollout_lab.node.step',
+  /**
+   * On a span inside the node of a lab agent that holds a graph of its own (a prebuilt agent, a subgraph, a nested
+   * graph): the inner graph node it ran in, while gen_ai.agent.name names the outer agent.
+   */
+  innerNode: 'rollout_lab.node.inner',
   latencyMs: 'rollout_lab.latency_ms',
   retries: 'rollout_lab.retries',
   /** On an llm span: why each retry of the call was made, in order (HTTP 429, a timeout, a broken response body...). */
@@ -92,6 +97,10 @@ export const Attr = {
   /** On the custom reward span: the text the reward module gave beside its number. */
   rewardInfo: 'rollout_lab.reward.info',
   rewardKind: 'rollout_lab.reward.kind',
+  /** On an AIR reward of a tool span: how its model call was found ("tool_call_id", or "preceding_call" without a matching id). */
+  airCredit: 'rollout_lab.air.credit',
+  /** On an AIR reward of a tool span: the span id of the model call it is credited to. */
+  airCall: 'rollout_lab.air.call',
   decision: 'rollout_lab.decision',
   expectedDecision: 'rollout_lab.expected_decision',
   output: 'rollout_lab.output',

@@ -58,12 +58,12 @@ test('a tool run in a node of its own earns its reward for the agent whose model
     spans,
   );
   assert.deepEqual(
-    rewards.map((r) => [r.rule, r.spanId, r.agent, r.callSpanId]),
+    rewards.map((r) => [r.rule, r.spanId, r.agent, r.callSpanId, r.credit]),
     [
-      ['sql-ok', 't1', 'SqlWriter', 'c1'],
-      ['any-ok', 't1', 'SqlWriter', 'c1'],
-      // No call lists this id: the node that ran the tool, as before.
-      ['sql-error', 't2', 'execute', null],
+      ['sql-ok', 't1', 'SqlWriter', 'c1', 'tool_call_id'],
+      ['any-ok', 't1', 'SqlWriter', 'c1', 'tool_call_id'],
+      // No call lists this id, and none finished before the tool started: the node that ran the tool.
+      ['sql-error', 't2', 'execute', null, null],
     ],
   );
   const totals = airTotalsByAgent(rewards);

@@ -7,6 +7,7 @@ import { TraceStore } from '../../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { conversationProblem, mergeUserRuns, type ChatMessage } from '../../../src/core/train/export/adapters/chatMessages';
 import { airByCall, creditedReward } from '../../../src/core/train/export/adapters/rlAdapter';
+import { applyAirRules } from '../../../src/core/reward/air';
 import { banditRecords } from '../../../src/core/train/export/adapters/banditAdapter';
 import { llmCalls } from '../../../src/core/train/export/adapters/llmCalls';
 import { researchLabToolDefinition, toolDefinition } from '../../../src/core/train/export/adapters/toolDefinitions';
@@ -119,14 +120,51 @@ test('AIR of a tool run in a node of its own goes to the model call that asked f
     span('r0', 'reward', 't0', 30, 30, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: 0.1, ...writer }),
     // Stored before rewards named the requesting agent: the tool node's name.
     span('r1', 'reward', 't1', 31, 31, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: -0.2, ...exec }),
-    // No id: today's rule, by agent; the execute node made no model call, so nothing to credit.
+    // No id: the latest call that finished before the tool started (c1), though the execute node made no call of its own.
     span('r2', 'reward', 't2', 32, 32, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: 0.5, ...exec }),
   ];
   const air = airByCall(spans);
   assert.equal(air.get('c0'), 0.1);
-  assert.equal(air.get('c1'), -0.2);
+  assert.ok(Math.abs(air.get('c1')! - 0.3) < 1e-12, '-0.2 by id, 0.5 as the preceding call');
   assert.equal(air.has('c2'), false);
   assert.equal([...air.values()].length, 2);
+});
+
+test('AIR of a tool without a tool-call id goes to the latest model call of the rollout, by any agent, that finished before the tool started', () => {
+  const writer = { [Attr.agentName]: 'SqlWriter' };
+  const checker = { [Attr.agentName]: 'Checker' };
+  const exec = { [Attr.agentName]: 'execute' };
+  const intermediate = (value: number, agent: SpanRecord['attributes']) => ({ [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: value, ...agent });
+  const spans = [
+    span('root', 'rollout', null, 0, 100),
+    // The writer's call ends after the first tool starts: it cannot have written what that tool ran.
+    span('w1', 'llm', 'root', 1, 3, writer),
+    span('t1', 'tool', 'root', 4, 5, { ...exec, [Attr.toolName]: 'execute_sql' }),
+    span('c1', 'llm', 'root', 6, 8, checker),
+    span('w2', 'llm', 'root', 9, 12, writer),
+    span('t2', 'tool', 'root', 11, 13, { ...exec, [Attr.toolName]: 'execute_sql' }),
+    span('w3', 'llm', 'root', 14, 15, { ...writer }),
+    // w3 failed: it returned nothing a tool could run, so t3's call is w2.
+    span('t3', 'tool', 'root', 16, 17, { ...exec, [Attr.toolName]: 'execute_sql' }),
+    span('r1', 'reward', 't1', 30, 30, intermediate(0.1, exec)),
+    span('r2', 'reward', 't2', 31, 31, intermediate(-0.1, exec)),
+    span('r3', 'reward', 't3', 32, 32, intermediate(0.05, exec)),
+  ];
+  spans[6] = { ...spans[6]!, status: 'error' };
+  const air = airByCall(spans);
+  assert.deepEqual(Object.fromEntries(air), { w1: 0.1, c1: -0.1, w2: 0.05 });
+  const rewards = applyAirRules([{ name: 'ran', when: 'tool.ok', tools: ['execute_sql'], reward: 0.1 }], spans);
+  assert.deepEqual(
+    rewards.map((r) => [r.spanId, r.agent, r.callSpanId, r.credit]),
+    [
+      ['t1', 'SqlWriter', 'w1', 'preceding_call'],
+      ['t2', 'Checker', 'c1', 'preceding_call'],
+      ['t3', 'SqlWriter', 'w2', 'preceding_call'],
+    ],
+  );
+  // Nothing before the tool: the node's agent keeps the reward, as before, with no call credited.
+  const alone = applyAirRules([{ name: 'ran', when: 'tool.ok', reward: 0.1 }], [span('t0', 'tool', 'root', 1, 2, { ...exec, [Attr.toolName]: 'execute_sql' })]);
+  assert.deepEqual(alone.map((r) => [r.agent, r.callSpanId, r.credit]), [['execute', null, null]]);
 });
 
 test('llm calls: tool definitions from the span, else the research-lab definition by name; schema marker dropped', () => {

@@ -1,4 +1,4 @@
-import { requestingCall, toolCallRequests } from '../../../reward/air';
+import { modelCallIndex, requestingCall } from '../../../reward/air';
 import { Attr, type SpanRecord } from '../../../trace/span';
 import type { ChatMessage, ToolCall } from './chatMessages';
 import { llmCalls, orderedSpans, type LlmCall } from './llmCalls';
@@ -49,16 +49,17 @@ export function creditedReward(finalReward: number, agentIndex: number, agentCal
 /**
  * AIR rewards per model call (by span id). The runner hangs each intermediate
  * reward under the span that earned it: a tool span or an agent's node span.
- * A tool's reward goes to the model call whose answer asked for that tool
- * call (the same tool-call id), whichever node ran the tool. Otherwise it goes
- * to the agent's last call that started before that span ended — the call
- * that asked for the tool, or the answer the node parsed — or to its first
- * call when none did.
+ * A tool's reward goes to the model call that asked for it, whichever node
+ * ran the tool (requestingCall: the call whose answer lists the tool call's
+ * id, else the latest call of the rollout that finished before the tool
+ * started). A node's reward goes to the agent's last call that started
+ * before the node ended — the answer the node parsed — or to its first call
+ * when none did.
  */
 export function airByCall(spans: readonly SpanRecord[]): Map<string, number> {
   const ordered = orderedSpans(spans);
   const byId = new Map(ordered.map((s) => [s.spanId, s]));
-  const requests = toolCallRequests(ordered);
+  const index = modelCallIndex(ordered);
   const callsOf = new Map<string, SpanRecord[]>();
   for (const s of ordered) {
     const agent = s.attributes[Attr.agentName];
@@ -73,7 +74,7 @@ export function airByCall(spans: readonly SpanRecord[]): Map<string, number> {
     const value = r.attributes[Attr.rewardValue];
     if (typeof value !== 'number') continue;
     const target = r.parentSpanId ? byId.get(r.parentSpanId) : undefined;
-    const asked = target?.kind === 'tool' ? requestingCall(target, requests) : null;
+    const asked = target?.kind === 'tool' ? requestingCall(target, index)?.call : null;
     if (asked) {
       out.set(asked.spanId, (out.get(asked.spanId) ?? 0) + value);
       continue;
