@@ -101,6 +101,21 @@ test('AIR rewards go to the call that asked for the tool, or to the answer the n
   assert.equal(air.has('other'), false);
 });
 
+test('a reward emitted from inside an agent\'s span goes to the agent\'s call just before it, not to its last call in that span', () => {
+  const support = { [Attr.agentName]: 'Support' };
+  const spans = [
+    span('root', 'rollout', null, 0, 100),
+    span('agent', 'node', 'root', 1, 50, support),
+    span('c0', 'llm', 'agent', 2, 5, support),
+    // Emitted between the two calls (an evaluation event at t=8 on the agent's span).
+    span('r0', 'reward', 'agent', 8, 8, { [Attr.rewardKind]: 'intermediate', [Attr.rewardValue]: 0.2, ...support }),
+    span('c1', 'llm', 'agent', 10, 20, support),
+  ];
+  const air = airByCall(spans);
+  assert.equal(air.get('c0'), 0.2);
+  assert.equal(air.has('c1'), false);
+});
+
 test('AIR of a tool run in a node of its own goes to the model call that asked for it (same tool-call id), not to that node', () => {
   const writer = { [Attr.agentName]: 'SqlWriter' };
   const exec = { [Attr.agentName]: 'execute' };

@@ -82,7 +82,8 @@ export function airByCall(spans: readonly SpanRecord[]): Map<string, number> {
     const agent = r.attributes[Attr.agentName] ?? target?.attributes[Attr.agentName];
     const calls = typeof agent === 'string' ? callsOf.get(agent) : undefined;
     if (!calls?.length) continue;
-    const until = target?.endTime ?? r.startTime;
+    // A reward emitted from inside the agent (emit_reward) lies within its span: the call before the reward, not before the span's end.
+    const until = Math.min(target?.endTime ?? Infinity, r.startTime);
     const before = calls.filter((c) => c.startTime <= until);
     const call = before[before.length - 1] ?? calls[0]!;
     out.set(call.spanId, (out.get(call.spanId) ?? 0) + value);
