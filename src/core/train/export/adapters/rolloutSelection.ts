@@ -25,6 +25,11 @@ export interface RolloutFilter extends RolloutScope {
    * GRPO compares the others with; SFT learns from successes only.
    */
   keepScoredFailures?: boolean;
+  /**
+   * Keep rollouts whose reward is a penalty (the judge or the custom reward
+   * failed); their rows say so. Left out, and counted, unless this is true.
+   */
+  includePenalised?: boolean;
 }
 
 /** What the export needs of a selected rollout until it reads its spans. */
@@ -34,6 +39,8 @@ export interface SelectedRollout {
   taskId: string;
   startTime: number;
   finalReward: number;
+  status: RolloutRecord['status'];
+  judgeFailed: boolean;
 }
 
 /** Rollouts are read from the catalog a page at a time, so only the selected keys stay in memory. */
@@ -118,7 +125,7 @@ export function selectRollouts(store: TraceStore, f: RolloutFilter, skipped: Rec
   forEachRolloutInScope(store, f, (r) => {
     const reason = skipReason(r, f);
     if (reason) countSkip(skipped, reason);
-    else out.push({ id: r.id, runId: r.runId, taskId: r.taskId, startTime: r.startTime, finalReward: r.finalReward! });
+    else out.push({ id: r.id, runId: r.runId, taskId: r.taskId, startTime: r.startTime, finalReward: r.finalReward!, status: r.status, judgeFailed: r.judgeFailed });
   });
   return out;
 }
