@@ -13,6 +13,7 @@ import { runRollouts } from '../../../src/core/rollout/runner';
 import { TraceStore } from '../../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { conversationProblem, type ChatMessage } from '../../../src/core/train/export/adapters/chatMessages';
+import { EmptyExportError, type EmptyExportFacts } from '../../../src/core/train/export/emptyExport';
 import { exportTrainingData, manifestPath, type ExportManifest, type ExportOptions } from '../../../src/core/train/export/exportData';
 import { FIXTURE_RUN, fixtureRolloutId, writeFixtureStore } from '../../fixtures/train/fixtureStore';
 
@@ -38,6 +39,20 @@ async function fixture(): Promise<Fixture> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** What an export that found no rows says it dropped: it must reject, and write nothing. */
+async function emptyFacts(run: Promise<unknown>, file: string): Promise<EmptyExportFacts> {
+  const before = existsSync(file) ? readFileSync(file) : null;
+  let facts: EmptyExportFacts | undefined;
+  await assert.rejects(run, (e: unknown) => {
+    assert.ok(e instanceof EmptyExportError, String(e));
+    assert.match(e.message, /^no training rows: the (sft|rl|bandit) export .* has 0 rows to train on; dropped: /);
+    facts = e.facts;
+    return true;
+  });
+  assert.deepEqual(existsSync(file) ? readFileSync(file) : null, before, 'an empty export leaves the file as it was');
+  return facts!;
 }
 
 function lines(file: string): Array<Record<string, unknown>> {
@@ -177,7 +192,7 @@ test('filters: agents, min reward, split, run, prompt version, model version; un
     const rollouts = async (o: ExportOptions): Promise<string[]> => (await exportTrainingData(f.store, CONFIG, o, out)).sourceRollouts;
     assert.deepEqual(await rollouts({ format: 'sft', split: 'val' }), [fixtureRolloutId('epsilon')]);
     assert.deepEqual(await rollouts({ format: 'sft', minReward: 0.85 }), [fixtureRolloutId('gamma')]);
-    assert.deepEqual(await rollouts({ format: 'rl', runId: 'other-run' }), []);
+    assert.deepEqual((await emptyFacts(rollouts({ format: 'rl', runId: 'other-run' }), out)).skipped, {});
     assert.equal((await rollouts({ format: 'rl', runId: FIXTURE_RUN })).length, 4);
     assert.equal((await rollouts({ format: 'rl', runId: FIXTURE_RUN, split: 'all' })).length, 5);
     // Geneticist ran prompt version ge-2 only in epsilon; the other juniors' calls there are left out.
@@ -186,9 +201,8 @@ test('filters: agents, min reward, split, run, prompt version, model version; un
     assert.deepEqual(lines(out).map((l) => (l.metadata as { agent: string }).agent), ['Geneticist']);
     assert.equal(pv.counts.skipped['other_prompt_version'], 3);
     assert.equal(pv.counts.skipped['call_other_prompt_version'], 2);
-    const mv = await exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', modelVersion: 'v9' }, out);
-    assert.equal(mv.counts.records, 0);
-    assert.equal(mv.counts.skipped['other_model_version'], 5);
+    const mv = await emptyFacts(exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', modelVersion: 'v9' }, out), out);
+    assert.equal(mv.skipped['other_model_version'], 5);
     const pd = await exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', agents: ['PeerReviewer', 'ProtocolDesigner'] }, out);
     assert.deepEqual([...new Set(lines(out).map((l) => l.agent))], ['ProtocolDesigner'], 'the fixture has no reviewer calls');
     assert.equal(pd.counts.records, 8);
@@ -361,9 +375,8 @@ test('a real store from the simulated endpoint: every SFT line is ready for a ch
     const out = join(dir, 'sft.jsonl');
     const agents = ['Geneticist', 'Pharmacologist', 'Neurologist', 'HypothesisRefiner', 'ProtocolDesigner', 'Supervisor'];
     // Every rollout here is simulated: left out unless asked for, and counted.
-    const left = await exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents }, out);
-    assert.equal(left.counts.records, 0);
-    assert.deepEqual(left.counts.skipped, { simulated: 4 });
+    const left = await emptyFacts(exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents }, out), out);
+    assert.deepEqual(left.skipped, { simulated: 4 });
     const m = await exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents, includeSimulated: true }, out);
     const recs = lines(out) as unknown as Array<{ messages: ChatMessage[]; tools: Array<{ type: string; function: { name: string; parameters: unknown } }> }>;
     assert.ok(recs.length >= 4 * 6, `${recs.length} lines`);

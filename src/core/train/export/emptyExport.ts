@@ -32,9 +32,12 @@ function reasonText(reason: string, n: number, f: EmptyExportFacts): string {
   switch (reason) {
     case NO_AGENT_CALLS: {
       const others = f.agentsSeen.filter((a) => !f.options.agents.includes(a));
+      const chosenSeen = f.agentsSeen.filter((a) => f.options.agents.includes(a));
       const seen = others.length
         ? `the agents that made model calls are: ${others.join(', ')} — name one with --agents (the phase's "agents"), or check which node the calls are credited to`
-        : 'no agent made model calls in these rollouts — check that the graph calls its models through the lab';
+        : chosenSeen.length
+          ? `the rollouts' summaries count model calls of ${chosenSeen.join(', ')}, but no model-call span of theirs is stored — open one of these traces`
+          : 'no agent made model calls in these rollouts — check that the graph calls its models through the lab';
       return `agent not found: ${unit} with no model call of ${agents} (${seen})`;
     }
     case 'simulated':
