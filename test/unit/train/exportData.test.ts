@@ -266,6 +266,11 @@ interface TinyOptions {
   reward?: number | null;
   agent?: string;
   split?: 'train' | 'val';
+  judgeFailed?: boolean;
+  /** The custom reward failed with this error (its reward span and the rollout span say so, as the runner writes them). */
+  customError?: string;
+  /** The model call is credited to this name, not the agent's node (a prebuilt agent's inner node). */
+  caller?: string;
 }
 
 /** A one-call rollout (agent ProtocolDesigner unless told), written through the store's own API. */
@@ -296,8 +301,19 @@ function tinyRollout(store: TraceStore, i: number, o: TinyOptions = {}): string 
   };
   store.startRollout(rec);
   const agent = { [Attr.agentName]: name, [Attr.promptVersion]: 'p1' };
+  const caller = { [Attr.agentName]: o.caller ?? name, [Attr.promptVersion]: 'p1' };
   const spans: SpanRecord[] = [
-    { traceId: id, spanId: sid(0), parentSpanId: null, name: 'rollout', kind: 'rollout', startTime: start, endTime: start + 5, status: 'ok', attributes: {} },
+    {
+      traceId: id,
+      spanId: sid(0),
+      parentSpanId: null,
+      name: 'rollout',
+      kind: 'rollout',
+      startTime: start,
+      endTime: start + 5,
+      status: 'ok',
+      attributes: o.customError ? { [Attr.rewardError]: o.customError } : {},
+    },
     { traceId: id, spanId: sid(1), parentSpanId: sid(0), name, kind: 'node', startTime: start + 1, endTime: start + 4, status: 'ok', attributes: { [Attr.nodeName]: name, ...agent } },
     {
       traceId: id,
@@ -309,20 +325,31 @@ function tinyRollout(store: TraceStore, i: number, o: TinyOptions = {}): string 
       endTime: start + 3,
       status: 'ok',
       attributes: {
-        ...agent,
+        ...caller,
         [Attr.inputMessages]: JSON.stringify([{ role: 'system', content: 'design' }, { role: 'user', content: `task ${i}` }]),
         [Attr.outputMessages]: JSON.stringify([{ role: 'assistant', content: `{"title":"t${i}"}` }]),
       },
     },
   ];
+  if (o.customError) {
+    const attributes = { [Attr.rewardName]: 'custom', [Attr.rewardKind]: 'custom', [Attr.errorType]: 'custom_reward_failed' };
+    spans.push({ traceId: id, spanId: sid(3), parentSpanId: sid(0), name: 'custom', kind: 'reward', startTime: start + 4, endTime: start + 5, status: 'error', statusMessage: o.customError, attributes });
+  }
+  if (o.judgeFailed) {
+    const attributes = { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge', [Attr.errorType]: 'judge_failed' };
+    spans.push({ traceId: id, spanId: sid(4), parentSpanId: sid(0), name: 'judge', kind: 'reward', startTime: start + 4, endTime: start + 5, status: 'error', statusMessage: 'the judge gave no JSON', attributes });
+  }
   for (const s of spans) store.writeSpan(s);
+  const summary = (agentName: string, visits: number, llmCalls: number) =>
+    ({ agent: agentName, promptVersion: 'p1', model: 'm', modelVersion: null, visits, llmCalls, toolCalls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latencyMs: 0 });
   store.finishRollout({
     ...rec,
+    judgeFailed: o.judgeFailed === true,
     status: o.status ?? 'succeeded',
     finalReward: o.reward !== undefined ? o.reward : (i % 10) / 10,
     endTime: start + 5,
     spanCount: spans.length,
-    agents: [{ agent: name, promptVersion: 'p1', model: 'm', modelVersion: null, visits: 1, llmCalls: 1, toolCalls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latencyMs: 0 }],
+    agents: o.caller ? [summary(name, 1, 0), summary(o.caller, 0, 1)] : [summary(name, 1, 1)],
   });
   return id;
 }
@@ -443,6 +470,76 @@ test('RL keeps failed rollouts the runner still scored (no output), SFT leaves t
     const sft = await exportTrainingData(store, CONFIG, { format: 'sft', agents: ['ProtocolDesigner'], minReward: 0 }, join(dir, 'sft.jsonl'));
     assert.deepEqual(sft.sourceRollouts, [ok]);
     assert.deepEqual(sft.counts.skipped, { failed: 2 });
+  } finally {
+    await cleanup();
+  }
+});
+
+test('penalised rollouts (the judge or the custom reward failed) are left out and counted in every format; included, their rows say reward_source "penalty" and why', async () => {
+  const { store, dir, cleanup } = await emptyStore();
+  try {
+    const ok = tinyRollout(store, 0, { reward: 0.9 });
+    const judged = tinyRollout(store, 1, { reward: 0.1, judgeFailed: true });
+    const custom = tinyRollout(store, 2, { reward: 0, customError: 'reward.ts threw: no gold answer' });
+    const scoredFailure = tinyRollout(store, 3, { status: 'failed', reward: 0 });
+    for (const format of ['sft', 'rl'] as const) {
+      const out = join(dir, `${format}.jsonl`);
+      const left = await exportTrainingData(store, CONFIG, { format, agents: ['ProtocolDesigner'], minReward: 0 }, out);
+      assert.deepEqual(left.sourceRollouts, format === 'rl' ? [ok, scoredFailure] : [ok]);
+      assert.equal(left.counts.skipped.penalised, 2, format);
+      assert.equal(left.counts.penalised, 0);
+      assert.equal(left.options.includePenalised, false);
+      const all = await exportTrainingData(store, CONFIG, { format, agents: ['ProtocolDesigner'], minReward: 0, includePenalised: true }, out);
+      assert.equal(all.counts.penalised, 2);
+      assert.equal(all.counts.skipped.penalised, undefined);
+      const origin = new Map(
+        lines(out).map((l) => {
+          const o = (format === 'rl' ? l : l.metadata) as { rolloutId: string; reward_source: string; penalty: unknown };
+          return [format === 'rl' ? (l.rolloutId as string) : o.rolloutId, [o.reward_source, o.penalty]];
+        }),
+      );
+      assert.deepEqual(origin.get(ok), ['scored', null]);
+      assert.deepEqual(origin.get(judged), ['penalty', { kind: 'judge_failed', reason: 'the judge gave no JSON' }]);
+      assert.deepEqual(origin.get(custom), ['penalty', { kind: 'custom_reward_failed', reason: 'reward.ts threw: no gold answer' }]);
+      if (format === 'rl') assert.deepEqual(origin.get(scoredFailure), ['no_output', null], 'a scored failure says its reward is the no-output reward');
+    }
+    // Only penalised rollouts: the export fails, counting them and saying how to include them.
+    const { store: only, dir: onlyDir, cleanup: done } = await emptyStore();
+    try {
+      tinyRollout(only, 0, { reward: 0.1, judgeFailed: true });
+      const facts = await emptyFacts(exportTrainingData(only, CONFIG, { format: 'rl', agents: ['ProtocolDesigner'] }, join(onlyDir, 'rl.jsonl')), join(onlyDir, 'rl.jsonl'));
+      assert.deepEqual(facts.skipped, { penalised: 1 });
+    } finally {
+      await done();
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
+test('an agent whose node ran but whose model calls carry another name: 0 rows is an error naming the agents that made the calls', async () => {
+  const { store, dir, cleanup } = await emptyStore();
+  try {
+    // A prebuilt agent inside the Solver node: the node span is Solver's, the model calls are credited to "agent".
+    for (const i of [0, 1, 2]) tinyRollout(store, i, { agent: 'Solver', caller: 'agent', reward: 0.9 });
+    const cfg = LabConfigSchema.parse({ ...defaultLabConfig(), graph: { kind: 'module', module: 'graph.ts' }, agents: { Solver: { model: 'senior', promptText: 'Solve.' } } });
+    for (const format of ['sft', 'rl'] as const) {
+      const out = join(dir, `${format}.jsonl`);
+      let message = '';
+      const facts = await emptyFacts(
+        exportTrainingData(store, cfg, { format, agents: ['Solver'] }, out).catch((e: Error) => {
+          message = e.message;
+          throw e;
+        }),
+        out,
+      );
+      assert.deepEqual(facts.skipped, { no_agent_calls: 3 });
+      assert.deepEqual(facts.agentsSeen, ['agent']);
+      assert.match(message, /dropped: agent not found: 3 rollouts with no model call of Solver \(the agents that made model calls are: agent — name one with --agents/);
+    }
+    // The same store exports the calls under the name they carry.
+    const m = await exportTrainingData(store, cfg, { format: 'rl', agents: ['agent'] }, join(dir, 'agent.jsonl'));
+    assert.equal(m.counts.records, 3);
   } finally {
     await cleanup();
   }
