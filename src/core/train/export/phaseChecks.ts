@@ -58,7 +58,7 @@ function trainingRowsCheck(ctx: PreflightContext): void {
         ? `${rows.records} ${format.toUpperCase()} rows from ${rows.rollouts} rollouts${ctx.scope}${penalised}${dropped ? `; dropped: ${droppedText(facts)}` : ''}`
         : `0 rows to train on${ctx.scope}; dropped: ${droppedText(facts)}`,
       count: rows.records ? dropped : 1,
-      fix: 'Act on the reasons above (each says what to change), then run the pre-flight again.',
+      fix: 'Each reason says what to change: change it, or gather rollouts that pass, and check again.',
     },
     rows.records > 0,
   );

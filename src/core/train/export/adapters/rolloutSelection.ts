@@ -1,6 +1,7 @@
 import { isScored } from '../../../reward/scoredRollouts';
 import type { TraceStore } from '../../../store/traceStore';
 import type { RolloutRecord, Split } from '../../../store/types';
+import { NO_AGENT_CALLS } from '../emptyExport';
 
 /** Which stored rollouts are looked at at all: a run, a split, and whether simulated ones count. */
 export interface RolloutScope {
@@ -57,9 +58,10 @@ export function skipReason(r: RolloutRecord, f: RolloutFilter): string | null {
   if (r.simulated && !f.includeSimulated) return 'simulated';
   if (r.status !== 'succeeded' && !(f.keepScoredFailures && isScoredFailure(r))) return r.status;
   if (r.finalReward === null) return 'no_reward';
-  if (f.minReward !== undefined && r.finalReward < f.minReward) return 'below_min_reward';
+  // An agent that never ran is said before the reward: lowering the minimum would not help.
   const ran = r.agents.filter((a) => f.agents.includes(a.agent) && (a.llmCalls > 0 || a.visits > 0));
-  if (!ran.length) return 'no_agent_calls';
+  if (!ran.length) return NO_AGENT_CALLS;
+  if (f.minReward !== undefined && r.finalReward < f.minReward) return 'below_min_reward';
   if (f.promptVersion !== undefined && !ran.some((a) => a.promptVersion === f.promptVersion)) return 'other_prompt_version';
   if (f.modelVersion !== undefined && !ran.some((a) => a.modelVersion === f.modelVersion)) return 'other_model_version';
   return null;
