@@ -100,7 +100,10 @@ async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<Exp
       const again = manifest.counts.skipped.penalised ? [INCLUDE_PENALISED] : [];
       void vscode.window.showInformationMessage(summary, 'Open Manifest', ...again).then(async (choice) => {
         if (choice === 'Open Manifest') await vscode.window.showTextDocument(vscode.Uri.file(manifestPath(manifest.file)));
-        if (choice === INCLUDE_PENALISED) await vscode.commands.executeCommand('rolloutLab.exportTrainingData', { ...chosen, includePenalised: true, workspace: folder });
+        if (choice === INCLUDE_PENALISED) {
+          const again = await vscode.commands.executeCommand<ExportManifest | undefined>('rolloutLab.exportTrainingData', { ...chosen, includePenalised: true, workspace: folder });
+          if (again) void vscode.window.showInformationMessage(summaryLine(again));
+        }
       });
     }
     return manifest;
