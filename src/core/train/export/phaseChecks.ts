@@ -1,4 +1,5 @@
 import type { RolloutRecord } from '../../store/types';
+import { agentsWithModelCalls } from './adapters/rolloutSelection';
 import { droppedText } from './emptyExport';
 import { countTrainingRows } from './exportData';
 import { ran, type PreflightContext } from './preflightContext';
@@ -48,7 +49,7 @@ function trainingRowsCheck(ctx: PreflightContext): void {
   ctx.counts.rowRollouts = rows.rollouts;
   ctx.counts.penalisedRollouts = rows.penalised + (rows.skipped.penalised ?? 0);
   const dropped = Object.values(rows.skipped).reduce((a, b) => a + b, 0);
-  const facts = { format, options: rows.options, skipped: rows.skipped, agentsSeen: agentsSeen(ctx) } as const;
+  const facts = { format, options: rows.options, skipped: rows.skipped, agentsSeen: agentsWithModelCalls(ctx.store, { ...(ctx.opts.split ? { split: ctx.opts.split } : {}), includeSimulated: true }) } as const;
   const penalised = rows.penalised ? `; ${rows.penalised} of those rollouts have a penalty for a reward and say so (reward_source "penalty")` : '';
   ctx.add(
     {
@@ -64,12 +65,6 @@ function trainingRowsCheck(ctx: PreflightContext): void {
   );
 }
 
-/** The agents that made model calls in the finished rollouts checked, simulated ones too. */
-function agentsSeen(ctx: PreflightContext): string[] {
-  const seen = new Set<string>();
-  for (const r of [...ctx.finished, ...ctx.simulated]) for (const a of r.agents) if (a.llmCalls > 0) seen.add(a.agent);
-  return [...seen];
-}
 
 /** GRPO: complete groups with some spread of rewards, behaviour logprobs and token ids, prompts that fit. */
 export function grpoChecks(ctx: PreflightContext): void {
