@@ -64,7 +64,10 @@ export async function trainBanditPolicy(store: TraceStore, config: LabConfig, la
   const skipped: Record<string, number> = {};
   const records = banditRecords(store, { ...chosen, includeSimulated: opts.includeSimulated === true, includePenalised: opts.includePenalised === true }, skipped);
   const simulatedLeftOut = skipped.simulated ?? 0;
-  const scope = `${split ? `the ${split} split` : 'all splits'}${simulatedLeftOut ? `; ${simulatedLeftOut} simulated rollouts left out (pass --include-simulated to use them)` : ''}`;
+  const penalisedLeftOut = skipped.penalised ?? 0;
+  const scope = `${split ? `the ${split} split` : 'all splits'}${simulatedLeftOut ? `; ${simulatedLeftOut} simulated rollouts left out (pass --include-simulated to use them)` : ''}${
+    penalisedLeftOut ? `; ${penalisedLeftOut} rollouts whose reward is a penalty (the judge or the custom reward failed) left out (the phase's "includePenalised": true uses them)` : ''
+  }`;
   const info = await trainBanditPolicyFrom(records, config, labDir, scope);
   return { ...info, split, simulatedLeftOut };
 }
