@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import DataError
 
-__all__ = ["DataError", "read_jsonl", "read_sft", "read_rl", "check_messages", "check_tools", "check_rl_record", "tool_call_arguments"]
+__all__ = ["DataError", "read_jsonl", "read_sft", "read_rl", "check_messages", "check_tools", "check_rl_record", "check_reward_origin", "tool_call_arguments"]
 
 ROLES = ("system", "user", "assistant", "tool")
 TOOL_CALL_SHAPE = '{"type": "function", "function": {"name": NAME, "arguments": JSON-OBJECT-STRING}}'
@@ -117,6 +117,25 @@ def check_tools(tools: Any, where: str) -> list[dict[str, Any]]:
     return tools
 
 
+REWARD_SOURCES = ("scored", "no_output", "penalty")
+
+
+def check_reward_origin(rec: dict[str, Any], where: str) -> None:
+    """`reward_source` and `penalty` (rows from rollout-lab since they carry them; older rows have neither):
+    a penalty row says why, so a job can count or refuse them."""
+    source = rec.get("reward_source")
+    if source is None and "reward_source" not in rec:
+        return
+    if source not in REWARD_SOURCES:
+        raise DataError(f"{where}: reward_source must be one of {', '.join(REWARD_SOURCES)} (got {source!r})")
+    penalty = rec.get("penalty")
+    if source == "penalty":
+        if not isinstance(penalty, dict) or penalty.get("kind") not in ("judge_failed", "custom_reward_failed") or not isinstance(penalty.get("reason"), str):
+            raise DataError(f"{where}: a row whose reward_source is penalty needs penalty: {{kind: judge_failed | custom_reward_failed, reason}}")
+    elif penalty is not None:
+        raise DataError(f"{where}: penalty must be null unless reward_source is penalty (got {source!r})")
+
+
 def read_sft(path: Path) -> list[dict[str, Any]]:
     """SFT examples: {messages, tools, metadata, line}. Each needs an assistant turn to learn from."""
     path = Path(path)
@@ -126,7 +145,9 @@ def read_sft(path: Path) -> list[dict[str, Any]]:
         messages = check_messages(rec.get("messages"), where)
         if not any(m["role"] == "assistant" for m in messages):
             raise DataError(f"{where}: no assistant message — an SFT example needs an assistant turn to learn from")
-        out.append({"messages": messages, "tools": check_tools(rec.get("tools"), where), "metadata": rec.get("metadata") or {}, "line": n})
+        metadata = rec.get("metadata") or {}
+        check_reward_origin(metadata, f"{where}: metadata")
+        out.append({"messages": messages, "tools": check_tools(rec.get("tools"), where), "metadata": metadata, "line": n})
     if not out:
         raise DataError(f"{path.name}: no examples — export with a lower --min-reward or gather more rollouts")
     return out
@@ -160,6 +181,7 @@ def check_rl_record(rec: Any, where: str) -> dict[str, Any]:
     reward = rec.get("reward")
     if not isinstance(reward, (int, float)) or isinstance(reward, bool) or not math.isfinite(reward):
         raise DataError(f"{where}: reward must be a finite number (got {reward!r})")
+    check_reward_origin(rec, where)
     group = rec.get("group")
     if not isinstance(group, (str, int)) or isinstance(group, bool) or group == "":
         raise DataError(f"{where}: group must be the task id (a non-empty string)")

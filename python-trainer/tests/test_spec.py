@@ -161,3 +161,29 @@ def test_rl_records_are_checked_and_normalised(tmp_path):
         check_rl_record({**rec, "logprobs": [0.7]}, "x:1")
     with pytest.raises(DataError, match="x:1: group must be the task id"):
         check_rl_record({**rec, "group": None}, "x:1")
+
+
+def test_rows_say_where_their_reward_came_from_and_a_penalty_says_why(tmp_path):
+    from rollout_trainer.data import check_rl_record, read_sft
+
+    rec = {"group": "t1", "messages": [{"role": "user", "content": "q"}], "completion": {"text": "a", "tool_calls": []}, "reward": 0}
+    penalised = {**rec, "reward_source": "penalty", "penalty": {"kind": "custom_reward_failed", "reason": "the scorer threw"}}
+    assert check_rl_record(penalised, "x:1")["penalty"] == {"kind": "custom_reward_failed", "reason": "the scorer threw"}
+    assert check_rl_record({**rec, "reward_source": "no_output", "penalty": None}, "x:1")["reward_source"] == "no_output"
+    assert "reward_source" not in check_rl_record(rec, "x:1"), "rows exported before the field still load"
+    with pytest.raises(DataError, match="x:1: reward_source must be one of scored, no_output, penalty"):
+        check_rl_record({**rec, "reward_source": "judge"}, "x:1")
+    with pytest.raises(DataError, match="x:1: a row whose reward_source is penalty needs penalty"):
+        check_rl_record({**rec, "reward_source": "penalty", "penalty": None}, "x:1")
+    with pytest.raises(DataError, match="x:1: penalty must be null unless reward_source is penalty"):
+        check_rl_record({**rec, "reward_source": "scored", "penalty": {"kind": "judge_failed", "reason": "r"}}, "x:1")
+
+    f = tmp_path / "sft.jsonl"
+    row = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+           "metadata": {"reward": 0.1, "reward_source": "penalty", "penalty": {"kind": "judge_failed", "reason": "no JSON"}}}
+    f.write_text(json.dumps(row) + "\n")
+    assert read_sft(f)[0]["metadata"]["penalty"]["kind"] == "judge_failed"
+    row["metadata"]["reward_source"] = "made-up"
+    f.write_text(json.dumps(row) + "\n")
+    with pytest.raises(DataError, match="^sft.jsonl:1: metadata: reward_source must be one of"):
+        read_sft(f)

@@ -21,6 +21,7 @@ const WORKSPACE: Option = ['--workspace DIR', 'the folder that holds .rollout-la
 const BASE_URL: Option = ['--base-url URL', "send every model's calls to this OpenAI-compatible endpoint (the variable ROLLOUT_LAB_BASE_URL does the same)"];
 const MODEL: Option = ['--model NAME', 'ask every endpoint for this model, whatever lab.json names'];
 const INCLUDE_SIMULATED: Option = ['--include-simulated', 'also use rollouts made on the SIMULATED endpoint (left out by default)'];
+const INCLUDE_PENALISED: Option = ['--include-penalised', 'also use rollouts whose reward is a penalty (the judge or the custom reward failed; left out by default); their rows say reward_source "penalty"'];
 const json = (what: string): Option => ['--json', `print ${what} as one JSON document on stdout (progress stays on stderr)`];
 
 const batch = (split: 'train' | 'val'): Option[] => [
@@ -165,7 +166,7 @@ export const COMMAND_USAGE = {
   },
   export: {
     about: 'Writes the training data of the stored rollouts as JSONL (sft conversations, rl transitions grouped by task, bandit decisions), with FILE.manifest.json beside it.',
-    forms: ['[--workspace DIR] --format sft|rl|bandit --out FILE [--agents A,B] [--min-reward X] [--split train|val|all]\n[--credit equal|last|discounted] [--gamma G] [--prompt-version HASH] [--model-version V]\n[--run RUN_ID] [--include-simulated] [--json]'],
+    forms: ['[--workspace DIR] --format sft|rl|bandit --out FILE [--agents A,B] [--min-reward X] [--split train|val|all]\n[--credit equal|last|discounted] [--gamma G] [--prompt-version HASH] [--model-version V]\n[--run RUN_ID] [--include-simulated] [--include-penalised] [--json]'],
     options: [
       WORKSPACE,
       ['--format sft|rl|bandit', 'what to write (required)'],
@@ -179,12 +180,14 @@ export const COMMAND_USAGE = {
       ['--model-version V', 'only rollouts that ran this model version'],
       ['--run RUN_ID', "only this run's rollouts"],
       INCLUDE_SIMULATED,
+      INCLUDE_PENALISED,
       json('the manifest'),
     ],
+    notes: ['No rows to write: exit 1, nothing written, and the count of rollouts dropped per reason (agent not found, simulated, below the minimum reward, penalised, ...).'],
   },
   preflight: {
     about: 'Checks the stored rollouts a training phase would learn from and says what would make it fail or learn nothing.',
-    forms: ['[--workspace DIR] --phase sft|grpo|bandit|apo [--agents A,B] [--min-reward X] [--split train|val|all] [--include-simulated] [--json]'],
+    forms: ['[--workspace DIR] --phase sft|grpo|bandit|apo [--agents A,B] [--min-reward X] [--split train|val|all] [--include-simulated] [--include-penalised] [--json]'],
     options: [
       WORKSPACE,
       ['--phase sft|grpo|bandit|apo', 'the phase to check for (required)'],
@@ -192,9 +195,10 @@ export const COMMAND_USAGE = {
       ['--min-reward X', 'sft: the final reward a rollout needs to count, 0 to 1 (default: 0.7)'],
       ['--split train|val|all', 'the rollouts to check (default: train, what the phase trains on; apo: all)'],
       INCLUDE_SIMULATED,
+      INCLUDE_PENALISED,
       json('every check with its offending rollouts'),
     ],
-    notes: ['Exit 1 when a check is an error, so a script can stop before the phase.'],
+    notes: ['Exit 1 when a check is an error, so a script can stop before the phase; sft and grpo with 0 training rows is one.'],
   },
   bandit: {
     about: "Trains the Supervisor's contextual bandit on the stored Supervisor decisions and makes it the active policy, or shows the policies.",

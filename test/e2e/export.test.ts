@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExportManifest } from '../../src/core/train/export/exportData';
 import { cli, json, tempWorkspace, PUBMEDQA, REPO, type RunDoc } from './cliHelpers';
@@ -58,7 +58,7 @@ test('export rl: --credit and the juniors chosen with --agents are recorded; lin
   }
 });
 
-test('export: bad usage exits 2 with a one-line error; an empty selection still writes an empty file', () => {
+test('export: bad usage exits 2 with a one-line error; an empty selection exits 1, says why and leaves the file as it was', () => {
   const file = join(ws, 'x.jsonl');
   const cases: Array<[string[], RegExp]> = [
     [['--out', file], /--format is required/],
@@ -78,25 +78,24 @@ test('export: bad usage exits 2 with a one-line error; an empty selection still 
     assert.match(r.stderr, expected);
     assert.equal(r.stderr.trim().split('\n').length, 1);
   }
+  writeFileSync(file, 'earlier rows\n');
   const empty = cli(['export', '--workspace', ws, '--format', 'sft', '--out', file, '--split', 'val']);
-  assert.equal(empty.code, 0, empty.stderr);
-  assert.match(empty.stdout, /no records/);
-  assert.equal(readFileSync(file, 'utf8'), '');
+  assert.equal(empty.code, 1, empty.stderr);
+  assert.match(empty.stderr, /^rollout-lab: no training rows: the sft export of .* \(the val split\) has 0 rows to train on; dropped: /);
+  assert.equal(empty.stdout, '');
+  assert.equal(readFileSync(file, 'utf8'), 'earlier rows\n', 'a failed export never overwrites the file');
 });
 
 test('export leaves simulated rollouts out by default and says how many; the train split unless --split all', () => {
   const file = join(ws, 'default.jsonl');
   const r = cli(['export', '--workspace', ws, '--format', 'rl', '--out', file]);
-  assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^rl: 0 records from 0 rollouts/);
-  assert.match(r.stdout, /filters: agents HypothesisRefiner,ProtocolDesigner; split train; credit equal\n/);
-  assert.match(r.stdout, /no records: no rollout besides the simulated ones passed the filters/);
-  assert.match(r.stdout, /^6 simulated rollouts left out \(pass --include-simulated to use them\)$/m);
-  const manifest = JSON.parse(readFileSync(`${file}.manifest.json`, 'utf8')) as ExportManifest;
-  assert.deepEqual(manifest.counts.skipped, { simulated: 6 });
-  assert.equal(manifest.options.includeSimulated, false);
-  assert.equal(manifest.options.split, 'train');
-  assert.equal(readFileSync(file, 'utf8'), '');
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(
+    r.stderr,
+    'rollout-lab: no training rows: the rl export of HypothesisRefiner, ProtocolDesigner (the train split) has 0 rows to train on; dropped: simulated: 6 rollouts answered by the simulated endpoint, a test double (give the models a baseUrl and gather again, or include them with --include-simulated / the phase\'s "includeSimulated": true)\n',
+  );
+  assert.equal(existsSync(file), false);
+  assert.equal(existsSync(`${file}.manifest.json`), false);
 
   const all = json<ExportDoc>(cli(['export', '--workspace', ws, '--format', 'rl', '--out', file, '--split', 'all', '--include-simulated', '--json']));
   assert.equal(all.options.split, null);

@@ -253,9 +253,9 @@ test('text-to-SQL on the simulated endpoint: init → run → eval → report �
 
     const rl = join(ws, 'rl.jsonl');
     const realOnly = cli(['export', '--workspace', ws, '--format', 'rl', '--out', rl]);
-    assert.equal(realOnly.code, 0, realOnly.stderr);
-    assert.match(realOnly.stdout, /^29 simulated rollouts left out \(pass --include-simulated to use them\)$/m);
-    assert.equal(readFileSync(rl, 'utf8'), '');
+    assert.equal(realOnly.code, 1, 'every rollout is simulated: no rows, an error');
+    assert.match(realOnly.stderr, /has 0 rows to train on; dropped: simulated: 29 rollouts answered by the simulated endpoint/);
+    assert.equal(existsSync(rl), false);
     const rlDoc = json<{ options: { agents: string[] }; counts: { rollouts: number; records: number } }>(
       cli(['export', '--workspace', ws, '--format', 'rl', '--out', rl, '--include-simulated', '--json']),
     );
@@ -280,7 +280,8 @@ test('text-to-SQL on the simulated endpoint: init → run → eval → report �
 
     const sft = join(ws, 'sft.jsonl');
     const sftReal = cli(['export', '--workspace', ws, '--format', 'sft', '--out', sft]);
-    assert.match(sftReal.stdout, /^29 simulated rollouts left out/m);
+    assert.equal(sftReal.code, 1);
+    assert.match(sftReal.stderr, /dropped: simulated: 29 rollouts/);
     const sftDoc = json<{ counts: { rollouts: number; records: number } }>(cli(['export', '--workspace', ws, '--format', 'sft', '--out', sft, '--include-simulated', '--json']));
     const good = rollouts.filter((r) => (r.record.finalReward ?? 0) >= 0.7);
     assert.deepEqual(

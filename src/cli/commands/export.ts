@@ -19,6 +19,7 @@ const OPTIONS = {
   'model-version': { type: 'string' },
   run: { type: 'string' },
   'include-simulated': { type: 'boolean' },
+  'include-penalised': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 function numberOption(v: Values, name: string): number | undefined {
@@ -46,6 +47,7 @@ function exportOptions(v: Values): ExportOptions {
   const split = givenSplit(v, 'export');
   if (split) opts.split = split;
   if (v['include-simulated']) opts.includeSimulated = true;
+  if (v['include-penalised']) opts.includePenalised = true;
   const credit = v.credit as string | undefined;
   if (credit !== undefined) {
     if (format !== 'rl') throw new UsageError('export: --credit applies to --format rl only');
@@ -62,7 +64,9 @@ function exportOptions(v: Values): ExportOptions {
  * rollout-lab export: writes the training data of the stored rollouts as
  * JSONL (SFT conversations, RL transitions grouped by task, or the
  * Supervisor's bandit decisions) with FILE.manifest.json beside it. The
- * train split by default; simulated rollouts only with --include-simulated.
+ * train split by default; simulated rollouts only with --include-simulated,
+ * rollouts whose reward is a penalty only with --include-penalised. No rows
+ * at all: exit 1 with what was dropped and why, and no file written.
  */
 export async function exportCommand(argv: string[], usage: string): Promise<number> {
   const v = parse('export', argv, OPTIONS);
@@ -97,6 +101,7 @@ function printSummary(m: ExportManifest, manifestFile: string): void {
     o.minReward !== null ? `reward ≥ ${o.minReward}` : null,
     `split ${o.split ?? 'all'}`,
     o.includeSimulated ? 'simulated rollouts included' : null,
+    o.includePenalised ? 'penalised rollouts included' : null,
     o.runId ? `run ${o.runId}` : null,
     o.promptVersion ? `prompt ${o.promptVersion}` : null,
     o.modelVersion ? `model ${o.modelVersion}` : null,
@@ -107,8 +112,9 @@ function printSummary(m: ExportManifest, manifestFile: string): void {
   if (skipped.length) out(`skipped: ${skipped.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   const simulated = m.counts.skipped.simulated ?? 0;
   if (simulated) out(`${simulated} simulated rollouts left out (pass --include-simulated to use them)`);
-  if (!m.counts.records && simulated) out('no records: no rollout besides the simulated ones passed the filters — gather rollouts against a real model (models.<name>.baseUrl), or pass --include-simulated to try the pipeline on the simulated ones');
-  else if (!m.counts.records) out('no records: no stored rollout passed the filters — run some rollouts first, or loosen --min-reward / --split / --agents');
+  const penalised = m.counts.skipped.penalised ?? 0;
+  if (penalised) out(`${penalised} rollouts whose reward is a penalty (the judge or the custom reward failed) left out (pass --include-penalised to use them)`);
+  if (m.counts.penalised) out(`${m.counts.penalised} rollouts whose reward is a penalty are included: their rows say reward_source "penalty" and why`);
   out(`sha256: ${m.sha256}`);
   out(`manifest: ${manifestFile}`);
 }

@@ -12,6 +12,7 @@ const OPTIONS = {
   'min-reward': { type: 'string' },
   split: { type: 'string' },
   'include-simulated': { type: 'boolean' },
+  'include-penalised': { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
 const PHASES = ['sft', 'grpo', 'bandit', 'apo'] as const;
@@ -61,6 +62,7 @@ export async function preflightCommand(argv: string[], usage: string): Promise<n
       ...(split ? { split } : {}),
       ...(valTasks !== undefined ? { valTasks } : {}),
       includeSimulated: v['include-simulated'] === true,
+      includePenalised: v['include-penalised'] === true,
     });
     out(v.json ? JSON.stringify(report) : preflightReportText(report));
     return report.ok ? 0 : 1;

@@ -50,6 +50,12 @@ export const PhaseSchema = z
       .describe(
         'Data phases (sft, grpo, bandit, apo): also learn from rollouts of the simulated endpoint, a test double whose answers teach a model nothing real; left out by default. No effect on gather.',
       ),
+    includePenalised: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Data phases (sft, grpo, bandit): also learn from rollouts whose reward is a penalty because the judge or the custom reward failed; their rows say reward_source "penalty" and why. Left out (and counted) by default.',
+      ),
     credit: z.enum(['equal', 'last', 'discounted']).default('equal').describe('How the final reward is credited to an agent\'s calls (grpo).'),
     gamma: z.number().min(0).max(1).default(0.9).describe('Discount of "discounted" credit.'),
     hyperparameters: z

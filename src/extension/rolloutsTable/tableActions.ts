@@ -100,7 +100,8 @@ async function exportSelection(service: LabService, args: z.infer<typeof ExportA
   }
   const { exportTrainingData } = await core.exportData();
   const manifest = await service.withLab(folder, (lab) =>
-    exportTrainingData(lab.store, lab.loaded.config, { format, split: 'all', includeSimulated: true, rolloutIds: args.rolloutIds }, out),
+    // Rollouts chosen by hand count whatever they are: simulated and penalised ones too (their rows say so).
+    exportTrainingData(lab.store, lab.loaded.config, { format, split: 'all', includeSimulated: true, includePenalised: true, rolloutIds: args.rolloutIds }, out),
   );
   const skipped = Object.values(manifest.counts.skipped).reduce((a, b) => a + b, 0);
   void vscode.window.showInformationMessage(

@@ -21,6 +21,8 @@ export const ExportDataArgsSchema = z.strictObject({
   split: z.enum(['train', 'val', 'all']).optional(),
   /** Rollouts of the simulated endpoint are left out unless this is true. */
   includeSimulated: z.boolean().optional(),
+  /** Rollouts whose reward is a penalty (the judge or the custom reward failed) are left out unless this is true; their rows then say so. */
+  includePenalised: z.boolean().optional(),
   credit: z.enum(['equal', 'last', 'discounted']).optional(),
   gamma: z.number().min(0).max(1).optional(),
   /** Which workspace folder's lab, when several folders have one. */
@@ -29,6 +31,7 @@ export const ExportDataArgsSchema = z.strictObject({
 export type ExportDataArgs = z.infer<typeof ExportDataArgsSchema>;
 
 const TITLE = 'Rollout Lab: Export Training Data';
+const INCLUDE_PENALISED = 'Include Penalised Rollouts';
 
 const FORMAT_ITEMS: Array<vscode.QuickPickItem & { format: ExportFormat }> = [
   { label: 'SFT', description: 'chat conversations of high-reward rollouts (TRL SFTTrainer, chat templates)', format: 'sft' },
@@ -47,7 +50,7 @@ function parseArgs(given: unknown): ExportDataArgs {
   const issue = parsed.error.issues[0];
   const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
   throw new Error(
-    `invalid arguments for Export Training Data: ${where}${issue?.message ?? ''} — expected { format: "sft" | "rl" | "bandit", out, agents?, minReward?, split?: "train" | "val" | "all", includeSimulated?, credit? }`,
+    `invalid arguments for Export Training Data: ${where}${issue?.message ?? ''} — expected { format: "sft" | "rl" | "bandit", out, agents?, minReward?, split?: "train" | "val" | "all", includeSimulated?, includePenalised?, credit? }`,
   );
 }
 
@@ -65,6 +68,7 @@ async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<Exp
     if (chosen.minReward !== undefined) opts.minReward = chosen.minReward;
     if (chosen.split) opts.split = chosen.split;
     if (chosen.includeSimulated) opts.includeSimulated = true;
+    if (chosen.includePenalised) opts.includePenalised = true;
     if (chosen.credit) opts.credit = chosen.credit;
     if (chosen.gamma !== undefined) opts.gamma = chosen.gamma;
     const file = path.resolve(folder, chosen.out);
@@ -93,8 +97,13 @@ async function exportDataCommand(ctx: FeatureContext, raw: unknown): Promise<Exp
     const summary = summaryLine(manifest);
     ctx.log(`${summary}; manifest ${manifestPath(manifest.file)}`);
     if (args === undefined) {
-      void vscode.window.showInformationMessage(summary, 'Open Manifest').then(async (choice) => {
+      const again = manifest.counts.skipped.penalised ? [INCLUDE_PENALISED] : [];
+      void vscode.window.showInformationMessage(summary, 'Open Manifest', ...again).then(async (choice) => {
         if (choice === 'Open Manifest') await vscode.window.showTextDocument(vscode.Uri.file(manifestPath(manifest.file)));
+        if (choice === INCLUDE_PENALISED) {
+          const again = await vscode.commands.executeCommand<ExportManifest | undefined>('rolloutLab.exportTrainingData', { ...chosen, includePenalised: true, workspace: folder });
+          if (again) void vscode.window.showInformationMessage(summaryLine(again));
+        }
       });
     }
     return manifest;
@@ -106,7 +115,12 @@ function summaryLine(m: ExportManifest): string {
   const skipped = Object.values(m.counts.skipped).reduce((s, n) => s + n, 0);
   const simulated = m.counts.skipped.simulated ?? 0;
   const left = simulated ? `; ${simulated} simulated rollouts left out (export again choosing "Include simulated rollouts", or with includeSimulated: true, to use them)` : '';
-  return `Exported ${m.counts.records} ${m.format.toUpperCase()} records from ${m.counts.rollouts} rollouts${groups} to ${path.basename(m.file)}${skipped ? ` (${skipped} skipped${left})` : ''}`;
+  const penalisedOut = m.counts.skipped.penalised ?? 0;
+  const penalty = penalisedOut
+    ? `; ${penalisedOut} rollouts whose reward is a penalty (the judge or the custom reward failed) left out (export again with "${INCLUDE_PENALISED}", or with includePenalised: true, to use them)`
+    : '';
+  const included = m.counts.penalised ? `; ${m.counts.penalised} rollouts whose reward is a penalty included, their rows say reward_source "penalty"` : '';
+  return `Exported ${m.counts.records} ${m.format.toUpperCase()} records from ${m.counts.rollouts} rollouts${groups} to ${path.basename(m.file)}${skipped ? ` (${skipped} skipped${left}${penalty})` : ''}${included}`;
 }
 
 async function askArgs(lab: Lab): Promise<ExportDataArgs | undefined> {

@@ -105,7 +105,7 @@ async function runTrainingPhase(ctx: FeatureContext, tree: TrainingTree, arg: un
   } else if (record.state === 'cancelled') {
     void vscode.window.showInformationMessage(`Phase ${record.name} cancelled.`);
   } else {
-    void vscode.window.showWarningMessage(`Phase ${record.name} failed: ${record.error ?? 'unknown error'}`);
+    void vscode.window.showErrorMessage(`Phase ${record.name} failed: ${record.error ?? 'unknown error'}`);
   }
   return record;
 }

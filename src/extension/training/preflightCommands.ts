@@ -18,6 +18,8 @@ export const PreflightArgsSchema = z.strictObject({
   split: z.enum(['train', 'val', 'all']).optional(),
   /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
   includeSimulated: z.boolean().optional(),
+  /** Rollouts whose reward is a penalty (the judge or the custom reward failed) are left out unless this is true. */
+  includePenalised: z.boolean().optional(),
   /** Which workspace folder's lab, when several folders have one. */
   workspace: z.string().min(1).optional(),
   show: z.boolean().optional(),
@@ -52,7 +54,7 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
       throw new Error(
-        `invalid arguments for Run Pre-flight Checks: ${where}${issue?.message ?? ''} — expected { phase: "sft" | "grpo" | "bandit" | "apo", agents?, minReward?, split?, includeSimulated? }`,
+        `invalid arguments for Run Pre-flight Checks: ${where}${issue?.message ?? ''} — expected { phase: "sft" | "grpo" | "bandit" | "apo", agents?, minReward?, split?, includeSimulated?, includePenalised? }`,
       );
     }
     args = parsed.data;
@@ -74,6 +76,7 @@ async function runPreflightCommand(ctx: FeatureContext, raw: unknown): Promise<P
       ...(args.split ? { split: args.split } : {}),
       ...(valTasks !== undefined ? { valTasks } : {}),
       includeSimulated: args.includeSimulated === true,
+      includePenalised: args.includePenalised === true,
       includeSimulatedHint: INCLUDE_HINT,
     });
     return { report: r, store: lab.store };

@@ -23,7 +23,7 @@ function records(n: number, seed: number): BanditRecord[] {
   return Array.from({ length: n }, (_, i) => {
     const round = next();
     const chosen = Math.floor(rng() * round.candidates.length);
-    return { rolloutId: `r${i}`, taskId: `t${i}`, runId: 'run', candidates: round.candidates, chosen, reward: rng() < round.probabilities[chosen]! ? 1 : 0, policyVersion: null };
+    return { rolloutId: `r${i}`, taskId: `t${i}`, runId: 'run', candidates: round.candidates, chosen, reward: rng() < round.probabilities[chosen]! ? 1 : 0, reward_source: 'scored', penalty: null, policyVersion: null };
   });
 }
 

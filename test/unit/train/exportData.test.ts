@@ -13,6 +13,7 @@ import { runRollouts } from '../../../src/core/rollout/runner';
 import { TraceStore } from '../../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
 import { conversationProblem, type ChatMessage } from '../../../src/core/train/export/adapters/chatMessages';
+import { EmptyExportError, type EmptyExportFacts } from '../../../src/core/train/export/emptyExport';
 import { exportTrainingData, manifestPath, type ExportManifest, type ExportOptions } from '../../../src/core/train/export/exportData';
 import { FIXTURE_RUN, fixtureRolloutId, writeFixtureStore } from '../../fixtures/train/fixtureStore';
 
@@ -38,6 +39,20 @@ async function fixture(): Promise<Fixture> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** What an export that found no rows says it dropped: it must reject, and write nothing. */
+async function emptyFacts(run: Promise<unknown>, file: string): Promise<EmptyExportFacts> {
+  const before = existsSync(file) ? readFileSync(file) : null;
+  let facts: EmptyExportFacts | undefined;
+  await assert.rejects(run, (e: unknown) => {
+    assert.ok(e instanceof EmptyExportError, String(e));
+    assert.match(e.message, /^no training rows: the (sft|rl|bandit) export .* has 0 rows to train on; dropped: /);
+    facts = e.facts;
+    return true;
+  });
+  assert.deepEqual(existsSync(file) ? readFileSync(file) : null, before, 'an empty export leaves the file as it was');
+  return facts!;
 }
 
 function lines(file: string): Array<Record<string, unknown>> {
@@ -177,7 +192,7 @@ test('filters: agents, min reward, split, run, prompt version, model version; un
     const rollouts = async (o: ExportOptions): Promise<string[]> => (await exportTrainingData(f.store, CONFIG, o, out)).sourceRollouts;
     assert.deepEqual(await rollouts({ format: 'sft', split: 'val' }), [fixtureRolloutId('epsilon')]);
     assert.deepEqual(await rollouts({ format: 'sft', minReward: 0.85 }), [fixtureRolloutId('gamma')]);
-    assert.deepEqual(await rollouts({ format: 'rl', runId: 'other-run' }), []);
+    assert.deepEqual((await emptyFacts(rollouts({ format: 'rl', runId: 'other-run' }), out)).skipped, {});
     assert.equal((await rollouts({ format: 'rl', runId: FIXTURE_RUN })).length, 4);
     assert.equal((await rollouts({ format: 'rl', runId: FIXTURE_RUN, split: 'all' })).length, 5);
     // Geneticist ran prompt version ge-2 only in epsilon; the other juniors' calls there are left out.
@@ -186,9 +201,8 @@ test('filters: agents, min reward, split, run, prompt version, model version; un
     assert.deepEqual(lines(out).map((l) => (l.metadata as { agent: string }).agent), ['Geneticist']);
     assert.equal(pv.counts.skipped['other_prompt_version'], 3);
     assert.equal(pv.counts.skipped['call_other_prompt_version'], 2);
-    const mv = await exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', modelVersion: 'v9' }, out);
-    assert.equal(mv.counts.records, 0);
-    assert.equal(mv.counts.skipped['other_model_version'], 5);
+    const mv = await emptyFacts(exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', modelVersion: 'v9' }, out), out);
+    assert.equal(mv.skipped['other_model_version'], 5);
     const pd = await exportTrainingData(f.store, CONFIG, { format: 'rl', split: 'all', agents: ['PeerReviewer', 'ProtocolDesigner'] }, out);
     assert.deepEqual([...new Set(lines(out).map((l) => l.agent))], ['ProtocolDesigner'], 'the fixture has no reviewer calls');
     assert.equal(pd.counts.records, 8);
@@ -252,6 +266,11 @@ interface TinyOptions {
   reward?: number | null;
   agent?: string;
   split?: 'train' | 'val';
+  judgeFailed?: boolean;
+  /** The custom reward failed with this error (its reward span and the rollout span say so, as the runner writes them). */
+  customError?: string;
+  /** The model call is credited to this name, not the agent's node (a prebuilt agent's inner node). */
+  caller?: string;
 }
 
 /** A one-call rollout (agent ProtocolDesigner unless told), written through the store's own API. */
@@ -282,8 +301,19 @@ function tinyRollout(store: TraceStore, i: number, o: TinyOptions = {}): string 
   };
   store.startRollout(rec);
   const agent = { [Attr.agentName]: name, [Attr.promptVersion]: 'p1' };
+  const caller = { [Attr.agentName]: o.caller ?? name, [Attr.promptVersion]: 'p1' };
   const spans: SpanRecord[] = [
-    { traceId: id, spanId: sid(0), parentSpanId: null, name: 'rollout', kind: 'rollout', startTime: start, endTime: start + 5, status: 'ok', attributes: {} },
+    {
+      traceId: id,
+      spanId: sid(0),
+      parentSpanId: null,
+      name: 'rollout',
+      kind: 'rollout',
+      startTime: start,
+      endTime: start + 5,
+      status: 'ok',
+      attributes: o.customError ? { [Attr.rewardError]: o.customError } : {},
+    },
     { traceId: id, spanId: sid(1), parentSpanId: sid(0), name, kind: 'node', startTime: start + 1, endTime: start + 4, status: 'ok', attributes: { [Attr.nodeName]: name, ...agent } },
     {
       traceId: id,
@@ -295,20 +325,31 @@ function tinyRollout(store: TraceStore, i: number, o: TinyOptions = {}): string 
       endTime: start + 3,
       status: 'ok',
       attributes: {
-        ...agent,
+        ...caller,
         [Attr.inputMessages]: JSON.stringify([{ role: 'system', content: 'design' }, { role: 'user', content: `task ${i}` }]),
         [Attr.outputMessages]: JSON.stringify([{ role: 'assistant', content: `{"title":"t${i}"}` }]),
       },
     },
   ];
+  if (o.customError) {
+    const attributes = { [Attr.rewardName]: 'custom', [Attr.rewardKind]: 'custom', [Attr.errorType]: 'custom_reward_failed' };
+    spans.push({ traceId: id, spanId: sid(3), parentSpanId: sid(0), name: 'custom', kind: 'reward', startTime: start + 4, endTime: start + 5, status: 'error', statusMessage: o.customError, attributes });
+  }
+  if (o.judgeFailed) {
+    const attributes = { [Attr.rewardName]: 'judge', [Attr.rewardKind]: 'judge', [Attr.errorType]: 'judge_failed' };
+    spans.push({ traceId: id, spanId: sid(4), parentSpanId: sid(0), name: 'judge', kind: 'reward', startTime: start + 4, endTime: start + 5, status: 'error', statusMessage: 'the judge gave no JSON', attributes });
+  }
   for (const s of spans) store.writeSpan(s);
+  const summary = (agentName: string, visits: number, llmCalls: number) =>
+    ({ agent: agentName, promptVersion: 'p1', model: 'm', modelVersion: null, visits, llmCalls, toolCalls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latencyMs: 0 });
   store.finishRollout({
     ...rec,
+    judgeFailed: o.judgeFailed === true,
     status: o.status ?? 'succeeded',
     finalReward: o.reward !== undefined ? o.reward : (i % 10) / 10,
     endTime: start + 5,
     spanCount: spans.length,
-    agents: [{ agent: name, promptVersion: 'p1', model: 'm', modelVersion: null, visits: 1, llmCalls: 1, toolCalls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latencyMs: 0 }],
+    agents: o.caller ? [summary(name, 1, 0), summary(o.caller, 0, 1)] : [summary(name, 1, 1)],
   });
   return id;
 }
@@ -361,9 +402,8 @@ test('a real store from the simulated endpoint: every SFT line is ready for a ch
     const out = join(dir, 'sft.jsonl');
     const agents = ['Geneticist', 'Pharmacologist', 'Neurologist', 'HypothesisRefiner', 'ProtocolDesigner', 'Supervisor'];
     // Every rollout here is simulated: left out unless asked for, and counted.
-    const left = await exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents }, out);
-    assert.equal(left.counts.records, 0);
-    assert.deepEqual(left.counts.skipped, { simulated: 4 });
+    const left = await emptyFacts(exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents }, out), out);
+    assert.deepEqual(left.skipped, { simulated: 4 });
     const m = await exportTrainingData(lab.store, lab.loaded.config, { format: 'sft', minReward: 0, agents, includeSimulated: true }, out);
     const recs = lines(out) as unknown as Array<{ messages: ChatMessage[]; tools: Array<{ type: string; function: { name: string; parameters: unknown } }> }>;
     assert.ok(recs.length >= 4 * 6, `${recs.length} lines`);
@@ -430,6 +470,76 @@ test('RL keeps failed rollouts the runner still scored (no output), SFT leaves t
     const sft = await exportTrainingData(store, CONFIG, { format: 'sft', agents: ['ProtocolDesigner'], minReward: 0 }, join(dir, 'sft.jsonl'));
     assert.deepEqual(sft.sourceRollouts, [ok]);
     assert.deepEqual(sft.counts.skipped, { failed: 2 });
+  } finally {
+    await cleanup();
+  }
+});
+
+test('penalised rollouts (the judge or the custom reward failed) are left out and counted in every format; included, their rows say reward_source "penalty" and why', async () => {
+  const { store, dir, cleanup } = await emptyStore();
+  try {
+    const ok = tinyRollout(store, 0, { reward: 0.9 });
+    const judged = tinyRollout(store, 1, { reward: 0.1, judgeFailed: true });
+    const custom = tinyRollout(store, 2, { reward: 0, customError: 'reward.ts threw: no gold answer' });
+    const scoredFailure = tinyRollout(store, 3, { status: 'failed', reward: 0 });
+    for (const format of ['sft', 'rl'] as const) {
+      const out = join(dir, `${format}.jsonl`);
+      const left = await exportTrainingData(store, CONFIG, { format, agents: ['ProtocolDesigner'], minReward: 0 }, out);
+      assert.deepEqual(left.sourceRollouts, format === 'rl' ? [ok, scoredFailure] : [ok]);
+      assert.equal(left.counts.skipped.penalised, 2, format);
+      assert.equal(left.counts.penalised, 0);
+      assert.equal(left.options.includePenalised, false);
+      const all = await exportTrainingData(store, CONFIG, { format, agents: ['ProtocolDesigner'], minReward: 0, includePenalised: true }, out);
+      assert.equal(all.counts.penalised, 2);
+      assert.equal(all.counts.skipped.penalised, undefined);
+      const origin = new Map(
+        lines(out).map((l) => {
+          const o = (format === 'rl' ? l : l.metadata) as { rolloutId: string; reward_source: string; penalty: unknown };
+          return [format === 'rl' ? (l.rolloutId as string) : o.rolloutId, [o.reward_source, o.penalty]];
+        }),
+      );
+      assert.deepEqual(origin.get(ok), ['scored', null]);
+      assert.deepEqual(origin.get(judged), ['penalty', { kind: 'judge_failed', reason: 'the judge gave no JSON' }]);
+      assert.deepEqual(origin.get(custom), ['penalty', { kind: 'custom_reward_failed', reason: 'reward.ts threw: no gold answer' }]);
+      if (format === 'rl') assert.deepEqual(origin.get(scoredFailure), ['no_output', null], 'a scored failure says its reward is the no-output reward');
+    }
+    // Only penalised rollouts: the export fails, counting them and saying how to include them.
+    const { store: only, dir: onlyDir, cleanup: done } = await emptyStore();
+    try {
+      tinyRollout(only, 0, { reward: 0.1, judgeFailed: true });
+      const facts = await emptyFacts(exportTrainingData(only, CONFIG, { format: 'rl', agents: ['ProtocolDesigner'] }, join(onlyDir, 'rl.jsonl')), join(onlyDir, 'rl.jsonl'));
+      assert.deepEqual(facts.skipped, { penalised: 1 });
+    } finally {
+      await done();
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
+test('an agent whose node ran but whose model calls carry another name: 0 rows is an error naming the agents that made the calls', async () => {
+  const { store, dir, cleanup } = await emptyStore();
+  try {
+    // A prebuilt agent inside the Solver node: the node span is Solver's, the model calls are credited to "agent".
+    for (const i of [0, 1, 2]) tinyRollout(store, i, { agent: 'Solver', caller: 'agent', reward: 0.9 });
+    const cfg = LabConfigSchema.parse({ ...defaultLabConfig(), graph: { kind: 'module', module: 'graph.ts' }, agents: { Solver: { model: 'senior', promptText: 'Solve.' } } });
+    for (const format of ['sft', 'rl'] as const) {
+      const out = join(dir, `${format}.jsonl`);
+      let message = '';
+      const facts = await emptyFacts(
+        exportTrainingData(store, cfg, { format, agents: ['Solver'] }, out).catch((e: Error) => {
+          message = e.message;
+          throw e;
+        }),
+        out,
+      );
+      assert.deepEqual(facts.skipped, { no_agent_calls: 3 });
+      assert.deepEqual(facts.agentsSeen, ['agent']);
+      assert.match(message, /dropped: agent not found: 3 rollouts with no model call of Solver \(the agents that made model calls are: agent — name one with --agents/);
+    }
+    // The same store exports the calls under the name they carry.
+    const m = await exportTrainingData(store, cfg, { format: 'rl', agents: ['agent'] }, join(dir, 'agent.jsonl'));
+    assert.equal(m.counts.records, 3);
   } finally {
     await cleanup();
   }

@@ -92,6 +92,11 @@ function check(report: PreflightReport, id: string): PreflightCheck {
   return c;
 }
 
+/** The ids of the checks that are errors. */
+function errors(report: PreflightReport): string[] {
+  return report.checks.filter((c) => c.severity === 'error').map((c) => c.id);
+}
+
 /** A hand-made rollout as a real model's (the store fixtures' default is a simulated one). */
 function realRollout(spec: Parameters<typeof makeRollout>[0]): RolloutRecord {
   return { ...makeRollout(spec), simulated: false };
@@ -215,7 +220,8 @@ test('zero-variance groups: re-scoring a group to equal rewards makes it counted
 test('long prompts: a low training.maxPromptTokens reports every call, a high one none; the size is said to be an estimate', () => {
   const low = runPreflight(store, withTraining({ maxPromptTokens: 1 }), { phase: 'sft', split: 'train', minReward: 0 });
   const c = check(low, 'long-prompts');
-  assert.equal(c.severity, 'warning');
+  assert.equal(c.severity, 'error', 'every call over the limit: the trainer would drop them all');
+  assert.match(c.title, /so no row is left to train on$/);
   assert.ok(c.count > 0);
   assert.equal(c.count, low.counts.longPrompts);
   assert.deepEqual(new Set(c.rollouts), new Set(train.map((r) => r.id)));
@@ -369,7 +375,8 @@ test('simulated rollouts: left out and counted; when nothing else is in scope, a
     assert.match(check(hinted, 'simulated-rollouts').title, /\(set "includeSimulated": true on the phase\)$/);
 
     const included = runPreflight(made, config, { split: 'all', phase: 'sft', agents: ['Geneticist'], includeSimulated: true });
-    assert.equal(included.ok, true, preflightReportText(included));
+    // These hand-made rollouts have no spans, so no model call to train on: the one error is the rows the export would write.
+    assert.deepEqual(errors(included), ['training-rows'], preflightReportText(included));
     const w = check(included, 'simulated-rollouts');
     assert.equal(w.severity, 'warning');
     assert.match(w.title, /3 of 3 rollouts are simulated and included: a model trained on them learns the simulator, not the task/);
@@ -381,7 +388,11 @@ test('simulated rollouts: left out and counted; when nothing else is in scope, a
     const c = check(mixed, 'simulated-rollouts');
     assert.equal(c.severity, 'info');
     assert.equal(c.title, '3 simulated rollouts left out (pass --include-simulated to use them)');
-    assert.equal(mixed.ok, true);
+    assert.deepEqual(errors(mixed), ['training-rows']);
+    const rows = check(mixed, 'training-rows').title;
+    assert.match(rows, /^0 rows to train on; dropped: /);
+    assert.match(rows, /simulated: 3 rollouts answered by the simulated endpoint/);
+    assert.match(rows, /agent not found: 2 rollouts with no model call of Geneticist \(the rollouts' summaries count model calls of Geneticist, but no model-call span of theirs is stored/);
     assert.equal(mixed.counts.rollouts, 2);
     assert.equal(mixed.counts.passMinReward, 2);
   });
@@ -439,7 +450,7 @@ test('a module graph: the agents that made model calls by default, or those mark
     assert.deepEqual(defaultPreflightAgents(made, module(['Rewriter']), 'sft', { split: 'train' }), ['Rewriter']);
     const report = runPreflight(made, module(), { phase: 'sft', split: 'train', minReward: 0 });
     assert.equal(check(report, 'agents-without-rollouts').title, 'usable rollouts (train split) for SqlWriter, Checker: 1', 'an agent that only made model calls counts as having run');
-    assert.equal(report.ok, true, preflightReportText(report));
+    assert.deepEqual(errors(report), ['training-rows'], 'no spans, so no model call to train on');
     assert.throws(() => runPreflight(made, module(), { split: 'all', phase: 'bandit' }), /only the built-in research-lab graph records; this lab runs its own graph/);
   });
   await withStore([], (empty) => {

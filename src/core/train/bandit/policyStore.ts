@@ -45,6 +45,8 @@ export interface BanditTrainOptions {
   split?: 'train' | 'val' | 'all';
   /** Decisions of simulated rollouts are left out unless this is true. */
   includeSimulated?: boolean;
+  /** Decisions of rollouts whose reward is a penalty (the judge or the custom reward failed) are left out unless this is true. */
+  includePenalised?: boolean;
 }
 
 export interface BanditTrainResult extends BanditPolicyInfo {
@@ -60,9 +62,12 @@ export async function trainBanditPolicy(store: TraceStore, config: LabConfig, la
   const chosen = splitScope(opts.split ?? 'train');
   const split = chosen.split ?? null;
   const skipped: Record<string, number> = {};
-  const records = banditRecords(store, { ...chosen, includeSimulated: opts.includeSimulated === true }, skipped);
+  const records = banditRecords(store, { ...chosen, includeSimulated: opts.includeSimulated === true, includePenalised: opts.includePenalised === true }, skipped);
   const simulatedLeftOut = skipped.simulated ?? 0;
-  const scope = `${split ? `the ${split} split` : 'all splits'}${simulatedLeftOut ? `; ${simulatedLeftOut} simulated rollouts left out (pass --include-simulated to use them)` : ''}`;
+  const penalisedLeftOut = skipped.penalised ?? 0;
+  const scope = `${split ? `the ${split} split` : 'all splits'}${simulatedLeftOut ? `; ${simulatedLeftOut} simulated rollouts left out (pass --include-simulated to use them)` : ''}${
+    penalisedLeftOut ? `; ${penalisedLeftOut} rollouts whose reward is a penalty (the judge or the custom reward failed) left out (the phase's "includePenalised": true uses them)` : ''
+  }`;
   const info = await trainBanditPolicyFrom(records, config, labDir, scope);
   return { ...info, split, simulatedLeftOut };
 }

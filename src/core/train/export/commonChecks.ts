@@ -112,7 +112,9 @@ export function commonChecks(ctx: PreflightContext): void {
         id: 'judge-failures',
         severity: 'warning',
         title: judgeFailed.length
-          ? `the judge failed on ${judgeFailed.length} rollouts; their reward is the penalty ${ctx.config.reward.judgeFailurePenalty}, not a score`
+          ? `the judge failed on ${judgeFailed.length} rollouts; their reward is the penalty ${ctx.config.reward.judgeFailurePenalty}, not a score: ${
+              ctx.opts.includePenalised ? 'included, their rows say reward_source "penalty"' : 'left out (include them with --include-penalised, or the phase\'s "includePenalised": true)'
+            }`
           : scoredBy(ctx, judged),
         count: judgeFailed.length,
         rollouts: judgeFailed.map((r) => r.id),

@@ -18,7 +18,9 @@ import {
   type RolloutScope,
   type SelectedRollout,
 } from './adapters/rolloutSelection';
+import { PENALISED, rewardOrigin, rewardPenalty } from './adapters/rewardPenalty';
 import { sftRecordsOfRollout } from './adapters/sftAdapter';
+import { EmptyExportError, NO_AGENT_CALLS } from './emptyExport';
 import { DEFAULT_SFT_MIN_REWARD, defaultTrainingAgents, isResearchLabGraph, requireBanditGraph, type TrainingRole } from './trainingDefaults';
 
 export type ExportFormat = 'sft' | 'rl' | 'bandit';
@@ -35,6 +37,12 @@ export interface ExportOptions {
   split?: ExportSplit;
   /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
   includeSimulated?: boolean;
+  /**
+   * Rollouts whose reward is a penalty (the judge or the custom reward
+   * failed) are left out (and counted) unless this is true; their rows then
+   * say `reward_source: "penalty"` and why.
+   */
+  includePenalised?: boolean;
   credit?: CreditScheme;
   gamma?: number;
   promptVersion?: string;
@@ -51,6 +59,7 @@ export interface ResolvedExportOptions {
   /** null: every split. */
   split: 'train' | 'val' | null;
   includeSimulated: boolean;
+  includePenalised: boolean;
   credit: CreditScheme | null;
   gamma: number | null;
   promptVersion: string | null;
@@ -65,7 +74,8 @@ export interface ExportManifest {
   /** ISO 8601. */
   createdAt: string;
   options: ResolvedExportOptions;
-  counts: { rollouts: number; records: number; groups?: number; skipped: Record<string, number> };
+  /** `penalised`: rollouts in the file whose reward is a penalty (only with includePenalised; left out, they are `skipped.penalised`). */
+  counts: { rollouts: number; records: number; groups?: number; penalised: number; skipped: Record<string, number> };
   /** Rollouts that gave at least one record, in the order their records appear. */
   sourceRollouts: string[];
   /** sha256 of the JSONL file, hex. */
@@ -97,7 +107,7 @@ export function manifestPath(outFile: string): string {
   return `${resolve(outFile)}.manifest.json`;
 }
 
-function resolveOptions(store: TraceStore, config: LabConfig, opts: ExportOptions): ResolvedExportOptions {
+function resolveOptions(store: TraceStore, config: LabConfig, opts: ExportOptions, checkNames = true): ResolvedExportOptions {
   if (!EXPORT_FORMATS.includes(opts.format)) throw new UsageError(`export format must be one of ${EXPORT_FORMATS.join(', ')}, got "${String(opts.format)}"`);
   if (opts.format === 'bandit') requireBanditGraph(config);
   const splitOpt = opts.split ?? DEFAULT_EXPORT_SPLIT;
@@ -106,7 +116,7 @@ function resolveOptions(store: TraceStore, config: LabConfig, opts: ExportOption
   const includeSimulated = opts.includeSimulated === true;
   const scope: RolloutScope = { ...(split ? { split } : {}), ...(opts.runId !== undefined ? { runId: opts.runId } : {}), includeSimulated };
   const agents = opts.agents?.length ? [...new Set(opts.agents)] : defaultExportAgents(store, config, opts.format, scope);
-  checkAgentNames(store, config, opts.agents ?? [], scope);
+  if (checkNames) checkAgentNames(store, config, opts.agents ?? [], scope);
   if (opts.format === 'bandit' && agents.some((a) => a !== config.bandit.agent)) {
     throw new UsageError(`the bandit export reads the ${config.bandit.agent}'s decisions; leave out the agents or give ${config.bandit.agent}`);
   }
@@ -122,6 +132,7 @@ function resolveOptions(store: TraceStore, config: LabConfig, opts: ExportOption
     minReward,
     split,
     includeSimulated,
+    includePenalised: opts.includePenalised === true,
     credit: rl ? credit : null,
     gamma: rl ? gamma : null,
     promptVersion: opts.promptVersion ?? null,
@@ -148,7 +159,7 @@ function checkAgentNames(store: TraceStore, config: LabConfig, named: readonly s
 }
 
 function filterOf(o: ResolvedExportOptions, format: ExportFormat): RolloutFilter {
-  const f: RolloutFilter = { agents: o.agents, includeSimulated: o.includeSimulated, keepScoredFailures: format === 'rl' };
+  const f: RolloutFilter = { agents: o.agents, includeSimulated: o.includeSimulated, includePenalised: o.includePenalised, keepScoredFailures: format === 'rl' };
   if (o.minReward !== null) f.minReward = o.minReward;
   if (o.split !== null) f.split = o.split;
   if (o.runId !== null) f.runId = o.runId;
@@ -179,6 +190,81 @@ function checkOutFile(file: string): void {
   }
 }
 
+/** The rows of an export, a rollout at a time, with what was left out and why. */
+interface ExportPass {
+  options: ResolvedExportOptions;
+  selected: SelectedRollout[];
+  /** The JSONL lines of one selected rollout (none: counted in `skipped`). */
+  linesOf(r: SelectedRollout): string[];
+  skipped: Record<string, number>;
+  /** Rollouts with lines whose reward is a penalty. */
+  penalised: number;
+}
+
+function exportPass(store: TraceStore, config: LabConfig, opts: ExportOptions, checkNames = true): ExportPass {
+  const options = resolveOptions(store, config, opts, checkNames);
+  const filter = filterOf(options, opts.format);
+  const skipped: Record<string, number> = {};
+  const only = opts.rolloutIds ? new Set(opts.rolloutIds) : null;
+  const selected = selectRollouts(store, filter, skipped).filter((r) => !only || only.has(r.id));
+  if (opts.format === 'rl') selected.sort(byTaskThenStart);
+  const pass: ExportPass = { options, selected, skipped, penalised: 0, linesOf: () => [] };
+  const total = (): number => Object.values(skipped).reduce((a, b) => a + b, 0);
+  pass.linesOf = (r) => {
+    const spans = store.getSpans(r.id);
+    const penalty = rewardPenalty(r, spans);
+    if (penalty && !options.includePenalised) {
+      countSkip(skipped, PENALISED);
+      return [];
+    }
+    const origin = rewardOrigin(r, penalty);
+    const before = total();
+    let lines: string[];
+    if (opts.format === 'sft') lines = sftRecordsOfRollout(r, spans, filter, origin, skipped).map((x) => JSON.stringify(x));
+    else if (opts.format === 'rl') {
+      lines = rlRecordsOfRollout(r, spans, filter, { credit: options.credit!, gamma: options.gamma! }, origin, skipped).map((x) => JSON.stringify(x));
+    } else {
+      const rec = banditRecordOfRollout(r, spans, origin);
+      if ('skip' in rec) countSkip(skipped, rec.skip);
+      lines = 'skip' in rec ? [] : [JSON.stringify(rec)];
+    }
+    // The agent ran (a visit of its node) but no model call carries its name: the calls went to another name.
+    if (!lines.length && total() === before) countSkip(skipped, NO_AGENT_CALLS);
+    if (lines.length && penalty) pass.penalised++;
+    return lines;
+  };
+  return pass;
+}
+
+/** What an export with these options would hold, without writing it: the pre-flight's count of rows. */
+export interface RowCount {
+  options: ResolvedExportOptions;
+  records: number;
+  rollouts: number;
+  penalised: number;
+  skipped: Record<string, number>;
+}
+
+/** Counts the rows an export would write (agents are taken as given, unknown ones giving no rows). */
+export function countTrainingRows(store: TraceStore, config: LabConfig, opts: ExportOptions): RowCount {
+  const pass = exportPass(store, config, opts, false);
+  let records = 0;
+  let rollouts = 0;
+  for (const r of pass.selected) {
+    const n = pass.linesOf(r).length;
+    records += n;
+    if (n) rollouts++;
+  }
+  return { options: pass.options, records, rollouts, penalised: pass.penalised, skipped: sortedCounts(pass.skipped) };
+}
+
+/** The error of an export that found no rows: each reason rollouts and calls were dropped for, with its count and fix. */
+function emptyExport(store: TraceStore, opts: ExportOptions, pass: ExportPass): EmptyExportError {
+  const { options } = pass;
+  const scope: RolloutScope = { ...(options.split ? { split: options.split } : {}), ...(options.runId !== null ? { runId: options.runId } : {}), includeSimulated: true };
+  return new EmptyExportError({ format: opts.format, options, skipped: sortedCounts(pass.skipped), agentsSeen: agentsWithModelCalls(store, scope) });
+}
+
 /**
  * Writes the training data of stored rollouts as JSONL (one record per line)
  * and its manifest beside it (`FILE.manifest.json`). Rollouts are read one at
@@ -186,7 +272,9 @@ function checkOutFile(file: string): void {
  * there are; lines go to a temp file renamed over FILE at the end, so a
  * crash or a cancel never leaves half a file. The same store and options give
  * the same bytes: rollouts in start order (ties by id; for RL grouped by task
- * first), calls in start order, keys in fixed order.
+ * first), calls in start order, keys in fixed order. An export that finds no
+ * rows writes nothing (an earlier FILE stays as it was) and throws
+ * EmptyExportError, which counts what was dropped and why.
  */
 export async function exportTrainingData(
   store: TraceStore,
@@ -195,28 +283,10 @@ export async function exportTrainingData(
   outFile: string,
   hooks: ExportHooks = {},
 ): Promise<ExportManifest> {
-  const options = resolveOptions(store, config, opts);
+  const pass = exportPass(store, config, opts);
+  const { options, selected, skipped } = pass;
   const file = resolve(outFile);
   checkOutFile(file);
-  const filter = filterOf(options, opts.format);
-  const skipped: Record<string, number> = {};
-  const only = opts.rolloutIds ? new Set(opts.rolloutIds) : null;
-  const selected = selectRollouts(store, filter, skipped).filter((r) => !only || only.has(r.id));
-  if (opts.format === 'rl') selected.sort(byTaskThenStart);
-
-  const linesOf = (r: SelectedRollout): string[] => {
-    const spans = store.getSpans(r.id);
-    if (opts.format === 'sft') return sftRecordsOfRollout(r, spans, filter, skipped).map((x) => JSON.stringify(x));
-    if (opts.format === 'rl') {
-      return rlRecordsOfRollout(r, spans, filter, { credit: options.credit!, gamma: options.gamma! }, skipped).map((x) => JSON.stringify(x));
-    }
-    const rec = banditRecordOfRollout(r, spans);
-    if ('skip' in rec) {
-      countSkip(skipped, rec.skip);
-      return [];
-    }
-    return [JSON.stringify(rec)];
-  };
 
   const tmp = join(dirname(file), tempFileName(basename(file)));
   const hash = createHash('sha256');
@@ -227,7 +297,7 @@ export async function exportTrainingData(
   try {
     for (const [i, r] of selected.entries()) {
       if (hooks.signal?.aborted) throw new RuntimeFailure('the export was cancelled; nothing was written');
-      const lines = linesOf(r);
+      const lines = pass.linesOf(r);
       if (lines.length) {
         const chunk = lines.join('\n') + '\n';
         hash.update(chunk);
@@ -240,6 +310,7 @@ export async function exportTrainingData(
     }
     await fh.sync();
     await fh.close();
+    if (records === 0) throw emptyExport(store, opts, pass);
     renameSync(tmp, file);
   } catch (err) {
     await fh.close().catch(() => undefined);
@@ -261,6 +332,7 @@ export async function exportTrainingData(
       rollouts: sourceRollouts.length,
       records,
       ...(opts.format === 'rl' ? { groups: groups.size } : {}),
+      penalised: pass.penalised,
       skipped: sortedCounts(skipped),
     },
     sourceRollouts,

@@ -1,4 +1,7 @@
 import type { RolloutRecord } from '../../store/types';
+import { agentsWithModelCalls } from './adapters/rolloutSelection';
+import { droppedText } from './emptyExport';
+import { countTrainingRows } from './exportData';
 import { ran, type PreflightContext } from './preflightContext';
 import { CHARS_PER_TOKEN, llmCallOf, supervisorDecisions, type LlmCall } from './preflightSpans';
 import { MAX_LISTED } from './preflightTypes';
@@ -23,7 +26,45 @@ export function sftChecks(ctx: PreflightContext): void {
     fix: 'Lower the minimum reward (--min-reward, or the phase\'s minReward), or gather more rollouts so that enough score well.',
   });
   promptLengthCheck(ctx, pass);
+  trainingRowsCheck(ctx);
 }
+
+/**
+ * The rows the phase's export would write, counted by the export itself: 0 is
+ * an error that says, per reason, what was dropped — whatever the other
+ * checks found.
+ */
+function trainingRowsCheck(ctx: PreflightContext): void {
+  const format = ctx.opts.phase === 'sft' ? 'sft' : 'rl';
+  const minReward = ctx.opts.phase === 'sft' ? (ctx.opts.minReward ?? DEFAULT_SFT_MIN_REWARD) : ctx.opts.minReward;
+  const rows = countTrainingRows(ctx.store, ctx.config, {
+    format,
+    agents: ctx.agents,
+    split: ctx.opts.split ?? 'all',
+    ...(minReward !== undefined ? { minReward } : {}),
+    includeSimulated: ctx.opts.includeSimulated === true,
+    includePenalised: ctx.opts.includePenalised === true,
+  });
+  ctx.counts.rows = rows.records;
+  ctx.counts.rowRollouts = rows.rollouts;
+  ctx.counts.penalisedRollouts = rows.penalised + (rows.skipped.penalised ?? 0);
+  const dropped = Object.values(rows.skipped).reduce((a, b) => a + b, 0);
+  const facts = { format, options: rows.options, skipped: rows.skipped, agentsSeen: agentsWithModelCalls(ctx.store, { ...(ctx.opts.split ? { split: ctx.opts.split } : {}), includeSimulated: true }) } as const;
+  const penalised = rows.penalised ? `; ${rows.penalised} of those rollouts have a penalty for a reward and say so (reward_source "penalty")` : '';
+  ctx.add(
+    {
+      id: 'training-rows',
+      severity: 'error',
+      title: rows.records
+        ? `${rows.records} ${format.toUpperCase()} rows from ${rows.rollouts} rollouts${ctx.scope}${penalised}${dropped ? `; dropped: ${droppedText(facts)}` : ''}`
+        : `0 rows to train on${ctx.scope}; dropped: ${droppedText(facts)}`,
+      count: rows.records ? dropped : 1,
+      fix: 'Each reason says what to change: change it, or gather rollouts that pass, and check again.',
+    },
+    rows.records > 0,
+  );
+}
+
 
 /** GRPO: complete groups with some spread of rewards, behaviour logprobs and token ids, prompts that fit. */
 export function grpoChecks(ctx: PreflightContext): void {
@@ -140,6 +181,7 @@ export function grpoChecks(ctx: PreflightContext): void {
   }
 
   promptLengthCheck(ctx, ctx.withAgents, calls);
+  trainingRowsCheck(ctx);
 }
 
 /** Bandit: enough complete decisions of the decision agents. */
@@ -267,9 +309,10 @@ function promptLengthCheck(ctx: PreflightContext, rollouts: RolloutRecord[], kno
   ctx.add(
     {
       id: 'long-prompts',
-      severity: 'warning',
+      // Every call over the limit: the trainer would drop them all.
+      severity: long.length === calls.length ? 'error' : 'warning',
       title: long.length
-        ? `${long.length} of ${calls.length} model calls have prompts longer than training.maxPromptTokens ${max} (estimated at ${CHARS_PER_TOKEN} characters a token); the trainer truncates or drops them`
+        ? `${long.length} of ${calls.length} model calls have prompts longer than training.maxPromptTokens ${max} (estimated at ${CHARS_PER_TOKEN} characters a token); the trainer truncates or drops them${long.length === calls.length ? ', so no row is left to train on' : ''}`
         : `all ${calls.length} prompts fit in training.maxPromptTokens ${max} (estimated at ${CHARS_PER_TOKEN} characters a token)`,
       count: long.length,
       rollouts: uniqueIds(long),

@@ -39,6 +39,8 @@ export interface PreflightOptions {
   split?: Split | 'all';
   /** Rollouts of the simulated endpoint are left out (and counted) unless this is true. */
   includeSimulated?: boolean;
+  /** Rollouts whose reward is a penalty (the judge or the custom reward failed) are left out (and counted) unless this is true. */
+  includePenalised?: boolean;
   /** How the caller includes simulated rollouts, said after their count (default: the CLI's flag). */
   includeSimulatedHint?: string;
   /**

@@ -43,6 +43,7 @@ export function pipelinePhases(config: LabConfig): PhaseConfig[] {
     gamma: 0.9,
     hyperparameters: {},
     includeSimulated: false,
+    includePenalised: false,
     ...p,
   });
   const withAgents = (agents: string[]): Partial<PhaseConfig> => (agents.length ? { agents, ...optional('model', sharedModel(agents)) } : {});

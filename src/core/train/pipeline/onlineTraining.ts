@@ -3,6 +3,7 @@ import path from 'node:path';
 import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
 import type { Lab } from '../../lab/lab';
 import { runRollouts } from '../../rollout/runner';
+import { EmptyExportError } from '../export/emptyExport';
 import { exportTrainingData } from '../export/exportData';
 import { readRegistry } from '../../config/modelRegistry';
 import { registerTrainedModel } from '../phases/trainedModel';
@@ -112,22 +113,22 @@ export async function onlineTraining(lab: Lab, opts: OnlineOptions, openLab: () 
         });
         if (opts.signal?.aborted) break;
         const file = path.join(outDir, `round-${round}.jsonl`);
-        const manifest = await exportTrainingData(roundLab.store, cfg, {
-            format: 'rl',
-            runId: run.runId,
-            split: phase.split,
-            includeSimulated: opts.includeSimulated === true || phase.includeSimulated,
-            credit: phase.credit,
-            gamma: phase.gamma,
-            ...(phase.agents ? { agents: phase.agents } : {}),
-          }, file);
-        const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
-        if (!records.length) {
-          const simulated = manifest.counts.skipped.simulated ?? 0;
-          const why = simulated
-            ? `${simulated} simulated rollouts left out (some of the lab's models have no endpoint; pass --include-simulated or set "includeSimulated": true on the phase to use them)`
-            : `skipped: ${JSON.stringify(manifest.counts.skipped)}`;
-          throw new RuntimeFailure(`online round ${round}: the rollouts gave no model calls of ${(phase.agents ?? []).join(', ') || 'the phase\'s agents'} to train on (${why})`);
+        let records: unknown[];
+        try {
+          await exportTrainingData(roundLab.store, cfg, {
+              format: 'rl',
+              runId: run.runId,
+              split: phase.split,
+              includeSimulated: opts.includeSimulated === true || phase.includeSimulated,
+              includePenalised: phase.includePenalised,
+              credit: phase.credit,
+              gamma: phase.gamma,
+              ...(phase.agents ? { agents: phase.agents } : {}),
+            }, file);
+          records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown);
+        } catch (err) {
+          if (err instanceof EmptyExportError) throw new RuntimeFailure(`online round ${round}: ${err.message}`);
+          throw err;
         }
         const answer = await postTrain(control, records, opts.signal);
         // An update without signal (no group with differing rewards) keeps the version it had.

@@ -53,6 +53,7 @@ export async function preflight(lab: Lab, phase: PhaseConfig, kind: 'sft' | 'grp
     ...(phase.minReward !== undefined || kind === 'sft' ? { minReward: phase.minReward ?? DEFAULT_SFT_MIN_REWARD } : {}),
     split: phase.split,
     includeSimulated: phase.includeSimulated,
+    includePenalised: phase.includePenalised,
     includeSimulatedHint: SIMULATED_HINT,
   });
   const checks = report.checks.filter((c) => c.severity !== 'info');
@@ -93,6 +94,7 @@ export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Sim
       ...(kind === 'sft' ? { minReward: phase.minReward ?? DEFAULT_SFT_MIN_REWARD } : phase.minReward !== undefined ? { minReward: phase.minReward } : {}),
       split: phase.split,
       includeSimulated: phase.includeSimulated,
+      includePenalised: phase.includePenalised,
       ...(opts.runId ? { runId: opts.runId } : {}),
       ...(kind === 'grpo' ? { credit: phase.credit, gamma: phase.gamma } : {}),
     },
@@ -103,6 +105,9 @@ export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Sim
   if (manifest.counts.groups !== undefined) counts.groups = manifest.counts.groups;
   const simulated = manifest.counts.skipped.simulated ?? 0;
   if (simulated) counts.simulated = simulated;
+  const penalisedOut = manifest.counts.skipped.penalised ?? 0;
+  if (penalisedOut) counts.penalisedLeftOut = penalisedOut;
+  if (manifest.counts.penalised) counts.penalised = manifest.counts.penalised;
   const rel = (f: string): string => path.relative(lab.loaded.labDir, f).split(path.sep).join('/');
   const model = phase.model ? ` "${phase.model}"` : '';
   return {
@@ -110,6 +115,13 @@ export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Sim
     counts,
     files: [rel(outFile), rel(`${outFile}.manifest.json`)],
     produced: { kind: 'data', id: manifest.sha256.slice(0, 12) },
-    note: `${usesSimulatedByDefault(lab, declared, opts) ? `${SIMULATED_USE}; ` : ''}${simulated ? `${simulated} simulated rollouts left out (${SIMULATED_HINT}); ` : ''}data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
+    note: `${usesSimulatedByDefault(lab, declared, opts) ? `${SIMULATED_USE}; ` : ''}${simulated ? `${simulated} simulated rollouts left out (${SIMULATED_HINT}); ` : ''}${penaltyNote(manifest.counts.penalised, penalisedOut)}data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
   };
+}
+
+/** What the phase's note says of rollouts whose reward is a penalty: how many are in the data, or how many were left out. */
+function penaltyNote(included: number, leftOut: number): string {
+  if (included) return `${included} rollouts whose reward is a penalty (the judge or the custom reward failed) are included, their rows say reward_source "penalty"; `;
+  if (leftOut) return `${leftOut} rollouts whose reward is a penalty (the judge or the custom reward failed) left out (set "includePenalised": true on the phase to use them); `;
+  return '';
 }

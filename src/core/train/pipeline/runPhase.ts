@@ -140,12 +140,13 @@ async function banditPhase(lab: Lab, declared: PhaseConfig, opts: RunPhaseOption
     gamma: 0.9,
     hyperparameters: {},
     includeSimulated: withSimulated(lab, declared, opts).includeSimulated,
+    includePenalised: declared.includePenalised,
   };
   const failed = await preflight(lab, phase, 'bandit');
   if (failed?.error) return failed;
   if (opts.signal?.aborted) return { error: 'cancelled' };
   const { trainBanditPolicy } = await import('../bandit/policyStore');
-  const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir, { split: phase.split, includeSimulated: phase.includeSimulated });
+  const info = await trainBanditPolicy(lab.store, lab.loaded.config, lab.loaded.labDir, { split: phase.split, includeSimulated: phase.includeSimulated, includePenalised: phase.includePenalised });
   const counts: Record<string, number> = { records: info.records };
   if (info.meanReward !== null) counts.meanReward = info.meanReward;
   return {

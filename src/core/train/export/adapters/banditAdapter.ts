@@ -3,6 +3,7 @@ import type { TraceStore } from '../../../store/traceStore';
 import type { ChatMessageRecord } from '../../../trace/messages';
 import { Attr, type SpanRecord } from '../../../trace/span';
 import { orderedSpans } from './llmCalls';
+import { PENALISED, rewardOrigin, rewardPenalty, type RewardOrigin } from './rewardPenalty';
 import { countSkip, selectRollouts, type RolloutFilter, type RolloutScope, type SelectedRollout } from './rolloutSelection';
 import { BANDIT_ATTR } from '../../../graph/researchLab/supervisorPolicy';
 
@@ -14,6 +15,8 @@ export interface BanditRecord {
   candidates: Array<{ agent: string; text: string }>;
   chosen: number;
   reward: number;
+  reward_source: RewardOrigin['reward_source'];
+  penalty: RewardOrigin['penalty'];
   policyVersion: string | null;
 }
 
@@ -59,7 +62,7 @@ function hypothesesFromPrompt(spans: readonly SpanRecord[]): Array<{ agent: stri
 }
 
 /** The bandit record of one rollout, or why it has none. */
-export function banditRecordOfRollout(rollout: SelectedRollout, spans: readonly SpanRecord[]): BanditRecord | { skip: string } {
+export function banditRecordOfRollout(rollout: SelectedRollout, spans: readonly SpanRecord[], origin: RewardOrigin): BanditRecord | { skip: string } {
   const ordered = orderedSpans(spans);
   const decisions = nodesOf(ordered, SUPERVISOR);
   const decision = decisions[decisions.length - 1];
@@ -77,21 +80,33 @@ export function banditRecordOfRollout(rollout: SelectedRollout, spans: readonly 
     candidates,
     chosen,
     reward: rollout.finalReward,
+    reward_source: origin.reward_source,
+    penalty: origin.penalty,
     policyVersion: typeof policy === 'string' && policy ? policy : null,
   };
 }
 
 /**
  * One record per Supervisor decision of a succeeded rollout with a final
- * reward, in rollout start order (simulated rollouts only when the scope
- * includes them); the rollouts left out are counted in `skipped` by reason.
- * Reads one rollout's spans at a time.
+ * reward, in rollout start order (simulated rollouts, and those whose reward
+ * is a penalty, only when the scope includes them); the rollouts left out are
+ * counted in `skipped` by reason. Reads one rollout's spans at a time.
  */
-export function banditRecords(store: TraceStore, scope: RolloutScope = {}, skipped: Record<string, number> = {}): BanditRecord[] {
+export function banditRecords(
+  store: TraceStore,
+  scope: RolloutScope & Pick<RolloutFilter, 'includePenalised'> = {},
+  skipped: Record<string, number> = {},
+): BanditRecord[] {
   const filter: RolloutFilter = { agents: [SUPERVISOR], ...scope };
   const out: BanditRecord[] = [];
   for (const r of selectRollouts(store, filter, skipped)) {
-    const rec = banditRecordOfRollout(r, store.getSpans(r.id));
+    const spans = store.getSpans(r.id);
+    const penalty = rewardPenalty(r, spans);
+    if (penalty && !filter.includePenalised) {
+      countSkip(skipped, PENALISED);
+      continue;
+    }
+    const rec = banditRecordOfRollout(r, spans, rewardOrigin(r, penalty));
     if ('skip' in rec) countSkip(skipped, rec.skip);
     else out.push(rec);
   }

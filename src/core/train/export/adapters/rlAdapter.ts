@@ -2,6 +2,7 @@ import { modelCallIndex, requestingCall } from '../../../reward/air';
 import { Attr, type SpanRecord } from '../../../trace/span';
 import type { ChatMessage, ToolCall } from './chatMessages';
 import { llmCalls, orderedSpans, type LlmCall } from './llmCalls';
+import type { RewardOrigin, RewardPenalty, RewardSource } from './rewardPenalty';
 import { countSkip, type RolloutFilter, type SelectedRollout } from './rolloutSelection';
 import { callSkipReason, versionMismatch } from './sftAdapter';
 import type { ToolDefinition } from './toolDefinitions';
@@ -28,6 +29,9 @@ export interface RlRecord {
   /** credited share of the final reward + air. */
   reward: number;
   final_reward: number;
+  /** Whether final_reward is a score, the no-output reward, or a penalty (then `penalty` says why). */
+  reward_source: RewardSource;
+  penalty: RewardPenalty | null;
   credit: CreditScheme;
   /** Sum of the AIR intermediate rewards attributed to this call. */
   air: number;
@@ -96,7 +100,7 @@ export interface RlOptions {
   gamma: number;
 }
 
-function toRecord(rollout: SelectedRollout, call: LlmCall, air: number, o: RlOptions): RlRecord {
+function toRecord(rollout: SelectedRollout, call: LlmCall, air: number, o: RlOptions, origin: RewardOrigin): RlRecord {
   const done = call.completion!;
   const credited = creditedReward(rollout.finalReward, call.agentIndex, call.agentCalls, o.credit, o.gamma);
   return {
@@ -111,6 +115,8 @@ function toRecord(rollout: SelectedRollout, call: LlmCall, air: number, o: RlOpt
     logprobs: call.logprobs,
     reward: credited + air,
     final_reward: rollout.finalReward,
+    reward_source: origin.reward_source,
+    penalty: origin.penalty,
     credit: o.credit,
     air,
     metadata: {
@@ -130,6 +136,7 @@ export function rlRecordsOfRollout(
   spans: readonly SpanRecord[],
   f: RolloutFilter,
   o: RlOptions,
+  origin: RewardOrigin,
   skipped: Record<string, number>,
 ): RlRecord[] {
   const air = airByCall(spans);
@@ -140,7 +147,7 @@ export function rlRecordsOfRollout(
       countSkip(skipped, reason);
       continue;
     }
-    out.push(toRecord(rollout, call, air.get(call.span.spanId) ?? 0, o));
+    out.push(toRecord(rollout, call, air.get(call.span.spanId) ?? 0, o, origin));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { isScored } from '../../../reward/scoredRollouts';
 import type { TraceStore } from '../../../store/traceStore';
 import type { RolloutRecord, Split } from '../../../store/types';
+import { NO_AGENT_CALLS } from '../emptyExport';
 
 /** Which stored rollouts are looked at at all: a run, a split, and whether simulated ones count. */
 export interface RolloutScope {
@@ -25,6 +26,11 @@ export interface RolloutFilter extends RolloutScope {
    * GRPO compares the others with; SFT learns from successes only.
    */
   keepScoredFailures?: boolean;
+  /**
+   * Keep rollouts whose reward is a penalty (the judge or the custom reward
+   * failed); their rows say so. Left out, and counted, unless this is true.
+   */
+  includePenalised?: boolean;
 }
 
 /** What the export needs of a selected rollout until it reads its spans. */
@@ -34,6 +40,8 @@ export interface SelectedRollout {
   taskId: string;
   startTime: number;
   finalReward: number;
+  status: RolloutRecord['status'];
+  judgeFailed: boolean;
 }
 
 /** Rollouts are read from the catalog a page at a time, so only the selected keys stay in memory. */
@@ -50,9 +58,10 @@ export function skipReason(r: RolloutRecord, f: RolloutFilter): string | null {
   if (r.simulated && !f.includeSimulated) return 'simulated';
   if (r.status !== 'succeeded' && !(f.keepScoredFailures && isScoredFailure(r))) return r.status;
   if (r.finalReward === null) return 'no_reward';
-  if (f.minReward !== undefined && r.finalReward < f.minReward) return 'below_min_reward';
+  // An agent that never ran is said before the reward: lowering the minimum would not help.
   const ran = r.agents.filter((a) => f.agents.includes(a.agent) && (a.llmCalls > 0 || a.visits > 0));
-  if (!ran.length) return 'no_agent_calls';
+  if (!ran.length) return NO_AGENT_CALLS;
+  if (f.minReward !== undefined && r.finalReward < f.minReward) return 'below_min_reward';
   if (f.promptVersion !== undefined && !ran.some((a) => a.promptVersion === f.promptVersion)) return 'other_prompt_version';
   if (f.modelVersion !== undefined && !ran.some((a) => a.modelVersion === f.modelVersion)) return 'other_model_version';
   return null;
@@ -118,7 +127,7 @@ export function selectRollouts(store: TraceStore, f: RolloutFilter, skipped: Rec
   forEachRolloutInScope(store, f, (r) => {
     const reason = skipReason(r, f);
     if (reason) countSkip(skipped, reason);
-    else out.push({ id: r.id, runId: r.runId, taskId: r.taskId, startTime: r.startTime, finalReward: r.finalReward! });
+    else out.push({ id: r.id, runId: r.runId, taskId: r.taskId, startTime: r.startTime, finalReward: r.finalReward!, status: r.status, judgeFailed: r.judgeFailed });
   });
   return out;
 }

@@ -1,6 +1,7 @@
 import type { SpanRecord } from '../../../trace/span';
 import type { ChatMessage } from './chatMessages';
 import { llmCalls, type LlmCall } from './llmCalls';
+import type { RewardOrigin } from './rewardPenalty';
 import { countSkip, type RolloutFilter, type SelectedRollout } from './rolloutSelection';
 import type { ToolDefinition } from './toolDefinitions';
 
@@ -22,7 +23,7 @@ export interface SftRecord {
     modelVersion: string | null;
     model: string | null;
     reward: number;
-  };
+  } & RewardOrigin;
 }
 
 /** A call the version filters leave out (the rollout passed because another chosen agent matched). */
@@ -39,7 +40,13 @@ export function callSkipReason(call: LlmCall): string | null {
 }
 
 /** The SFT examples of one rollout: one per usable model call of the chosen agents. */
-export function sftRecordsOfRollout(rollout: SelectedRollout, spans: readonly SpanRecord[], f: RolloutFilter, skipped: Record<string, number>): SftRecord[] {
+export function sftRecordsOfRollout(
+  rollout: SelectedRollout,
+  spans: readonly SpanRecord[],
+  f: RolloutFilter,
+  origin: RewardOrigin,
+  skipped: Record<string, number>,
+): SftRecord[] {
   const out: SftRecord[] = [];
   for (const call of llmCalls(spans, new Set(f.agents))) {
     const reason = versionMismatch(call, f) ?? callSkipReason(call);
@@ -60,6 +67,8 @@ export function sftRecordsOfRollout(rollout: SelectedRollout, spans: readonly Sp
         modelVersion: call.modelVersion,
         model: call.model,
         reward: rollout.finalReward,
+        reward_source: origin.reward_source,
+        penalty: origin.penalty,
       },
     });
   }
