@@ -27,7 +27,7 @@ export function agentTurns(spans: readonly SpanRecord[]): AgentTurn[] {
     return false;
   };
   const calls = spans
-    .filter((s) => (s.kind === 'llm' || s.kind === 'tool') && typeof s.attributes[Attr.agentName] === 'string' && !underReward(s))
+    .filter((s) => (s.kind === 'llm' || s.kind === 'tool') && typeof s.attributes[Attr.agentName] === 'string' && s.attributes[Attr.unmatchedCall] !== true && !underReward(s))
     .sort((a, b) => a.startTime - b.startTime);
   const turns: AgentTurn[] = [];
   let current: AgentTurn | null = null;

@@ -17,6 +17,8 @@ export interface LiveRollout {
   readonly seed: number;
   /** Aborted when the rollout is cancelled: forwarded calls stop with it. */
   readonly signal?: AbortSignal;
+  /** The agents of the lab the rollout runs (lab.json's): a framework's span named after one stands for that agent. */
+  readonly agents?: readonly string[];
 }
 
 /** The rollouts that take outside spans now, by id. The lab adds one for each running rollout of a command graph. */

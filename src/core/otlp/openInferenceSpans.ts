@@ -1,0 +1,109 @@
+import { Attr, type Attributes, type SpanKind, type SpanRecord } from '../trace/span';
+import type { OtlpSpan } from './otlpModel';
+import { parsedJson } from './otlpValues';
+
+/*
+ * OpenInference (Arize's conventions, written by its LangChain.js, OpenAI
+ * Agents and other instrumentations) beyond what the GenAI mapping reads:
+ * the span kinds, the response id and tool messages its instrumentations keep
+ * only inside `output.value`, and which of its CHAIN and AGENT spans are a
+ * lab's agents.
+ */
+
+/** The lab's span kind for an `openinference.span.kind`: a retriever is a tool call (the agent asked for documents). */
+export function openInferenceKind(oiKind: string): SpanKind {
+  if (oiKind === 'LLM' || oiKind === 'EMBEDDING') return 'llm';
+  if (oiKind === 'TOOL' || oiKind === 'RETRIEVER') return 'tool';
+  return 'node';
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A LangChain message as its `toJSON` serialises it (`{lc, type: 'constructor', id: [..., 'ToolMessage'], kwargs}`), or a plain one: its fields. */
+function messageFields(v: unknown): { type: string; fields: Record<string, unknown> } | null {
+  if (!isObj(v)) return null;
+  if (v.lc === 1 && Array.isArray(v.id) && isObj(v.kwargs)) return { type: String(v.id.at(-1) ?? ''), fields: v.kwargs };
+  return { type: typeof v.type === 'string' ? v.type : '', fields: v };
+}
+
+/**
+ * The model's response id that OpenInference leaves inside `output.value`:
+ * LangChain's generations (the AIMessage's id is the completion's), the
+ * Agents SDK's raw chat completions (or Responses API response).
+ */
+function responseIdOf(output: unknown): string | undefined {
+  if (isObj(output) && Array.isArray(output.generations)) {
+    const first = (output.generations as unknown[]).flat()[0];
+    const msg = isObj(first) ? messageFields(first.message) : null;
+    const id = msg?.fields.id;
+    return typeof id === 'string' && id ? id : undefined;
+  }
+  const responses = Array.isArray(output) ? output : [output];
+  const last = responses.at(-1);
+  if (responses.length === 1 && isObj(last) && typeof last.id === 'string' && (last.object === 'chat.completion' || last.object === 'response')) return last.id;
+  return undefined;
+}
+
+/** A tool's result as LangChain's tool span records it (`{output: ToolMessage}` or the ToolMessage itself): call id, content, status. */
+function toolMessageOf(output: unknown): { callId?: string; content?: string; error: boolean } | null {
+  const inner = isObj(output) && 'output' in output ? output.output : output;
+  const msg = messageFields(inner);
+  if (!msg || !(msg.type === 'ToolMessage' || msg.type === 'tool') || typeof msg.fields.tool_call_id !== 'string') return null;
+  const c = msg.fields.content;
+  return { callId: msg.fields.tool_call_id, content: typeof c === 'string' ? c : c === undefined ? undefined : JSON.stringify(c), error: msg.fields.status === 'error' };
+}
+
+/**
+ * The OpenInference part of normalising a span (called by normaliseSpan for
+ * spans with `openinference.span.kind`): an llm span's response id, a tool
+ * span's name, call id, result and error from its tool message. Returns
+ * whether the span ended in error by its tool message.
+ */
+export function applyOpenInference(span: OtlpSpan, kind: SpanKind, attributes: Attributes): { toolError: boolean } {
+  const output = parsedJson(span.attributes.get('output.value'));
+  if (kind === 'llm' && attributes[Attr.responseId] === undefined) {
+    const id = responseIdOf(output);
+    if (id) attributes[Attr.responseId] = id;
+  }
+  if (kind !== 'tool') return { toolError: false };
+  attributes[Attr.toolName] ??= span.name;
+  const message = toolMessageOf(output);
+  if (!message) return { toolError: false };
+  if (message.callId && attributes[Attr.toolCallId] === undefined) attributes[Attr.toolCallId] = message.callId;
+  if (message.content !== undefined) attributes[Attr.toolResult] = message.content;
+  return { toolError: message.error };
+}
+
+/** Whether the span is an OpenInference CHAIN or AGENT span (or a GenAI agent span): one that may stand for an agent. */
+function mayBeAgent(s: SpanRecord): boolean {
+  const oi = s.attributes['openinference.span.kind'];
+  const op = s.attributes[Attr.operationName];
+  return oi === 'CHAIN' || oi === 'AGENT' || op === 'invoke_agent' || op === 'create_agent';
+}
+
+/**
+ * A framework's step as the lab's agents see it, for a rollout whose lab
+ * agents are known: a CHAIN or AGENT span named after one of them (its span
+ * name, or the agent it names) is that agent's visit, as an agent span; a
+ * wrapper that names no agent of the lab (the Agents SDK's "Agent workflow")
+ * is a plain step and names no agent, so nothing below it is credited to it.
+ */
+export function labAgentStep(s: SpanRecord, labAgents: ReadonlySet<string>): void {
+  if (s.kind !== 'node' || !mayBeAgent(s)) return;
+  const named = s.attributes[Attr.agentName];
+  const agent = labAgents.has(s.name) ? s.name : typeof named === 'string' && labAgents.has(named) && s.attributes['openinference.span.kind'] === 'AGENT' ? named : null;
+  if (agent) {
+    s.attributes[Attr.agentName] = agent;
+    s.attributes[Attr.nodeName] = agent;
+    s.attributes[Attr.operationName] = 'invoke_agent';
+    return;
+  }
+  if (typeof named !== 'string' || labAgents.has(named)) return;
+  // The framework's own name for it stays readable; the agent attributes go.
+  s.attributes['rollout_lab.framework.agent'] = named;
+  delete s.attributes[Attr.agentName];
+  if (s.attributes[Attr.nodeName] === named) delete s.attributes[Attr.nodeName];
+  if (s.attributes[Attr.operationName] === 'invoke_agent') delete s.attributes[Attr.operationName];
+}
