@@ -31,13 +31,16 @@ const lookupCustomer = tool(async ({ id }) => JSON.stringify(CUSTOMERS[id] ?? { 
   schema: z.object({ id: z.string() }),
 });
 
+// The lab's prompt for Support (prompt edits and optimisation reach the agent through it).
+const promptsFile = process.env.ROLLOUT_LAB_PROMPTS_FILE;
+const SYSTEM = (promptsFile && JSON.parse(readFileSync(promptsFile, 'utf8')).Support) || 'You triage support tickets. Look the customer up, then answer with JSON {"queue","customer","plan"}.';
 const baseURL = JSON.parse(process.env.ROLLOUT_LAB_AGENT_BASE_URLS ?? '{}').Support ?? process.env.OPENAI_BASE_URL;
 const model = new ChatOpenAI({ model: 'Support', temperature: 0, configuration: { baseURL } }).bindTools([lookupCustomer]);
 
 // The runnable's config goes to every call inside it, so their runs (and spans) nest under `Support`.
 const support = RunnableLambda.from(async (ticket, config) => {
   const messages = [
-    new SystemMessage('You triage support tickets. Look the customer up, then answer with JSON {"queue","customer","plan"}.'),
+    new SystemMessage(SYSTEM),
     new HumanMessage(ticket),
   ];
   for (let turn = 0; turn < 4; turn++) {

@@ -27,10 +27,13 @@ const lookupCustomer = tool({
   execute: async ({ id }) => JSON.stringify(CUSTOMERS[id] ?? { id, error: 'no such customer' }),
 });
 
+// The lab's prompt for Support (prompt edits and optimisation reach the agent through it).
+const promptsFile = process.env.ROLLOUT_LAB_PROMPTS_FILE;
+const SYSTEM = (promptsFile && JSON.parse(readFileSync(promptsFile, 'utf8')).Support) || 'You triage support tickets. Look the customer up, then answer with JSON {"queue","customer","plan"}.';
 const baseURL = JSON.parse(process.env.ROLLOUT_LAB_AGENT_BASE_URLS ?? '{}').Support ?? process.env.OPENAI_BASE_URL;
 const support = new Agent({
   name: 'Support',
-  instructions: 'You triage support tickets. Look the customer up, then answer with JSON {"queue","customer","plan"}.',
+  instructions: SYSTEM,
   tools: [lookupCustomer],
   model: new OpenAIChatCompletionsModel(new OpenAI({ baseURL }), 'Support'),
 });
