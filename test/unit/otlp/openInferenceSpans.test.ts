@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { OtlpSpan, OtlpValue } from '../../../src/core/otlp/otlpModel';
+import { labAgentStep } from '../../../src/core/otlp/openInferenceSpans';
+import { normaliseSpan } from '../../../src/core/otlp/spanNormalise';
+import { Attr } from '../../../src/core/trace/span';
+
+function span(name: string, attrs: Array<[string, OtlpValue]>): OtlpSpan {
+  return {
+    traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), parentSpanId: 'c'.repeat(16), name, kind: 1, startMs: 1, endMs: 2,
+    attributes: new Map(attrs), events: [], links: [], status: { code: 0, message: '' },
+  };
+}
+
+// The shapes below are what @arizeai/openinference-instrumentation-langchain 4.1 and -openai-agents 0.2 write.
+const lcMessage = (type: string, kwargs: Record<string, unknown>): Record<string, unknown> => ({ lc: 1, type: 'constructor', id: ['langchain_core', 'messages', type], kwargs });
+
+test("LangChain's LLM span: the response id from the AIMessage in output.value, so the gateway's record of the call is found by it", () => {
+  const output = { generations: [[{ text: '', message: lcMessage('AIMessage', { id: 'chatcmpl-7', content: '', tool_calls: [] }) }]] };
+  const n = normaliseSpan(span('ChatOpenAI', [['openinference.span.kind', 'LLM'], ['output.value', JSON.stringify(output)], ['llm.input_messages.0.message.role', 'user'], ['llm.input_messages.0.message.content', 'hi']])).record;
+  assert.equal(n.kind, 'llm');
+  assert.equal(n.attributes[Attr.responseId], 'chatcmpl-7');
+  assert.deepEqual(JSON.parse(String(n.attributes[Attr.inputMessages])), [{ role: 'user', content: 'hi' }]);
+});
+
+test("the Agents SDK's generation span: the response id from the raw chat completion in output.value", () => {
+  const output = [{ id: 'chatcmpl-9', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }] }];
+  assert.equal(normaliseSpan(span('generation', [['openinference.span.kind', 'LLM'], ['output.value', JSON.stringify(output)]])).record.attributes[Attr.responseId], 'chatcmpl-9');
+  // A span that names its own response id keeps it.
+  assert.equal(normaliseSpan(span('generation', [['openinference.span.kind', 'LLM'], ['gen_ai.response.id', 'own'], ['output.value', JSON.stringify(output)]])).record.attributes[Attr.responseId], 'own');
+});
+
+test("LangChain's tool span: call id, result and error from the ToolMessage in output.value (not the tool's input as its arguments' id)", () => {
+  const ok = { output: lcMessage('ToolMessage', { status: 'success', content: '{"plan":"pro"}', tool_call_id: 'call_0', name: 'lookup_customer' }) };
+  const n = normaliseSpan(span('lookup_customer', [['openinference.span.kind', 'TOOL'], ['input.value', 'C-17'], ['output.value', JSON.stringify(ok)], ['tool.name', 'lookup_customer']])).record;
+  assert.equal(n.kind, 'tool');
+  assert.equal(n.attributes[Attr.toolCallId], 'call_0');
+  assert.equal(n.attributes[Attr.toolResult], '{"plan":"pro"}');
+  assert.equal(n.status, 'unset');
+  const failed = { output: lcMessage('ToolMessage', { status: 'error', content: 'no such customer', tool_call_id: 'call_1' }) };
+  const e = normaliseSpan(span('lookup_customer', [['openinference.span.kind', 'TOOL'], ['output.value', JSON.stringify(failed)]])).record;
+  assert.deepEqual([e.status, e.attributes[Attr.toolName], e.attributes[Attr.toolResult]], ['error', 'lookup_customer', 'no such customer']);
+});
+
+test('a CHAIN or AGENT span named after an agent of the lab is its visit; a wrapper that names no lab agent is no agent', () => {
+  const agents = new Set(['Support']);
+  const chain = normaliseSpan(span('Support', [['openinference.span.kind', 'CHAIN']])).record;
+  labAgentStep(chain, agents);
+  assert.deepEqual([chain.attributes[Attr.agentName], chain.attributes[Attr.nodeName], chain.attributes[Attr.operationName]], ['Support', 'Support', 'invoke_agent']);
+  const workflow = normaliseSpan(span('Agent workflow', [['openinference.span.kind', 'AGENT']])).record;
+  labAgentStep(workflow, agents);
+  assert.deepEqual([workflow.attributes[Attr.agentName], workflow.attributes[Attr.nodeName], workflow.attributes['rollout_lab.framework.agent']], [undefined, undefined, 'Agent workflow']);
+  // The SDK's turn spans name their agent: they stay its (not visits: their node is "turn").
+  const turn = normaliseSpan(span('turn', [['openinference.span.kind', 'CHAIN'], ['gen_ai.agent.name', 'Support']])).record;
+  labAgentStep(turn, agents);
+  assert.deepEqual([turn.attributes[Attr.agentName], turn.attributes[Attr.operationName]], ['Support', undefined]);
+  // A chain named after no agent is left as it is.
+  const other = normaliseSpan(span('RunnableSequence', [['openinference.span.kind', 'CHAIN']])).record;
+  labAgentStep(other, agents);
+  assert.equal(other.attributes[Attr.agentName], undefined);
+});
