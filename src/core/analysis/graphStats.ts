@@ -101,6 +101,8 @@ function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
   }
   for (const s of spans) {
     if (s.kind === 'node' || (s.status !== 'error' && s.kind !== 'llm')) continue;
+    // A framework's copy of a call that matched no gateway record may repeat one: not counted.
+    if (s.attributes[Attr.unmatchedCall] === true) continue;
     // The nearest node above a model or tool call is the visit it belongs to.
     for (let p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined; p; p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined) {
       const v = visits.get(p.spanId);
