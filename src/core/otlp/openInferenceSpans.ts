@@ -1,3 +1,4 @@
+import { wireMessageRecord, type ChatMessageRecord } from '../trace/messages';
 import { Attr, type Attributes, type SpanKind, type SpanRecord } from '../trace/span';
 import type { OtlpSpan } from './otlpModel';
 import { parsedJson } from './otlpValues';
@@ -46,6 +47,45 @@ function responseIdOf(output: unknown): string | undefined {
   return undefined;
 }
 
+const LC_ROLES: Record<string, string> = { SystemMessage: 'system', HumanMessage: 'user', AIMessage: 'assistant', AIMessageChunk: 'assistant', ToolMessage: 'tool', system: 'system', human: 'user', ai: 'assistant', tool: 'tool' };
+
+/** One message, LangChain-serialised or in OpenAI's wire format, as the lab records it; null for anything else. */
+function messageRecordOf(v: unknown): ChatMessageRecord | null {
+  const msg = messageFields(v);
+  if (!msg) return null;
+  const f = msg.fields;
+  const role = typeof f.role === 'string' ? f.role : LC_ROLES[msg.type];
+  if (!role) return null;
+  // LangChain's own tool calls ({id, name, args}) in the wire shape.
+  const lcCalls = Array.isArray(f.tool_calls) ? (f.tool_calls as Array<Record<string, unknown>>).filter((c) => isObj(c) && 'args' in c) : [];
+  const toolCalls = lcCalls.length ? lcCalls.map((c) => ({ id: c.id, function: { name: c.name, arguments: JSON.stringify(c.args ?? {}) } })) : f.tool_calls;
+  return wireMessageRecord({ role, content: f.content, name: f.name, tool_calls: toolCalls, tool_call_id: f.tool_call_id });
+}
+
+function messageList(list: unknown): ChatMessageRecord[] | null {
+  if (!Array.isArray(list) || !list.length) return null;
+  const out = list.map(messageRecordOf);
+  return out.every((m): m is ChatMessageRecord => m !== null) ? out : null;
+}
+
+/** The prompt inside `input.value`: LangChain's `{messages: [[...]]}`, or the Agents SDK's list of wire messages. */
+function inputMessagesOf(input: unknown): ChatMessageRecord[] | null {
+  if (isObj(input) && Array.isArray(input.messages)) return messageList((input.messages as unknown[]).flat());
+  return messageList(input);
+}
+
+/** The answer inside `output.value`: LangChain's generations, or the raw chat completion(s) the Agents SDK keeps. */
+function outputMessagesOf(output: unknown): ChatMessageRecord[] | null {
+  if (isObj(output) && Array.isArray(output.generations)) {
+    const first = (output.generations as unknown[]).flat()[0];
+    return isObj(first) ? messageList([first.message]) : null;
+  }
+  const last = (Array.isArray(output) ? output : [output]).at(-1);
+  const choices = isObj(last) && Array.isArray(last.choices) ? (last.choices as unknown[]) : null;
+  const first = choices?.[0];
+  return isObj(first) ? messageList([first.message]) : null;
+}
+
 /** A tool's result as LangChain's tool span records it (`{output: ToolMessage}` or the ToolMessage itself): call id, content, status. */
 function toolMessageOf(output: unknown): { callId?: string; content?: string; error: boolean } | null {
   const inner = isObj(output) && 'output' in output ? output.output : output;
@@ -63,9 +103,21 @@ function toolMessageOf(output: unknown): { callId?: string; content?: string; er
  */
 export function applyOpenInference(span: OtlpSpan, kind: SpanKind, attributes: Attributes): { toolError: boolean } {
   const output = parsedJson(span.attributes.get('output.value'));
-  if (kind === 'llm' && attributes[Attr.responseId] === undefined) {
-    const id = responseIdOf(output);
-    if (id) attributes[Attr.responseId] = id;
+  if (kind === 'llm') {
+    if (attributes[Attr.responseId] === undefined) {
+      const id = responseIdOf(output);
+      if (id) attributes[Attr.responseId] = id;
+    }
+    // Without OpenInference's indexed messages the generic mapping took the raw text: its structure is read instead.
+    const a = span.attributes;
+    if (!a.has(Attr.inputMessages) && !a.has('llm.input_messages.0.message.role')) {
+      const input = inputMessagesOf(parsedJson(a.get('input.value')));
+      if (input) attributes[Attr.inputMessages] = JSON.stringify(input);
+    }
+    if (!a.has(Attr.outputMessages) && !a.has('llm.output_messages.0.message.role')) {
+      const out = outputMessagesOf(output);
+      if (out) attributes[Attr.outputMessages] = JSON.stringify(out);
+    }
   }
   if (kind !== 'tool') return { toolError: false };
   attributes[Attr.toolName] ??= span.name;

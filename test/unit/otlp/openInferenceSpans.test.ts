@@ -59,3 +59,19 @@ test('a CHAIN or AGENT span named after an agent of the lab is its visit; a wrap
   labAgentStep(other, agents);
   assert.equal(other.attributes[Attr.agentName], undefined);
 });
+
+test('without indexed messages, the prompt and answer come from input.value and output.value as the instrumentations write them', () => {
+  const input = { messages: [[lcMessage('SystemMessage', { content: 'You are Support.' }), lcMessage('HumanMessage', { content: 'C-17 is locked out' })]] };
+  const output = { generations: [[{ text: '', message: lcMessage('AIMessage', { id: 'chatcmpl-3', content: '', tool_calls: [{ name: 'lookup_customer', args: { id: 'C-17' }, id: 'call_0', type: 'tool_call' }] }) }]] };
+  const lc = normaliseSpan(span('ChatOpenAI', [['openinference.span.kind', 'LLM'], ['input.value', JSON.stringify(input)], ['output.value', JSON.stringify(output)]])).record;
+  assert.deepEqual(JSON.parse(String(lc.attributes[Attr.inputMessages])), [{ role: 'system', content: 'You are Support.' }, { role: 'user', content: 'C-17 is locked out' }]);
+  assert.deepEqual(JSON.parse(String(lc.attributes[Attr.outputMessages])), [{ role: 'assistant', content: '', tool_calls: [{ id: 'call_0', name: 'lookup_customer', arguments: '{"id":"C-17"}' }] }]);
+  const sdkIn = [{ role: 'system', content: 'You are Support.' }, { role: 'tool', tool_call_id: 'call_0', content: '{"plan":"pro"}' }];
+  const sdkOut = [{ id: 'chatcmpl-4', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '{"queue":"tech"}' } }] }];
+  const sdk = normaliseSpan(span('generation', [['openinference.span.kind', 'LLM'], ['input.value', JSON.stringify(sdkIn)], ['output.value', JSON.stringify(sdkOut)]])).record;
+  assert.deepEqual(JSON.parse(String(sdk.attributes[Attr.inputMessages])), [{ role: 'system', content: 'You are Support.' }, { role: 'tool', content: '{"plan":"pro"}', tool_call_id: 'call_0' }]);
+  assert.deepEqual(JSON.parse(String(sdk.attributes[Attr.outputMessages])), [{ role: 'assistant', content: '{"queue":"tech"}' }]);
+  // Plain text stays what the generic mapping made of it.
+  const text = normaliseSpan(span('llm', [['openinference.span.kind', 'LLM'], ['input.value', 'hello'], ['output.value', 'hi']])).record;
+  assert.deepEqual([JSON.parse(String(text.attributes[Attr.inputMessages])), JSON.parse(String(text.attributes[Attr.outputMessages]))], [[{ role: 'user', content: 'hello' }], [{ role: 'assistant', content: 'hi' }]]);
+});
