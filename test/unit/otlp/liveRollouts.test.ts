@@ -109,4 +109,36 @@ describe('OTLP receiver: spans of live rollouts', () => {
     assert.equal(byName('Agent workflow').attributes[Attr.agentName], undefined);
     r.remove();
   });
+  it('without response ids: matched by the traceparent span, else by the prompt inside the framework span\'s time', async () => {
+    const r = startLive();
+    const rollout = live.get(r.id)!;
+    const prompt = JSON.stringify([{ role: 'user', content: 'run the tests' }]);
+    const sdk = sdkFixture(fx.receiver.url, { protocol: 'protobuf', resource: { 'rollout_lab.rollout.id': r.id } });
+    const agent = sdk.span('Coder', { 'openinference.span.kind': 'AGENT' });
+    // The framework's llm span is current while its request goes out: the gateway's record names it by traceparent.
+    const current = sdk.span('ChatOpenAI', { 'openinference.span.kind': 'LLM', 'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'other words' }, agent);
+    const byContext = r.tracer.record(r.tracer.start('chat m', 'llm', current.spanContext().spanId, { [Attr.callSource]: 'gateway', [Attr.callerSpanId]: current.spanContext().spanId, [Attr.tokenIds]: [7] }));
+    callMerger(rollout).gatewayCall(byContext);
+    current.end();
+    // No trace context: the same prompt, the gateway's call inside this span's time.
+    const plain = sdk.span('ChatOpenAI', { 'openinference.span.kind': 'LLM', 'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'run the tests' }, agent);
+    const byContent = r.tracer.record(r.tracer.start('chat m', 'llm', r.rootSpanId, { [Attr.callSource]: 'gateway', [Attr.inputMessages]: prompt, [Attr.tokenIds]: [8] }));
+    callMerger(rollout).gatewayCall(byContent);
+    await new Promise((done) => setTimeout(done, 5));
+    plain.end();
+    agent.end();
+    await sdk.shutdown();
+    const agentSpan = r.tracer.spans().find((s) => s.name === 'Coder')!;
+    const calls = r.tracer.spans().filter((s) => s.kind === 'llm' && s.spanId !== r.gatewaySpanId);
+    assert.deepEqual(
+      calls.map((s) => [s.spanId, s.name, s.parentSpanId, s.attributes[Attr.matchedBy], s.attributes[Attr.tokenIds]]).sort(),
+      [
+        [byContext.spanId, 'ChatOpenAI', agentSpan.spanId, 'trace_context', [7]],
+        [byContent.spanId, 'ChatOpenAI', agentSpan.spanId, 'content', [8]],
+      ].sort(),
+    );
+    assert.ok(calls.every((s) => s.attributes[Attr.agentName] === 'Coder'));
+    r.remove();
+  });
+
 });
