@@ -105,8 +105,8 @@ export async function commandRunGraph(opts: {
   const cwd = resolve(workspaceDir, graph.cwd ?? '.');
   return async (task, { signal, seed, rollout }): Promise<GraphOutcome> => {
     const id = rollout.tracer.traceId;
-    const live = { id, runId: rollout.runId, taskId: task.id, sample: rollout.sample, tracer: rollout.tracer, root: rollout.root, seed, signal, agents };
-    const remove = services.add(live, routing);
+    const remove = services.add({ id, runId: rollout.runId, taskId: task.id, sample: rollout.sample, tracer: rollout.tracer, root: rollout.root, seed, signal, agents }, routing);
+    const live = services.live.get(id)!;
     try {
       const ids = { [Attr.rolloutId]: id, [Attr.runId]: rollout.runId, [Attr.taskId]: task.id, [Attr.sample]: rollout.sample };
       const env: NodeJS.ProcessEnv = {

@@ -15,10 +15,10 @@ export interface LiveRollout {
   readonly root: OpenSpan;
   /** Seed for the rollout's model calls (sent with each forwarded request). */
   readonly seed: number;
+  /** The lab's agents: a span that names no agent but a service of one of these names is that agent's. */
+  readonly agents?: readonly string[];
   /** Aborted when the rollout is cancelled: forwarded calls stop with it. */
   readonly signal?: AbortSignal;
-  /** The agents of the lab the rollout runs (lab.json's): a framework's span named after one stands for that agent. */
-  readonly agents?: readonly string[];
 }
 
 /** The rollouts that take outside spans now, by id. The lab adds one for each running rollout of a command graph. */
