@@ -3,10 +3,12 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from '../e2e/cliHelpers';
 import type { OpenAIStub } from '../fakes/openaiStub';
+import { assertOneSpanPerCall } from './mergedCalls';
 import { assertTicketRows, runAndExport, startTicketServer, ticketLab } from './supportTicket';
 
 /*
- * The support ticket written with LangChain.js (ChatOpenAI + bindTools, a tool loop by hand) traced by OpenInference's LangChain instrumentation,
+ * The support ticket written with LangChain.js (ChatOpenAI + bindTools, a tool
+ * loop by hand) traced by OpenInference's LangChain instrumentation,
  * run as a command agent: its model calls come through the lab's recording
  * gateway, its spans (OpenInference, over OTLP) through the receiver. Each call
  * is recorded twice (the gateway's record and the framework's LLM span) and must
@@ -26,5 +28,7 @@ after(async () => {
 });
 
 test('the ticket gives the same training rows as every framework: two calls of Support, the tool call with its AIR credit, token ids', async () => {
-  assertTicketRows(await runAndExport(ws));
+  const result = await runAndExport(ws);
+  assertTicketRows(result);
+  assertOneSpanPerCall(result, 'response_id');
 });
