@@ -295,6 +295,12 @@ export class OtlpIngest {
    */
   private toRollout(rec: SpanRecord, rolloutId: string, batch: Map<string, SpanRecord>, indexes: Map<string, RolloutIndex>): 'live' | 'late' | 'duplicate' {
     const live = this.live?.get(rolloutId);
+    // A late span that is no model or tool call needs nothing of what is stored but the root.
+    if (!live && rec.kind !== 'llm' && rec.kind !== 'tool') {
+      this.fillAgent(rec, (id) => batch.get(id));
+      this.store.writeSpan({ ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? this.rootSpanOf(rolloutId) });
+      return 'late';
+    }
     let index = indexes.get(rolloutId);
     if (!index) {
       if (live) {

@@ -192,10 +192,12 @@ export class LlmCallMerger {
    * no spans) hangs under `rootSpanId` instead of nothing.
    */
   settle(known: ReadonlySet<string>, rootSpanId: string): void {
+    // The root is still open (not among the ended spans) while the program's spans come in.
+    const isKnown = (id: string | null): id is string => id !== null && (id === rootSpanId || known.has(id));
     for (const [i, g] of this.gatewayCalls.entries()) {
       const parent = this.resolve(g.parentSpanId);
-      if (parent !== null && known.has(parent) && parent === g.parentSpanId) continue;
-      const moved = { ...g, parentSpanId: parent !== null && known.has(parent) ? parent : rootSpanId, attributes: { ...g.attributes, [Attr.spanRevision]: revision(g) + 1 } };
+      if (isKnown(parent) && parent === g.parentSpanId) continue;
+      const moved = { ...g, parentSpanId: isKnown(parent) ? parent : rootSpanId, attributes: { ...g.attributes, [Attr.spanRevision]: revision(g) + 1 } };
       this.gatewayCalls[i] = moved;
       this.sink.replace(moved);
     }

@@ -116,6 +116,13 @@ test('settle: a gateway record whose traceparent span never arrived hangs under 
   assert.equal(moved.parentSpanId, root);
   assert.equal(moved.attributes[Attr.callerSpanId], 'd'.repeat(16), 'the caller it named is kept');
   assert.equal(moved.attributes[Attr.spanRevision], 1);
+  // A record already under the root (no traceparent) or under a span that came is left as it is: not written again.
+  const t2 = new RolloutTracer(newTraceId(), null);
+  const written: SpanRecord[] = [];
+  const quiet = new LlmCallMerger({ add: (s) => t2.add(s), replace: (s) => written.push(s) });
+  quiet.gatewayCall(gatewayRecord(t2.traceId, { parentSpanId: root }));
+  quiet.settle(new Set(), root);
+  assert.deepEqual(written, []);
 });
 
 test('late spans: a merger over a finished rollout\'s stored spans pairs a framework span with its stored gateway record', () => {
