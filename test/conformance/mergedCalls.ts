@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { describeLabGraph } from '../../src/core/lab/graphDescription';
+import { Lab } from '../../src/core/lab/lab';
 import { Attr, type SpanRecord } from '../../src/core/trace/span';
 import { AGENT, type TicketResult } from './supportTicket';
 
@@ -20,4 +22,15 @@ export function assertOneSpanPerCall(result: TicketResult, by: string): void {
     return false;
   };
   assert.ok(calls.every(insideAgent), `the calls hang inside the ${AGENT} step`);
+}
+
+/** The graph view draws the lab's agent, not the framework's wrappers and turns: start → Support → end. */
+export async function assertGraphOfAgents(ws: string): Promise<void> {
+  const lab = await Lab.open({ workspace: ws });
+  try {
+    const g = await describeLabGraph(lab);
+    assert.deepEqual(g.edges.map((e) => `${e.source}>${e.target}`).sort(), ['Support>__end__', '__start__>Support']);
+  } finally {
+    await lab.close();
+  }
 }

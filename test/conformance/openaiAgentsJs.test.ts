@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from '../e2e/cliHelpers';
 import type { OpenAIStub } from '../fakes/openaiStub';
-import { assertOneSpanPerCall } from './mergedCalls';
+import { assertGraphOfAgents, assertOneSpanPerCall } from './mergedCalls';
 import { assertTicketRows, runAndExport, startTicketServer, ticketLab } from './supportTicket';
 
 /*
@@ -31,4 +31,5 @@ test('the ticket gives the same training rows as every framework: two calls of S
   const result = await runAndExport(ws);
   assertTicketRows(result);
   assertOneSpanPerCall(result, 'response_id');
+  await assertGraphOfAgents(ws);
 });

@@ -2,7 +2,7 @@ import { isScored } from '../reward/scoredRollouts';
 import type { AgentAggregate } from '../store/types';
 import type { TraceStore } from '../store/traceStore';
 import { agentOfNode } from '../trace/langchainTracer';
-import { agentTurns, hasGraphSteps } from '../trace/agentTurns';
+import { agentTurns, hasGraphSteps, isGraphStep } from '../trace/agentTurns';
 import { nodeName } from '../store/agentSummary';
 import { Attr, type SpanRecord } from '../trace/span';
 
@@ -87,7 +87,7 @@ function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
   const byId = new Map(spans.map((s) => [s.spanId, s]));
   const visits = new Map<string, NodeVisit>();
   for (const s of spans) {
-    if (s.kind !== 'node') continue;
+    if (!isGraphStep(s)) continue;
     const step = s.attributes[Attr.nodeStep];
     visits.set(s.spanId, {
       name: nodeName(s),

@@ -128,30 +128,33 @@ export function applyOpenInference(span: OtlpSpan, kind: SpanKind, attributes: A
   return { toolError: message.error };
 }
 
-/** Whether the span is an OpenInference CHAIN or AGENT span (or a GenAI agent span): one that may stand for an agent. */
-function mayBeAgent(s: SpanRecord): boolean {
-  const oi = s.attributes['openinference.span.kind'];
+/** An agent span: OpenInference AGENT, or GenAI invoke_agent / create_agent (it names its agent). */
+function isAgentSpan(s: SpanRecord): boolean {
   const op = s.attributes[Attr.operationName];
-  return oi === 'CHAIN' || oi === 'AGENT' || op === 'invoke_agent' || op === 'create_agent';
+  return s.attributes['openinference.span.kind'] === 'AGENT' || op === 'invoke_agent' || op === 'create_agent';
 }
 
 /**
  * A framework's step as the lab's agents see it, for a rollout whose lab
  * agents are known: a CHAIN or AGENT span named after one of them (its span
  * name, or the agent it names) is that agent's visit, as an agent span; a
- * wrapper that names no agent of the lab (the Agents SDK's "Agent workflow")
- * is a plain step and names no agent, so nothing below it is credited to it.
+ * wrapper or step that stands for no agent of the lab (the Agents SDK's
+ * "Agent workflow" and turn spans) is a framework step, no graph step, and
+ * names no agent unless it is a lab agent's (a turn of Support stays Support's).
  */
 export function labAgentStep(s: SpanRecord, labAgents: ReadonlySet<string>): void {
-  if (s.kind !== 'node' || !mayBeAgent(s)) return;
+  const agentSpan = isAgentSpan(s);
+  if (s.kind !== 'node' || !(agentSpan || s.attributes['openinference.span.kind'] === 'CHAIN')) return;
   const named = s.attributes[Attr.agentName];
-  const agent = labAgents.has(s.name) ? s.name : typeof named === 'string' && labAgents.has(named) && s.attributes['openinference.span.kind'] === 'AGENT' ? named : null;
+  // An agent span names its agent; a CHAIN only by its own name (the SDK's turn spans name the agent they belong to).
+  const agent = labAgents.has(s.name) ? s.name : typeof named === 'string' && labAgents.has(named) && agentSpan ? named : null;
   if (agent) {
     s.attributes[Attr.agentName] = agent;
     s.attributes[Attr.nodeName] = agent;
     s.attributes[Attr.operationName] = 'invoke_agent';
     return;
   }
+  s.attributes[Attr.frameworkStep] = true;
   if (typeof named !== 'string' || labAgents.has(named)) return;
   // The framework's own name for it stays readable; the agent attributes go.
   s.attributes['rollout_lab.framework.agent'] = named;

@@ -128,6 +128,12 @@ export const Attr = {
    * gateway: true. It may be a second record of a call the gateway has, so training exports and call counts skip it.
    */
   unmatchedCall: 'rollout_lab.llm.unmatched',
+  /**
+   * On a command agent's framework span (OpenInference CHAIN or AGENT, an agent span) that stands for no agent of
+   * lab.json (the Agents SDK's "Agent workflow" and turn spans, a LangChain RunnableSequence): true. It stays in the
+   * trace, but it is no graph step: the graph view and the agents' visits are the lab's agents.
+   */
+  frameworkStep: 'rollout_lab.framework.step',
   /** A span written again with the same id (a merge): the copy with the highest revision is the span. */
   spanRevision: 'rollout_lab.span.revision',
   /** On the rollout's root span: why it failed (a FailureKind), or null. */

@@ -49,11 +49,16 @@ test('a CHAIN or AGENT span named after an agent of the lab is its visit; a wrap
   assert.deepEqual([chain.attributes[Attr.agentName], chain.attributes[Attr.nodeName], chain.attributes[Attr.operationName]], ['Support', 'Support', 'invoke_agent']);
   const workflow = normaliseSpan(span('Agent workflow', [['openinference.span.kind', 'AGENT']])).record;
   labAgentStep(workflow, agents);
-  assert.deepEqual([workflow.attributes[Attr.agentName], workflow.attributes[Attr.nodeName], workflow.attributes['rollout_lab.framework.agent']], [undefined, undefined, 'Agent workflow']);
+  assert.deepEqual([workflow.attributes[Attr.agentName], workflow.attributes[Attr.nodeName], workflow.attributes['rollout_lab.framework.agent'], workflow.attributes[Attr.frameworkStep]], [undefined, undefined, 'Agent workflow', true]);
+  assert.equal(chain.attributes[Attr.frameworkStep], undefined);
+  // A GenAI agent span of a lab agent stays its step.
+  const genAi = normaliseSpan(span('invoke_agent Support', [['gen_ai.operation.name', 'invoke_agent'], ['gen_ai.agent.name', 'Support']])).record;
+  labAgentStep(genAi, agents);
+  assert.deepEqual([genAi.attributes[Attr.agentName], genAi.attributes[Attr.nodeName], genAi.attributes[Attr.frameworkStep]], ['Support', 'Support', undefined]);
   // The SDK's turn spans name their agent: they stay its (not visits: their node is "turn").
   const turn = normaliseSpan(span('turn', [['openinference.span.kind', 'CHAIN'], ['gen_ai.agent.name', 'Support']])).record;
   labAgentStep(turn, agents);
-  assert.deepEqual([turn.attributes[Attr.agentName], turn.attributes[Attr.operationName]], ['Support', undefined]);
+  assert.deepEqual([turn.attributes[Attr.agentName], turn.attributes[Attr.operationName], turn.attributes[Attr.frameworkStep]], ['Support', undefined, true]);
   // A chain named after no agent is left as it is.
   const other = normaliseSpan(span('RunnableSequence', [['openinference.span.kind', 'CHAIN']])).record;
   labAgentStep(other, agents);
