@@ -22,10 +22,14 @@ function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A LangChain message as its `toJSON` serialises it (`{lc, type: 'constructor', id: [..., 'ToolMessage'], kwargs}`), or a plain one: its fields. */
+/**
+ * A LangChain message as its serialisers write it — `toJSON` (`{lc, type: 'constructor', id: [..., 'ToolMessage'], kwargs}`),
+ * Python's `message_to_dict` (`{type: 'tool', data: {...}}`) — or a plain one: its fields.
+ */
 function messageFields(v: unknown): { type: string; fields: Record<string, unknown> } | null {
   if (!isObj(v)) return null;
   if (v.lc === 1 && Array.isArray(v.id) && isObj(v.kwargs)) return { type: String(v.id.at(-1) ?? ''), fields: v.kwargs };
+  if (typeof v.type === 'string' && isObj(v.data) && Object.keys(v).length === 2) return { type: v.type, fields: v.data };
   return { type: typeof v.type === 'string' ? v.type : '', fields: v };
 }
 
@@ -38,8 +42,11 @@ function responseIdOf(output: unknown): string | undefined {
   if (isObj(output) && Array.isArray(output.generations)) {
     const first = (output.generations as unknown[]).flat()[0];
     const msg = isObj(first) ? messageFields(first.message) : null;
-    const id = msg?.fields.id;
-    return typeof id === 'string' && id ? id : undefined;
+    // Python's langchain-openai keeps the completion's id in response_metadata and gives the message a run id of its own
+    // ("lc_run--…", "run-…"); LangChain.js gives the message the completion's id.
+    const meta = msg?.fields.response_metadata;
+    const candidates = [isObj(meta) ? meta.id : undefined, msg?.fields.id];
+    return candidates.find((id): id is string => typeof id === 'string' && id !== '' && !/^(lc_)?run-/.test(id));
   }
   const responses = Array.isArray(output) ? output : [output];
   const last = responses.at(-1);

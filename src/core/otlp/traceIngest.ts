@@ -102,14 +102,15 @@ function sameArguments(a: unknown, b: unknown): boolean {
  * LangChain's tool span records only the tool's input, takes the model's
  * arguments), or, without an id, the latest call that ended before the tool
  * started and asked for this tool with these arguments (the Agents SDK's
- * function span names no call id).
+ * function span names no call id). A tool span that names no agent (a graph's
+ * tool node ran it) is the agent's whose call asked for it.
  */
 function linkToolCall(rec: SpanRecord, spans: () => Iterable<SpanRecord>): void {
   const id = rec.attributes[Attr.toolCallId];
   const args = rec.attributes[Attr.toolArguments];
-  if (typeof id === 'string' && isJsonObject(args)) return;
+  if (typeof id === 'string' && isJsonObject(args) && typeof rec.attributes[Attr.agentName] === 'string') return;
   const name = rec.attributes[Attr.toolName];
-  type Found = { id: string; arguments: string; at: number };
+  type Found = { id: string; arguments: string; at: number; agent: unknown };
   let found = null as Found | null;
   for (const s of spans()) {
     if (s.kind !== 'llm' || s.attributes[Attr.unmatchedCall] === true) continue;
@@ -117,9 +118,9 @@ function linkToolCall(rec: SpanRecord, spans: () => Iterable<SpanRecord>): void 
       for (const c of (m as { tool_calls?: Array<{ id?: unknown; name?: unknown; arguments?: unknown }> }).tool_calls ?? []) {
         if (typeof c.id !== 'string' || typeof c.arguments !== 'string') continue;
         if (typeof id === 'string') {
-          if (c.id === id) found = { id, arguments: c.arguments, at: s.endTime };
+          if (c.id === id) found = { id, arguments: c.arguments, at: s.endTime, agent: s.attributes[Attr.agentName] };
         } else if (c.name === name && sameArguments(c.arguments, args) && s.endTime <= rec.startTime && (!found || s.endTime > found.at)) {
-          found = { id: c.id, arguments: c.arguments, at: s.endTime };
+          found = { id: c.id, arguments: c.arguments, at: s.endTime, agent: s.attributes[Attr.agentName] };
         }
       }
     }
@@ -128,6 +129,7 @@ function linkToolCall(rec: SpanRecord, spans: () => Iterable<SpanRecord>): void 
   if (!found) return;
   rec.attributes[Attr.toolCallId] = found.id;
   if (!isJsonObject(args)) rec.attributes[Attr.toolArguments] = found.arguments;
+  if (typeof rec.attributes[Attr.agentName] !== 'string' && typeof found.agent === 'string') rec.attributes[Attr.agentName] = found.agent;
 }
 
 function attr(span: OtlpAttrs, resource: OtlpAttrs, key: string): unknown {

@@ -41,22 +41,25 @@ function promptKey(v: AttributeValue | undefined): string | null {
 /**
  * Whether a framework's llm span and the gateway's record describe the same
  * model call, and by which rule:
- * 1. response id: both carry `gen_ai.response.id`; then it decides alone.
+ * 1. response id: both carry the same `gen_ai.response.id`.
  * 2. trace context: the gateway received a `traceparent` whose span is the
- *    framework's llm span itself (the span was current during the request),
- *    or is its parent and the framework span's time contains the gateway's.
+ *    framework's llm span itself (the span was current during the request).
+ *    Two different response ids are two calls: no rule below applies to them.
+ *    Else the `traceparent` span is the framework span's parent and the
+ *    framework span's time contains the gateway's.
  * 3. content: the same prompt (roles and texts, in order) and the framework
  *    span's time contains the gateway's.
  */
 export function matchCall(framework: SpanRecord, gateway: SpanRecord): CallMatch | null {
   const fid = framework.attributes[Attr.responseId];
   const gid = gateway.attributes[Attr.responseId];
-  if (typeof fid === 'string' && fid && typeof gid === 'string' && gid) return fid === gid ? 'response_id' : null;
+  const bothIds = typeof fid === 'string' && fid !== '' && typeof gid === 'string' && gid !== '';
+  if (bothIds && fid === gid) return 'response_id';
   const caller = gateway.attributes[Attr.callerSpanId];
-  if (typeof caller === 'string') {
-    if (caller === framework.spanId) return 'trace_context';
-    if (caller === framework.parentSpanId && contains(framework, gateway)) return 'trace_context';
-  }
+  // The span that was current while the request went out is that call's, whatever id the framework gave it.
+  if (typeof caller === 'string' && caller === framework.spanId) return 'trace_context';
+  if (bothIds) return null;
+  if (typeof caller === 'string' && caller === framework.parentSpanId && contains(framework, gateway)) return 'trace_context';
   const prompt = promptKey(framework.attributes[Attr.inputMessages]);
   if (prompt !== null && prompt === promptKey(gateway.attributes[Attr.inputMessages]) && contains(framework, gateway)) return 'content';
   return null;

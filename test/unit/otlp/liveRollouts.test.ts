@@ -141,4 +141,17 @@ describe('OTLP receiver: spans of live rollouts', () => {
     r.remove();
   });
 
+  it("a tool span under a graph's tool node is the agent's whose model call asked for it (by its call id)", async () => {
+    const r = startLive();
+    const asked = JSON.stringify([{ role: 'assistant', content: '', tool_calls: [{ id: 'call_7', name: 'run_tests', arguments: '{}' }] }]);
+    r.tracer.end(r.tracer.start('chat m', 'llm', r.rootSpanId, { [Attr.agentName]: 'Coder', [Attr.outputMessages]: asked }));
+    const sdk = sdkFixture(fx.receiver.url, { protocol: 'protobuf', resource: { 'rollout_lab.rollout.id': r.id } });
+    const tools = sdk.span('tools', { 'openinference.span.kind': 'CHAIN' });
+    sdk.span('run_tests', { 'openinference.span.kind': 'TOOL', 'tool_call.id': 'call_7', 'input.value': '{}' }, tools).end();
+    tools.end();
+    await sdk.shutdown();
+    assert.equal(r.tracer.spans().find((s) => s.kind === 'tool')?.attributes[Attr.agentName], 'Coder');
+    r.remove();
+  });
+
 });

@@ -23,6 +23,13 @@ test("LangChain's LLM span: the response id from the AIMessage in output.value, 
   assert.deepEqual(JSON.parse(String(n.attributes[Attr.inputMessages])), [{ role: 'user', content: 'hi' }]);
 });
 
+test("Python's LangChain: the completion's id from response_metadata, never the message's own run id", () => {
+  const output = { generations: [[{ text: '', message: lcMessage('AIMessage', { id: 'lc_run--01a2-0', content: '', response_metadata: { id: 'chatcmpl-8', model_name: 'm' } }) }]] };
+  assert.equal(normaliseSpan(span('ChatOpenAI', [['openinference.span.kind', 'LLM'], ['output.value', JSON.stringify(output)]])).record.attributes[Attr.responseId], 'chatcmpl-8');
+  const runIdOnly = { generations: [[{ text: '', message: lcMessage('AIMessage', { id: 'run-5f1c', content: '' }) }]] };
+  assert.equal(normaliseSpan(span('ChatOpenAI', [['openinference.span.kind', 'LLM'], ['output.value', JSON.stringify(runIdOnly)]])).record.attributes[Attr.responseId], undefined);
+});
+
 test("the Agents SDK's generation span: the response id from the raw chat completion in output.value", () => {
   const output = [{ id: 'chatcmpl-9', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }] }];
   assert.equal(normaliseSpan(span('generation', [['openinference.span.kind', 'LLM'], ['output.value', JSON.stringify(output)]])).record.attributes[Attr.responseId], 'chatcmpl-9');
@@ -37,6 +44,10 @@ test("LangChain's tool span: call id, result and error from the ToolMessage in o
   assert.equal(n.attributes[Attr.toolCallId], 'call_0');
   assert.equal(n.attributes[Attr.toolResult], '{"plan":"pro"}');
   assert.equal(n.status, 'unset');
+  // Python's LangChain writes the message as message_to_dict does.
+  const py = { type: 'tool', data: { content: '{"plan": "pro"}', type: 'tool', name: 'lookup_customer', id: null, tool_call_id: 'call_0', status: 'success' } };
+  const p = normaliseSpan(span('lookup_customer', [['openinference.span.kind', 'TOOL'], ['input.value', 'C-17'], ['output.value', JSON.stringify(py)]])).record;
+  assert.deepEqual([p.attributes[Attr.toolCallId], p.attributes[Attr.toolResult]], ['call_0', '{"plan": "pro"}']);
   const failed = { output: lcMessage('ToolMessage', { status: 'error', content: 'no such customer', tool_call_id: 'call_1' }) };
   const e = normaliseSpan(span('lookup_customer', [['openinference.span.kind', 'TOOL'], ['output.value', JSON.stringify(failed)]])).record;
   assert.deepEqual([e.status, e.attributes[Attr.toolName], e.attributes[Attr.toolResult]], ['error', 'lookup_customer', 'no such customer']);

@@ -73,6 +73,9 @@ test('matching rules: the response id decides when both have one; else the trace
   const g = gatewayRecord(t, { attributes: { [Attr.responseId]: 'chatcmpl-1' } });
   assert.equal(matchCall(frameworkSpan(t, { attributes: { [Attr.responseId]: 'chatcmpl-1' } }), g), 'response_id');
   assert.equal(matchCall(frameworkSpan(t, { attributes: { [Attr.responseId]: 'chatcmpl-2' } }), g), null, 'another call, whatever its prompt');
+  // A framework span that was current during the request is that call's, even under an id of the framework's own.
+  const own = frameworkSpan(t, { attributes: { [Attr.responseId]: 'run-1' } });
+  assert.equal(matchCall(own, gatewayRecord(t, { attributes: { [Attr.responseId]: 'chatcmpl-1', [Attr.callerSpanId]: own.spanId } })), 'trace_context');
   // The framework's llm span was current when the request went out: it is the gateway record's caller.
   const f = frameworkSpan(t, { attributes: { [Attr.inputMessages]: '[{"role":"user","content":"other words"}]' } });
   assert.equal(matchCall(f, gatewayRecord(t, { attributes: { [Attr.callerSpanId]: f.spanId } })), 'trace_context');
