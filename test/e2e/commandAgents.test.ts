@@ -186,6 +186,13 @@ test('the Node agent (openai + OpenTelemetry SDK) gives the same rollouts; its o
   for (const { spans } of rollouts) {
     const nodes = spans.filter((s) => s.kind === 'node').map((s) => s.attributes[Attr.agentName]);
     assert.deepEqual(nodes.sort(), ['Responder', 'Router'], 'invoke_agent spans are the agents\' steps');
+    // Its chat span and the gateway's record (a child of it, by traceparent) are one span, in the agent's step.
+    for (const call of spans.filter((s) => s.kind === 'llm')) {
+      const parent = spans.find((s) => s.spanId === call.parentSpanId);
+      assert.equal(parent?.name, `invoke_agent ${String(call.attributes[Attr.agentName])}`, `${call.name} hangs under its agent's step`);
+      assert.equal(call.name, `chat ${String(call.attributes[Attr.agentName])}`, "the agent's own span name");
+      assert.equal(call.attributes[Attr.matchedBy], 'response_id');
+    }
   }
 });
 

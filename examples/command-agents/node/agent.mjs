@@ -33,7 +33,10 @@ function prompts() {
   return file && existsSync(file) ? { ...DEFAULT_PROMPTS, ...JSON.parse(readFileSync(file, 'utf8')) } : DEFAULT_PROMPTS;
 }
 
-/** A model call inside a GenAI `chat` span; the trace context goes to the gateway so its record hangs under this span. */
+/**
+ * A model call inside a GenAI `chat` span. The trace context goes to the gateway: its record of the call is a
+ * child of this span, and the lab makes the two one span (the gateway's tokens and logprobs, this span's place).
+ */
 async function chat(agent, messages) {
   return tracer.startActiveSpan(`chat ${agent}`, async (span) => {
     span.setAttributes({

@@ -2,7 +2,7 @@ import { isScored } from '../reward/scoredRollouts';
 import type { AgentAggregate } from '../store/types';
 import type { TraceStore } from '../store/traceStore';
 import { agentOfNode } from '../trace/langchainTracer';
-import { agentTurns, hasGraphSteps } from '../trace/agentTurns';
+import { agentTurns, hasGraphSteps, isGraphStep } from '../trace/agentTurns';
 import { nodeName } from '../store/agentSummary';
 import { Attr, type SpanRecord } from '../trace/span';
 
@@ -88,7 +88,7 @@ function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
   const visits = new Map<string, NodeVisit>();
   for (const s of spans) {
     // A node inside a lab agent's node (a prebuilt agent's `agent`, a subgraph's node) is part of that agent's visit, not a node of the graph.
-    if (s.kind !== 'node' || typeof s.attributes[Attr.innerNode] === 'string') continue;
+    if (!isGraphStep(s) || typeof s.attributes[Attr.innerNode] === 'string') continue;
     const step = s.attributes[Attr.nodeStep];
     visits.set(s.spanId, {
       name: nodeName(s),
@@ -102,6 +102,8 @@ function nodeVisits(spans: readonly SpanRecord[]): NodeVisit[] {
   }
   for (const s of spans) {
     if (s.kind === 'node' || (s.status !== 'error' && s.kind !== 'llm')) continue;
+    // A framework's copy of a call that matched no gateway record may repeat one: not counted.
+    if (s.attributes[Attr.unmatchedCall] === true) continue;
     // The nearest node above a model or tool call is the visit it belongs to.
     for (let p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined; p; p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined) {
       const v = visits.get(p.spanId);

@@ -78,7 +78,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const routing = opts.routing(rollout);
     const route = routing.route(agent, typeof body.model === 'string' && body.model ? body.model : null);
     const { model: _model, stream, stream_options: streamOptions, ...rest } = body;
-    await complete(res, rollout, route, routing.versions, rest as unknown as ChatRequest, {
+    await complete(res, rollout, route, routing.versions, callerSpan(req.headers.traceparent), rest as unknown as ChatRequest, {
       stream: stream === true,
       includeUsage: (streamOptions as { include_usage?: unknown } | undefined)?.include_usage === true,
     });
@@ -89,6 +89,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     rollout: LiveRollout,
     route: Parameters<typeof recordedCall>[1],
     versions: GatewayRouting['versions'],
+    callerSpanId: string | null,
     request: ChatRequest,
     as: { stream: boolean; includeUsage: boolean },
   ): Promise<void> {
@@ -102,7 +103,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     };
     res.once('close', hangUp);
     try {
-      const completion = await recordedCall(rollout, route, request, { signal: abort.signal, versions, backoff: opts.backoff });
+      const completion = await recordedCall(rollout, route, request, { signal: abort.signal, versions, backoff: opts.backoff, callerSpanId });
       if (!as.stream) return sendJson(res, 200, completion);
       // Upstream is asked without streaming (the routed client's retries and format fallback need the whole answer);
       // the recorded answer is then streamed to the agent in OpenAI's chunk format.
@@ -148,6 +149,20 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         server.closeAllConnections();
       }),
   };
+}
+
+// W3C Trace Context: version-traceid-parentid-flags, lowercase hex; all-zero ids are invalid.
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/**
+ * The span that was current in the caller when it sent the request (the
+ * parent id of its `traceparent`), or null: the call's span hangs under it.
+ * A header that is not valid trace context is ignored, as the W3C spec asks.
+ */
+function callerSpan(header: string | string[] | undefined): string | null {
+  const m = typeof header === 'string' ? TRACEPARENT.exec(header.trim().toLowerCase()) : null;
+  if (!m || /^0+$/.test(m[1]!) || /^0+$/.test(m[2]!)) return null;
+  return m[2]!;
 }
 
 /** A %-encoded part of the path, decoded; malformed encoding is the caller's mistake (400), not the gateway's. */

@@ -11,6 +11,7 @@ import { gatewayRouting, type GatewayRouting } from '../gateway/gatewayRouting';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp/otlpReceiver';
 import type { TraceStore } from '../store/traceStore';
 import type { AgentVersions } from '../trace/llmSpanAttributes';
+import { callMerger } from '../trace/llmCallMerge';
 import { LiveRollouts, type LiveRollout } from '../trace/liveRollouts';
 import { Attr } from '../trace/span';
 import type { RolloutEnvironment } from '../rollout/runner';
@@ -105,6 +106,7 @@ export async function commandRunGraph(opts: {
   return async (task, { signal, seed, rollout }): Promise<GraphOutcome> => {
     const id = rollout.tracer.traceId;
     const remove = services.add({ id, runId: rollout.runId, taskId: task.id, sample: rollout.sample, tracer: rollout.tracer, root: rollout.root, seed, signal, agents }, routing);
+    const live = services.live.get(id)!;
     try {
       const ids = { [Attr.rolloutId]: id, [Attr.runId]: rollout.runId, [Attr.taskId]: task.id, [Attr.sample]: rollout.sample };
       const env: NodeJS.ProcessEnv = {
@@ -135,9 +137,11 @@ export async function commandRunGraph(opts: {
         signal,
       });
       // A program that does not count its turns made as many as the model calls it sent through the gateway.
-      const turns = out.turns ?? rollout.tracer.spans().filter((s) => s.kind === 'llm').length;
+      const turns = out.turns ?? rollout.tracer.spans().filter((s) => s.kind === 'llm' && s.attributes[Attr.unmatchedCall] !== true).length;
       return { ...out, turns };
     } finally {
+      // The program has ended, its spans are in (an exporter flushes before exit): gateway records whose caller span never came hang under the root.
+      callMerger(live).settle(new Set(rollout.tracer.spans().map((s) => s.spanId)), rollout.root.spanId);
       remove();
     }
   };

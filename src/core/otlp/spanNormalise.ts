@@ -8,6 +8,7 @@ import {
   outputFinishReasons,
   systemInstructions,
 } from './genAiMessages';
+import { applyOpenInference, openInferenceKind } from './openInferenceSpans';
 import type { OtlpAttrs, OtlpEvent, OtlpSpan } from './otlpModel';
 import { asText, num, parsedJson, str, toAttributeValue, toPlain } from './otlpValues';
 import { fillVercelAiSpan, vercelAiKind, vercelAiOperation } from './vercelAiSpans';
@@ -44,7 +45,7 @@ function spanKind(a: OtlpAttrs, op: string | undefined, oiKind: string | undefin
     if (op === 'execute_tool') return 'tool';
     if (AGENT_OPERATIONS.has(op)) return 'node';
   }
-  if (oiKind) return oiKind === 'LLM' || oiKind === 'EMBEDDING' ? 'llm' : oiKind === 'TOOL' ? 'tool' : 'node';
+  if (oiKind) return openInferenceKind(oiKind);
   if (a.has(Attr.requestModel) || a.has('gen_ai.system') || a.has('gen_ai.prompt.0.role') || a.has('llm.model_name')) return 'llm';
   if (a.has(Attr.toolName)) return 'tool';
   return 'node';
@@ -117,6 +118,7 @@ export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedS
     const result = a.get(Attr.toolResult) ?? a.get('output.value');
     if (result !== undefined) attributes[Attr.toolResult] = asText(toPlain(result));
   }
+  const oi = oiKind ? applyOpenInference(span, kind, attributes) : null;
   if (kind === 'node' && agent) attributes[Attr.nodeName] ??= agent;
   if (a.has('gen_ai.tool.definitions') && !a.has('gen_ai.request.tools')) attributes['gen_ai.request.tools'] = toAttributeValue(a.get('gen_ai.tool.definitions')!);
   const aiAgentSpan = aiOperation !== undefined && fillVercelAiSpan(a, aiOperation, attributes, resource);
@@ -134,7 +136,7 @@ export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedS
     kind,
     startTime: span.startMs,
     endTime: span.endMs,
-    status: span.status.code === 2 ? 'error' : span.status.code === 1 ? 'ok' : 'unset',
+    status: span.status.code === 2 || oi?.toolError ? 'error' : span.status.code === 1 ? 'ok' : 'unset',
     attributes,
   };
   if (span.status.message) record.statusMessage = span.status.message;

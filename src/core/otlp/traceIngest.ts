@@ -3,7 +3,9 @@ import { isFailureKind } from '../store/failureKinds';
 import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, Split } from '../store/types';
 import type { LiveRollouts } from '../trace/liveRollouts';
+import { callMerger, LlmCallMerger } from '../trace/llmCallMerge';
 import { Attr, type SpanRecord } from '../trace/span';
+import { labAgentStep } from './openInferenceSpans';
 import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
 import { agentRewardSpans } from './agentRewards';
 import { readRolloutRecordAttributes } from './rolloutRecordAttributes';
@@ -30,7 +32,7 @@ export interface IngestResult {
   finished: number;
   /** Spans handed to a live rollout's tracer. */
   live: number;
-  /** llm spans dropped because the recording gateway already has that call. */
+  /** llm spans merged with the recording gateway's record of the same call (one call, one span). */
   duplicates: number;
   /** Spans refused (invalid ids), with why: the answer's partial_success. */
   partial: OtlpPartialSuccess | null;
@@ -67,16 +69,70 @@ interface Planned {
 
 const HEX32 = /^[0-9a-f]{32}$/;
 
-/** A live rollout's spans by id, and the response ids of its model calls (the gateway's included). */
-interface LiveIndex {
+/** A rollout's spans by id as this request found them (a command agent's rollout can hold thousands of spans), and the merger of its model calls. */
+interface RolloutIndex {
   spans: Map<string, SpanRecord>;
-  responseIds: Set<string>;
+  calls: LlmCallMerger;
 }
 
-function indexLive(index: LiveIndex, s: SpanRecord): void {
-  index.spans.set(s.spanId, s);
-  const id = s.attributes[Attr.responseId];
-  if (s.kind === 'llm' && typeof id === 'string') index.responseIds.add(id);
+function parsedList(v: unknown): unknown[] | null {
+  if (typeof v !== 'string') return null;
+  try {
+    const parsed: unknown = JSON.parse(v);
+    return Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+function isJsonObject(v: unknown): boolean {
+  return typeof v === 'string' && v.trimStart().startsWith('{') && parsedList(`[${v}]`) !== null;
+}
+
+/** The same arguments, whatever the spacing: JSON-equal objects. */
+function sameArguments(a: unknown, b: unknown): boolean {
+  const parse = (v: unknown): string | null => {
+    const list = typeof v === 'string' ? parsedList(`[${v}]`) : null;
+    return list ? JSON.stringify(list[0]) : null;
+  };
+  const x = parse(a);
+  return x !== null && x === parse(b);
+}
+
+/**
+ * A tool span's call as the model asked for it, from the model calls known now:
+ * by its call id (a span whose arguments are not the call's JSON, as
+ * LangChain's tool span records only the tool's input, takes the model's
+ * arguments), or, without an id, the latest call that ended before the tool
+ * started and asked for this tool with these arguments (the Agents SDK's
+ * function span names no call id). A tool span that names no agent (a graph's
+ * tool node ran it) is the agent's whose call asked for it.
+ */
+function linkToolCall(rec: SpanRecord, spans: () => Iterable<SpanRecord>): void {
+  const id = rec.attributes[Attr.toolCallId];
+  const args = rec.attributes[Attr.toolArguments];
+  if (typeof id === 'string' && isJsonObject(args) && typeof rec.attributes[Attr.agentName] === 'string') return;
+  const name = rec.attributes[Attr.toolName];
+  type Found = { id: string; arguments: string; at: number; agent: unknown };
+  let found = null as Found | null;
+  for (const s of spans()) {
+    if (s.kind !== 'llm' || s.attributes[Attr.unmatchedCall] === true) continue;
+    for (const m of parsedList(s.attributes[Attr.outputMessages]) ?? []) {
+      for (const c of (m as { tool_calls?: Array<{ id?: unknown; name?: unknown; arguments?: unknown }> }).tool_calls ?? []) {
+        if (typeof c.id !== 'string' || typeof c.arguments !== 'string') continue;
+        if (typeof id === 'string') {
+          if (c.id === id) found = { id, arguments: c.arguments, at: s.endTime, agent: s.attributes[Attr.agentName] };
+        } else if (c.name === name && sameArguments(c.arguments, args) && s.endTime <= rec.startTime && (!found || s.endTime > found.at)) {
+          found = { id: c.id, arguments: c.arguments, at: s.endTime, agent: s.attributes[Attr.agentName] };
+        }
+      }
+    }
+    if (found && typeof id === 'string') break;
+  }
+  if (!found) return;
+  rec.attributes[Attr.toolCallId] = found.id;
+  if (!isJsonObject(args)) rec.attributes[Attr.toolArguments] = found.arguments;
+  if (typeof rec.attributes[Attr.agentName] !== 'string' && typeof found.agent === 'string') rec.attributes[Attr.agentName] = found.agent;
 }
 
 function attr(span: OtlpAttrs, resource: OtlpAttrs, key: string): unknown {
@@ -204,13 +260,18 @@ export class OtlpIngest {
     const batch = new Map<string, SpanRecord>();
     for (const p of planned) batch.set(p.record.spanId, p.record);
     const touched = new Set<string>();
-    const liveIndex = new Map<string, LiveIndex>();
+    const indexes = new Map<string, RolloutIndex>();
+    // A live rollout knows its lab's agents: its framework's CHAIN and AGENT spans are read against them before anything inherits from them.
+    for (const p of planned) {
+      const agents = p.target.to === 'rollout' ? this.live?.get(p.target.rolloutId)?.agents : undefined;
+      if (agents) labAgentStep(p.record, this.agentSet(agents));
+    }
 
     const toTraces = new Map<string, Planned[]>();
     for (const p of planned) {
       if (p.target.to === 'rollout') {
         touched.add(p.target.rolloutId);
-        const r = this.toRollout(p.record, p.target.rolloutId, batch, liveIndex);
+        const r = this.toRollout(p.record, p.target.rolloutId, batch, indexes);
         if (r === 'duplicate') result.duplicates++;
         else {
           result.spans++;
@@ -233,28 +294,47 @@ export class OtlpIngest {
     return result;
   }
 
-  /** A span naming a rollout: into the live rollout's tracer, or written as a late span of that rollout. */
-  private toRollout(rec: SpanRecord, rolloutId: string, batch: Map<string, SpanRecord>, seen: Map<string, LiveIndex>): 'live' | 'late' | 'duplicate' {
+  /**
+   * A span naming a rollout: into the live rollout's tracer, or written as a
+   * late span of that rollout. An llm span meets the gateway's records of the
+   * rollout's calls there (LlmCallMerger): the two records of one call become one span.
+   */
+  private toRollout(rec: SpanRecord, rolloutId: string, batch: Map<string, SpanRecord>, indexes: Map<string, RolloutIndex>): 'live' | 'late' | 'duplicate' {
     const live = this.live?.get(rolloutId);
-    if (live) {
-      // What the tracer has, indexed once per request (a command agent's rollout can hold thousands of spans).
-      let index = seen.get(rolloutId);
-      if (!index) {
-        index = { spans: new Map(), responseIds: new Set() };
-        for (const s of live.tracer.spans()) indexLive(index, s);
-        seen.set(rolloutId, index);
-      }
-      const responseId = rec.attributes[Attr.responseId];
-      if (rec.kind === 'llm' && typeof responseId === 'string' && index.responseIds.has(responseId)) return 'duplicate';
-      this.fillAgent(rec, (id) => batch.get(id) ?? index.spans.get(id), live.agents);
-      const added = { ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? live.root.spanId };
-      live.tracer.add(added);
-      indexLive(index, added);
-      return 'live';
+    // A late span that is no model or tool call needs nothing of what is stored but the root.
+    if (!live && rec.kind !== 'llm' && rec.kind !== 'tool') {
+      this.fillAgent(rec, (id) => batch.get(id));
+      this.store.writeSpan({ ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? this.rootSpanOf(rolloutId) });
+      return 'late';
     }
-    this.fillAgent(rec, (id) => batch.get(id));
-    this.store.writeSpan({ ...rec, traceId: rolloutId, parentSpanId: rec.parentSpanId ?? this.rootSpanOf(rolloutId) });
-    return 'late';
+    let index = indexes.get(rolloutId);
+    if (!index) {
+      if (live) {
+        const spans = new Map(live.tracer.spans().map((s) => [s.spanId, s]));
+        index = { spans, calls: callMerger(live) };
+      } else {
+        const stored = this.store.getRollout(rolloutId) ? this.store.getSpans(rolloutId) : [];
+        const write = (s: SpanRecord): void => this.store.writeSpan(s);
+        index = { spans: new Map(stored.map((s) => [s.spanId, s])), calls: LlmCallMerger.over(stored, { add: write, replace: write }) };
+      }
+      indexes.set(rolloutId, index);
+    }
+    const spans = index.spans;
+    const lookup = (id: string): SpanRecord | undefined => batch.get(id) ?? spans.get(id);
+    this.fillAgent(rec, lookup, live?.agents);
+    const parent = index.calls.resolve(rec.parentSpanId ?? (live ? live.root.spanId : this.rootSpanOf(rolloutId)));
+    const added = { ...rec, traceId: rolloutId, parentSpanId: parent };
+    if (added.kind === 'tool') linkToolCall(added, () => spans.values());
+    if (added.kind === 'llm') {
+      const kept = index.calls.frameworkCall(added);
+      spans.set(kept.spanId, kept);
+      if (kept !== added) return 'duplicate';
+    } else {
+      if (live) live.tracer.add(added);
+      else this.store.writeSpan(added);
+      spans.set(added.spanId, added);
+    }
+    return live ? 'live' : 'late';
   }
 
   private rootSpanOf(rolloutId: string): string | null {
@@ -264,6 +344,14 @@ export class OtlpIngest {
       this.rootOf.set(rolloutId, spans.find((s) => s.parentSpanId === null)?.spanId ?? null);
     }
     return this.rootOf.get(rolloutId)!;
+  }
+
+  private readonly agentSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+  private agentSet(agents: readonly string[]): ReadonlySet<string> {
+    let set = this.agentSets.get(agents);
+    if (!set) this.agentSets.set(agents, (set = new Set(agents)));
+    return set;
   }
 
   /** A span's agent, when it names none: its agent-span ancestor's, else the agent of the lab its service is named after. */
@@ -287,6 +375,7 @@ export class OtlpIngest {
     for (const p of list) {
       const rec = p.record;
       this.fillAgent(rec, lookup);
+      if (rec.kind === 'tool') linkToolCall(rec, () => (trace ? [...batch.values(), ...trace.spans.values()] : batch.values()));
       if (rec.parentSpanId === null && trace) {
         if (rec.kind === 'node') rec.kind = 'rollout';
         root = rec;

@@ -34,6 +34,8 @@ export function summariseAgents(spans: readonly SpanRecord[], versions?: AgentVe
   for (const s of spans) {
     const agent = s.attributes[Attr.agentName];
     if (typeof agent !== 'string' || agent === 'Judge') continue;
+    // A framework's record of a call that matched none of the gateway's may repeat one: it is not counted.
+    if (s.attributes[Attr.unmatchedCall] === true) continue;
     const rec = get(agent);
     if (s.status === 'error') rec.errors++;
     if (s.kind === 'node') {

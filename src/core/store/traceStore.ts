@@ -35,7 +35,7 @@ import type { DecisionLabels } from '../data/decisionAlignment';
 import { mkdirSync, statSync } from 'node:fs';
 import type { SqlJsStatic } from 'sql.js';
 import { RuntimeFailure, UsageError } from '../errors';
-import type { SpanRecord } from '../trace/span';
+import { Attr, type SpanRecord } from '../trace/span';
 import { removeStaleTemps } from './atomicFile';
 import type { Catalog, CatalogOrigin } from './catalog';
 import type { TableFacets } from './catalogQueries';
@@ -446,7 +446,7 @@ export class TraceStore implements SpanSink {
       const spans = this.reader.spansIn(filePath(this.paths, f), locs[i + 1]!, locs[i + 2]!, rolloutId);
       for (const s of spans) out.push(s);
     }
-    return out.sort((a, b) => a.startTime - b.startTime);
+    return latestCopies(out).sort((a, b) => a.startTime - b.startTime);
   }
 
   /** Writes the catalog (see StoredCatalog.checkpoint). */
@@ -462,4 +462,21 @@ export class TraceStore implements SpanSink {
     this.assertOpen();
     if (this.opts.readOnly) throw new RuntimeFailure(`the trace store in ${this.dir} was opened read-only; open it without readOnly to write`);
   }
+}
+
+/**
+ * One copy per span id: a span written again (two records of one model call
+ * merged) supersedes its earlier copy by its higher revision, wherever
+ * compaction put the frames.
+ */
+function latestCopies(spans: SpanRecord[]): SpanRecord[] {
+  // Most traces hold no rewritten span: they are returned as they are.
+  if (!spans.some((s) => s.attributes[Attr.spanRevision] !== undefined)) return spans;
+  const revision = (s: SpanRecord): number => Number(s.attributes[Attr.spanRevision] ?? 0) || 0;
+  const byId = new Map<string, SpanRecord>();
+  for (const s of spans) {
+    const seen = byId.get(s.spanId);
+    if (!seen || revision(s) >= revision(seen)) byId.set(s.spanId, s);
+  }
+  return [...byId.values()];
 }

@@ -27,7 +27,7 @@ export function agentTurns(spans: readonly SpanRecord[]): AgentTurn[] {
     return false;
   };
   const calls = spans
-    .filter((s) => (s.kind === 'llm' || s.kind === 'tool') && typeof s.attributes[Attr.agentName] === 'string' && !underReward(s))
+    .filter((s) => (s.kind === 'llm' || s.kind === 'tool') && typeof s.attributes[Attr.agentName] === 'string' && s.attributes[Attr.unmatchedCall] !== true && !underReward(s))
     .sort((a, b) => a.startTime - b.startTime);
   const turns: AgentTurn[] = [];
   let current: AgentTurn | null = null;
@@ -51,5 +51,10 @@ export function agentTurns(spans: readonly SpanRecord[]): AgentTurn[] {
 
 /** Whether the rollout's spans have graph steps (node spans); without them its agents' turns stand for the steps. */
 export function hasGraphSteps(spans: readonly SpanRecord[]): boolean {
-  return spans.some((s) => s.kind === 'node');
+  return spans.some(isGraphStep);
+}
+
+/** A node span that is a step of the graph: not a command agent's framework step that stands for no agent of the lab. */
+export function isGraphStep(s: SpanRecord): boolean {
+  return s.kind === 'node' && s.attributes[Attr.frameworkStep] !== true;
 }

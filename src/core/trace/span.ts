@@ -124,6 +124,27 @@ export const Attr = {
   /** On the rollout's root span: runner.maxTurns when it ran, and true when the graph's own turn count went over it. */
   turnLimit: 'rollout_lab.turn_limit',
   turnLimitExceeded: 'rollout_lab.turn_limit.exceeded',
+  /** On an llm span the recording gateway wrote: 'gateway' (a framework's own record of the same call is merged into it). */
+  callSource: 'rollout_lab.llm.source',
+  /** On a gateway llm span: the caller's current span when it sent the request (the span id of its `traceparent` header). */
+  callerSpanId: 'rollout_lab.gateway.caller_span_id',
+  /** On an llm span where the gateway's record and a framework's span of the same call became one: how they were matched ('response_id', 'trace_context', 'content'). */
+  matchedBy: 'rollout_lab.llm.matched_by',
+  /** On such a merged span: the id of the span merged into it (the other record of the call). */
+  mergedSpanId: 'rollout_lab.llm.merged_span_id',
+  /**
+   * On a framework's llm span that matched none of the gateway's records in a rollout whose calls go through the
+   * gateway: true. It may be a second record of a call the gateway has, so training exports and call counts skip it.
+   */
+  unmatchedCall: 'rollout_lab.llm.unmatched',
+  /**
+   * On a command agent's framework span (OpenInference CHAIN or AGENT, an agent span) that stands for no agent of
+   * lab.json (the Agents SDK's "Agent workflow" and turn spans, a LangChain RunnableSequence): true. It stays in the
+   * trace, but it is no graph step: the graph view and the agents' visits are the lab's agents.
+   */
+  frameworkStep: 'rollout_lab.framework.step',
+  /** A span written again with the same id (a merge): the copy with the highest revision is the span. */
+  spanRevision: 'rollout_lab.span.revision',
   /** On the rollout's root span: why it failed (a FailureKind), or null. */
   failure: 'rollout_lab.failure',
 } as const;

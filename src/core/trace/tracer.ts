@@ -41,6 +41,14 @@ export class RolloutTracer {
   }
 
   end(span: OpenSpan, status: SpanStatus = 'ok', statusMessage?: string, endTime = Date.now()): SpanRecord {
+    const record = this.record(span, status, statusMessage, endTime);
+    this.ended.push(record);
+    this.writer?.writeSpan(record);
+    return record;
+  }
+
+  /** The ended span as a record, neither kept nor written: for a caller that decides how it is recorded (add, or merged into another record). */
+  record(span: OpenSpan, status: SpanStatus = 'ok', statusMessage?: string, endTime = Date.now()): SpanRecord {
     const record: SpanRecord = {
       traceId: this.traceId,
       spanId: span.spanId,
@@ -53,8 +61,6 @@ export class RolloutTracer {
       attributes: span.attributes,
     };
     if (statusMessage !== undefined) record.statusMessage = statusMessage;
-    this.ended.push(record);
-    this.writer?.writeSpan(record);
     return record;
   }
 
@@ -66,6 +72,19 @@ export class RolloutTracer {
   add(span: SpanRecord): void {
     if (span.traceId !== this.traceId) throw new Error(`span ${span.spanId} belongs to trace ${span.traceId}, not to rollout ${this.traceId}`);
     this.ended.push(span);
+    this.writer?.writeSpan(span);
+  }
+
+  /**
+   * Writes a span again under the id it already has (a merge of two records of
+   * one model call): it takes the old one's place here, and its copy in the
+   * store wins over the old one by its higher `rollout_lab.span.revision`.
+   */
+  replace(span: SpanRecord): void {
+    if (span.traceId !== this.traceId) throw new Error(`span ${span.spanId} belongs to trace ${span.traceId}, not to rollout ${this.traceId}`);
+    const at = this.ended.findIndex((s) => s.spanId === span.spanId);
+    if (at >= 0) this.ended[at] = span;
+    else this.ended.push(span);
     this.writer?.writeSpan(span);
   }
 

@@ -63,6 +63,21 @@ describe('recording gateway: calls through the real openai client', () => {
     assert.equal(a[Attr.simulated], undefined);
   });
 
+  it("honours traceparent: the call's span hangs under the caller's current span; a header that is no trace context is ignored", async () => {
+    setup = await gatewaySetup({ server: 'vllm', replies: () => ({ content: ANSWER }) });
+    const caller = '00f067aa0ba902b7';
+    await setup.client({ agent: 'Geneticist', headers: { traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${caller}-01` } }).chat.completions.create({ model: 'm', messages });
+    await setup.client({ agent: 'Geneticist', headers: { traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01` } }).chat.completions.create({ model: 'm', messages });
+    await setup.client({ agent: 'Geneticist', headers: { traceparent: 'not-a-trace-context' } }).chat.completions.create({ model: 'm', messages });
+    const [under, zero, bad] = setup.llmSpans();
+    assert.equal(under!.parentSpanId, caller);
+    assert.equal(under!.attributes[Attr.callerSpanId], caller);
+    for (const s of [zero!, bad!]) {
+      assert.equal(s.parentSpanId, setup.rollout.root.spanId);
+      assert.equal(s.attributes[Attr.callerSpanId], undefined);
+    }
+  });
+
   it('records the same attributes an in-process call through RoutedChatModel and LangChainTracer records', async () => {
     setup = await gatewaySetup({ server: 'llama.cpp', replies: () => ({ content: ANSWER }) }, { logprobs: true, tokenIds: true });
     await setup.client({ agent: 'Geneticist' }).chat.completions.create({ model: 'm', messages });
@@ -73,7 +88,9 @@ describe('recording gateway: calls through the real openai client', () => {
     const inProcess = tracer.spans().find((s) => s.kind === 'llm')!;
     const viaGateway = setup.llmSpans()[0]!;
     const comparable = (attrs: Record<string, unknown>): Record<string, unknown> => {
-      const { [Attr.latencyMs]: _l, [Attr.responseId]: _id, ...rest } = attrs;
+      // The gateway marks its records as its own (a framework's span of the same call is merged into them).
+      const { [Attr.latencyMs]: _l, [Attr.responseId]: _id, [Attr.callSource]: source, ...rest } = attrs;
+      assert.ok(source === undefined || source === 'gateway');
       return rest;
     };
     assert.deepEqual(comparable(viaGateway.attributes), comparable(inProcess.attributes));

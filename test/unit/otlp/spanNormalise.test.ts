@@ -78,7 +78,10 @@ test("the agent name: gen_ai.agent.name, an invoke_agent span's name, an OpenInf
   assert.equal(normaliseSpan(span([['gen_ai.operation.name', 'invoke_agent']], { name: 'invoke_agent Critic' })).record.attributes[Attr.agentName], 'Critic');
   const oi = normaliseSpan(span([['openinference.span.kind', 'AGENT']], { name: 'Router' }));
   assert.deepEqual([oi.isAgentSpan, oi.record.attributes[Attr.agentName], oi.record.attributes[Attr.nodeName], oi.record.attributes[Attr.operationName]], [true, 'Router', 'Router', 'invoke_agent']);
-  assert.equal(normaliseSpan(span([['openinference.span.kind', 'RETRIEVER']])).record.kind, 'node');
+  // A retriever is a call out for documents, as a tool call is: its query and documents are the tool's arguments and result.
+  const retriever = normaliseSpan(span([['openinference.span.kind', 'RETRIEVER'], ['input.value', 'APOE4'], ['output.value', '[{"page_content":"doc"}]']], { name: 'VectorStoreRetriever' })).record;
+  assert.deepEqual([retriever.kind, retriever.attributes[Attr.toolName], retriever.attributes[Attr.toolArguments], retriever.attributes[Attr.toolResult]], ['tool', 'VectorStoreRetriever', 'APOE4', '[{"page_content":"doc"}]']);
+  assert.equal(normaliseSpan(span([['openinference.span.kind', 'CHAIN']])).record.kind, 'node');
   assert.equal(normaliseSpan(span([['rollout_lab.span.kind', 'reward']])).record.kind, 'reward');
   assert.equal(normaliseSpan(span([['rollout_lab.span.kind', 'reward']])).record.attributes['rollout_lab.span.kind'], undefined);
 });

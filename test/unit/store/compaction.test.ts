@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FrameType, JOURNAL_FORMAT_VERSION, encodeJsonFrame } from '../../../src/core/store/journalFrame';
 import { TraceStore } from '../../../src/core/store/traceStore';
+import type { SpanRecord } from '../../../src/core/trace/span';
 import { killHard, startChild } from './helpers/childProcess';
 import { makeAgent, makeRollout, makeRun, makeSpans, tempWorkspace } from './helpers/storeFixtures';
 
@@ -150,6 +151,30 @@ describe('TraceStore.compact', () => {
     assert.deepEqual(readdirSync(join(storeDir, 'journal')), [], 'the leftover journals were deleted');
     assert.deepEqual(snapshot(s3), before2);
     await s3.close();
+  });
+
+  it('a span written again with a higher revision (a merged model call) is the one copy read, wherever compaction moved the first', async () => {
+    const first = await TraceStore.open(ws.dir);
+    first.startRun(makeRun('run-m'));
+    const r = makeRollout({ runId: 'run-m', taskId: 't0', sample: 0, startTime: 1000 });
+    const spans = makeSpans(r.id, 4, r.startTime);
+    const call = spans.find((sp) => sp.kind === 'llm')!;
+    first.startRollout({ ...r, status: 'running', endTime: null });
+    for (const sp of spans) first.writeSpan(sp);
+    first.finishRollout(r);
+    await first.close();
+    // A later session rewrites the call (a framework's late span merged into it): its journal stays open while the first is compacted.
+    const store = await TraceStore.open(ws.dir);
+    store.writeSpan({ ...call, name: 'ChatOpenAI', attributes: { ...call.attributes, 'rollout_lab.span.revision': 1 } });
+    const read = (): SpanRecord[] => store.getSpans(r.id).filter((sp) => sp.spanId === call.spanId);
+    assert.deepEqual(read().map((sp) => sp.name), ['ChatOpenAI']);
+    await store.compact();
+    assert.deepEqual(read().map((sp) => sp.name), ['ChatOpenAI'], 'after compaction too');
+    assert.equal(store.getSpans(r.id).length, spans.length);
+    await store.close();
+    const again = await TraceStore.open(ws.dir, { readOnly: true });
+    assert.deepEqual(again.getSpans(r.id).filter((sp) => sp.spanId === call.spanId).map((sp) => sp.name), ['ChatOpenAI']);
+    await again.close();
   });
 
   it('lets the store keep writing while it compacts, and close waits for it', async () => {

@@ -259,3 +259,16 @@ test('banditRecords: one per Supervisor decision with a reward, in start order, 
     await cleanup();
   }
 });
+
+test("llmCalls skips a framework's copy of a call flagged unmatched: the gateway's record is the one row", () => {
+  const prompt = JSON.stringify([{ role: 'user', content: 'q' }]);
+  const answer = JSON.stringify([{ role: 'assistant', content: 'a' }]);
+  const attrs = { [Attr.agentName]: 'Support', [Attr.inputMessages]: prompt, [Attr.outputMessages]: answer };
+  const spans = [
+    span('r0', 'rollout', null, 0, 10),
+    span('g1', 'llm', 'r0', 1, 2, { ...attrs, [Attr.tokenIds]: [1] }),
+    span('f1', 'llm', 'r0', 3, 4, { ...attrs, [Attr.unmatchedCall]: true }),
+  ];
+  const calls = llmCalls(spans, new Set(['Support']));
+  assert.deepEqual(calls.map((c) => [c.span.spanId, c.agentCalls]), [['g1', 1]]);
+});

@@ -64,7 +64,8 @@ export function orderedSpans(spans: readonly SpanRecord[]): SpanRecord[] {
 
 /** The model calls of the given agents in one rollout's spans, in start order. */
 export function llmCalls(spans: readonly SpanRecord[], agents: ReadonlySet<string>): LlmCall[] {
-  const all = orderedSpans(spans).filter((s) => s.kind === 'llm');
+  // A call recorded twice that could not be matched is flagged on the framework's copy: the gateway's copy is the row.
+  const all = orderedSpans(spans).filter((s) => s.kind === 'llm' && s.attributes[Attr.unmatchedCall] !== true);
   const perAgent = new Map<string, number>();
   for (const s of all) {
     const agent = str(s.attributes[Attr.agentName]);
