@@ -154,4 +154,22 @@ describe('OTLP receiver: spans of live rollouts', () => {
     r.remove();
   });
 
+  it('a call whose answer comes after a first tool span was linked still links the tool spans it asked for (its tool calls are read anew)', async () => {
+    const r = startLive();
+    // The agent's next call is in flight (no answer yet) when the first tool span arrives.
+    const inFlight = r.tracer.start('chat m', 'llm', r.rootSpanId, { [Attr.agentName]: 'Coder' });
+    const send = async (args: string): Promise<void> => {
+      const sdk = sdkFixture(fx.receiver.url, { protocol: 'protobuf', resource: { 'rollout_lab.rollout.id': r.id } });
+      sdk.span('execute_tool run_tests', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'run_tests', 'gen_ai.tool.call.arguments': args }).end();
+      await sdk.shutdown();
+    };
+    await send('{"file":"a.py"}');
+    inFlight.attributes[Attr.outputMessages] = JSON.stringify([{ role: 'assistant', content: '', tool_calls: [{ id: 'call_9', name: 'run_tests', arguments: '{"file": "b.py"}' }] }]);
+    r.tracer.end(inFlight);
+    await send('{"file":"b.py"}');
+    const tools = r.tracer.spans().filter((s) => s.kind === 'tool');
+    assert.deepEqual(tools.map((s) => s.attributes[Attr.toolCallId] ?? null), [null, 'call_9'], 'the second tool span is the call_9 its answer asked for');
+    r.remove();
+  });
+
 });
