@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -31,6 +31,14 @@ export function cliAsync(args: string[], env: NodeJS.ProcessEnv = {}): { child: 
   child.stderr!.on('data', (d) => (stderr += d));
   const done = new Promise<CliResult>((res) => child.on('close', (code, signal) => res({ code: code ?? (signal ? 128 : -1), stdout, stderr })));
   return { child, done };
+}
+
+/** Edits a workspace's .rollout-lab/lab.json in place, as a user would by hand. */
+export function editLab(ws: string, edit: (cfg: Record<string, any>) => void): void {
+  const file = join(ws, '.rollout-lab', 'lab.json');
+  const cfg = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+  edit(cfg);
+  writeFileSync(file, JSON.stringify(cfg, null, 2));
 }
 
 export function tempWorkspace(): string {

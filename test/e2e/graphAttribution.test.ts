@@ -4,7 +4,7 @@ import { copyFileSync, cpSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import type { RlRecord } from '../../src/core/train/export/adapters/rlAdapter';
 import { startOpenAIStub, type StubReply, type StubRequest } from '../fakes/openaiStub';
-import { REPO, cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
+import { REPO, cli, cliAsync, editLab, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 
 /*
  * Users' graphs run through the CLI against an OpenAI-compatible server
@@ -17,14 +17,6 @@ import { REPO, cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } f
 
 const FIXTURES = join(REPO, 'test/fixtures/user-graphs');
 
-type LabJson = Record<string, any>;
-
-function editLab(ws: string, edit: (cfg: LabJson) => void): void {
-  const file = join(ws, '.rollout-lab', 'lab.json');
-  const cfg = JSON.parse(readFileSync(file, 'utf8')) as LabJson;
-  edit(cfg);
-  writeFileSync(file, JSON.stringify(cfg, null, 2));
-}
 
 const readJsonl = <T>(file: string): T[] =>
   readFileSync(file, 'utf8')

@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCustomReward, type CustomReward, type CustomRewardResult } from '../../src/core/reward/customReward';
 import { TraceStore } from '../../src/core/store/traceStore';
 import { Attr, type SpanRecord } from '../../src/core/trace/span';
 import type { RolloutRecord } from '../../src/core/store/types';
 import { startOpenAIStub, tokenId, type StubReply, type StubRequest } from '../fakes/openaiStub';
-import { REPO, cli, cliAsync, json, tempWorkspace, type RunDoc } from './cliHelpers';
+import { REPO, cli, cliAsync, editLab, json, tempWorkspace, type RunDoc } from './cliHelpers';
 
 /*
  * The text-to-SQL example run as a user would: copied out of the repository
@@ -39,17 +39,9 @@ function installSqlJs(ws: string): void {
   cpSync(join(REPO, 'node_modules/sql.js'), join(ws, 'node_modules/sql.js'), { recursive: true, filter: (src) => !src.endsWith('.zip') });
 }
 
-type LabJson = Record<string, any>;
-
-function editLab(ws: string, edit: (cfg: LabJson) => void): void {
-  const file = join(ws, '.rollout-lab', 'lab.json');
-  const cfg = JSON.parse(readFileSync(file, 'utf8')) as LabJson;
-  edit(cfg);
-  writeFileSync(file, JSON.stringify(cfg, null, 2));
-}
 
 /** The lab.json edits the example's README gives. */
-function configureExample(cfg: LabJson): void {
+function configureExample(cfg: Record<string, any>): void {
   cfg.datasets.questions.fields = { goal: 'question', expected: 'query', visible: ['db_id'] };
   cfg.agents.SqlWriter.trainable = true;
   cfg.agents.Rewriter.trainable = true;
