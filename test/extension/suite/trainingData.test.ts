@@ -28,10 +28,11 @@ describe('training data and prompt optimisation', () => {
   it('Export Training Data with an argument object writes the JSONL and its manifest from the stored rollouts', async () => {
     const run = await ensureRun();
     const out = join(dir, 'sft.jsonl');
-    // The run's rollouts come from the simulated endpoint: left out unless asked for; with nothing else, an error that counts them, and no file.
+    // No reward reaches 2: an export that would write 0 rows is an error that counts what it dropped and why, and writes no file.
+    // (Other suites leave rollouts of their own in this store, some not simulated: a reason every rollout has is used.)
     await assert.rejects(
-      Promise.resolve(vscode.commands.executeCommand('rolloutLab.exportTrainingData', { format: 'sft', out, minReward: 0 })),
-      /no training rows: the sft export .* has 0 rows to train on; dropped: simulated: \d+ rollouts? answered by the simulated endpoint/,
+      Promise.resolve(vscode.commands.executeCommand('rolloutLab.exportTrainingData', { format: 'sft', out, minReward: 2, includeSimulated: true })),
+      /no training rows: the sft export .* has 0 rows to train on; dropped: .*below the minimum reward 2: \d+ rollouts?/,
     );
     assert.equal(existsSync(out), false);
     const m = await vscode.commands.executeCommand<ManifestLike>('rolloutLab.exportTrainingData', { format: 'sft', out, minReward: 0, includeSimulated: true });
