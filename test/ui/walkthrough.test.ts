@@ -19,7 +19,7 @@ import {
 } from '../extension/codeServer';
 import { PUBMEDQA, QUIET_SETTINGS } from '../extension/runExtensionTests';
 import { installVsix, packageVsix } from './packagedExtension';
-import { answerPrompts, quickInput, runCommand, screenshot, visibleWebview, waitForNotification, waitForWorkbench, type QuickInputState } from './workbench';
+import { answerPrompts, enterInPrompt, quickInput, runCommand, screenshot, visibleWebview, waitForNotification, waitForWorkbench, type QuickInputState } from './workbench';
 
 /**
  * A newcomer's first minutes: the packaged .vsix installed into a clean
@@ -246,17 +246,8 @@ if (missing && !process.env.CI) {
               target = (await row.innerText()).replace(/\s+/g, ' ');
               await shot('walkthrough-train-target');
             }
-            // Started from the walkthrough, the question may open while the walkthrough's page keeps the keyboard: into the box, then Enter.
-            await widget.locator('.quick-input-box input').focus();
-            await page.keyboard.press('Enter');
-            await page.waitForFunction(
-              ([sel, before]) => {
-                const w = document.querySelector(sel as string) as HTMLElement | null;
-                return !w || w.offsetParent === null || (w.querySelector('.quick-input-title')?.textContent ?? '').trim() !== before;
-              },
-              ['.quick-input-widget', title],
-              { timeout: 120_000 },
-            );
+            // Started from the walkthrough, the question may open while the walkthrough's page keeps the keyboard.
+            await enterInPrompt(page, title);
           }
           console.log(`${theme}: the target question's local row: ${target}`);
           assert.match(target, /this machine · CPU · \S+ \d+\.\d+\.\d+ (with torch \S+|without torch: only Dry Run works here)/);

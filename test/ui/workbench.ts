@@ -117,20 +117,37 @@ export async function answerPrompts(page: Page, answer: (q: QuickInputState) => 
     const input = widget.locator('.quick-input-box input');
     // The box takes the keys (a question opened from a walkthrough button can leave the focus on the walkthrough's page).
     if (text !== null) await input.fill(text);
-    else await input.focus();
-    await page.keyboard.press('Enter');
-    // Wait for this prompt to go (or be replaced) before looking again.
-    await page.waitForFunction(
-      ([sel, before]) => {
-        const w = document.querySelector(sel as string) as HTMLElement | null;
-        if (!w || w.style.display === 'none' || w.offsetParent === null) return true;
-        return (w.querySelector('.quick-input-title')?.textContent ?? '') !== before;
-      },
-      [QUICK_INPUT, q.title],
-      { timeout: 10_000 },
-    ).catch(() => undefined);
+    await enterInPrompt(page, q.title, 3, 10_000).catch(() => undefined);
   }
   throw new Error(`more than 12 prompts: ${seen.map((q) => q.title || q.placeholder).join(' → ')}`);
+}
+
+/**
+ * Enter in the open prompt's box, until the prompt titled `title` goes or is
+ * replaced. A prompt opened from a walkthrough button can leave the keyboard
+ * on the walkthrough's page, so an Enter may land there: the box gets the
+ * focus and Enter again while the same prompt still shows (a few times, each
+ * after a generous wait, so an Enter that is only slow is not doubled).
+ */
+export async function enterInPrompt(page: Page, title: string, tries = 3, waitMs = 30_000): Promise<void> {
+  const gone = (timeout: number): Promise<boolean> =>
+    page
+      .waitForFunction(
+        ([sel, before]) => {
+          const w = document.querySelector(sel as string) as HTMLElement | null;
+          if (!w || w.style.display === 'none' || w.offsetParent === null) return true;
+          return (w.querySelector('.quick-input-title')?.textContent ?? '').trim() !== (before as string).trim();
+        },
+        [QUICK_INPUT, title],
+        { timeout },
+      )
+      .then(() => true, () => false);
+  for (let i = 0; i < tries; i++) {
+    await page.locator(`${QUICK_INPUT} .quick-input-box input`).focus();
+    await page.keyboard.press('Enter');
+    if (await gone(waitMs)) return;
+  }
+  throw new Error(`the prompt "${title}" stayed open after ${tries} Enters in its box`);
 }
 
 /** The toast notifications' text, newest first. */
