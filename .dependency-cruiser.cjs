@@ -19,7 +19,7 @@ const above = (i) => LAYERS.slice(i + 1).flat();
 // What src/shared and the webviews may take from core besides types (a type-only import ships no code):
 // pure functions and schemas that run in a browser.
 const CATALOGUE = [
-  'src/core/trace/span\\.ts',
+  'src/core/trace/(span|requestedToolCalls)\\.ts',
   'src/core/store/(types|tableQuery|failureKinds|rolloutText)\\.ts',
   'src/core/config/(schema|trainingSchema)\\.ts',
   'src/core/reward/(air|airRules|weighted)\\.ts',

@@ -4,6 +4,7 @@ import type { TraceStore } from '../store/traceStore';
 import type { RolloutRecord, Split } from '../store/types';
 import type { LiveRollouts } from '../trace/liveRollouts';
 import { callMerger, LlmCallMerger } from '../trace/llmCallMerge';
+import { requestedToolCalls } from '../trace/requestedToolCalls';
 import { Attr, type SpanRecord } from '../trace/span';
 import { labAgentStep } from './openInferenceSpans';
 import type { OtlpAttrs, OtlpPartialSuccess, OtlpTraceRequest } from './otlpModel';
@@ -108,30 +109,6 @@ function sameArguments(a: unknown, b: unknown): boolean {
  * function span names no call id). A tool span that names no agent (a graph's
  * tool node ran it) is the agent's whose call asked for it.
  */
-type AskedToolCall = { id: string; name?: unknown; arguments: string };
-/**
- * The tool calls each model call's answer asked for, parsed once per answer
- * (a rollout's tool spans each look through all its calls). Keyed by the
- * answer's text too: a live call's span gets its answer when it ends.
- */
-const askedCache = new WeakMap<SpanRecord, { raw: string; calls: readonly AskedToolCall[] }>();
-
-function askedToolCalls(s: SpanRecord): readonly AskedToolCall[] {
-  const raw = s.attributes[Attr.outputMessages];
-  // Most answers ask for no tool: their messages are not parsed at all.
-  if (typeof raw !== 'string' || !raw.includes('"tool_calls"')) return [];
-  const cached = askedCache.get(s);
-  if (cached?.raw === raw) return cached.calls;
-  const calls: AskedToolCall[] = [];
-  for (const m of parsedList(raw) ?? []) {
-    for (const c of (m as { tool_calls?: Array<{ id?: unknown; name?: unknown; arguments?: unknown }> }).tool_calls ?? []) {
-      if (typeof c.id === 'string' && typeof c.arguments === 'string') calls.push({ id: c.id, name: c.name, arguments: c.arguments });
-    }
-  }
-  askedCache.set(s, { raw, calls });
-  return calls;
-}
-
 function linkToolCall(rec: SpanRecord, spans: () => Iterable<SpanRecord>): void {
   const id = rec.attributes[Attr.toolCallId];
   const args = rec.attributes[Attr.toolArguments];
@@ -141,7 +118,8 @@ function linkToolCall(rec: SpanRecord, spans: () => Iterable<SpanRecord>): void 
   let found = null as Found | null;
   for (const s of spans()) {
     if (s.kind !== 'llm' || s.attributes[Attr.unmatchedCall] === true) continue;
-    for (const c of askedToolCalls(s)) {
+    for (const c of requestedToolCalls(s)) {
+      if (c.arguments === undefined) continue;
       if (typeof id === 'string') {
         if (c.id === id) found = { id, arguments: c.arguments, at: s.endTime, agent: s.attributes[Attr.agentName] };
       } else if (c.name === name && sameArguments(c.arguments, args) && s.endTime <= rec.startTime && (!found || s.endTime > found.at)) {

@@ -1,4 +1,5 @@
 import type { AirRule } from '../config/schema';
+import { requestedToolCalls } from '../trace/requestedToolCalls';
 import { Attr, type SpanRecord } from '../trace/span';
 
 /** One firing of an AIR rule on one span: an intermediate reward. */
@@ -45,7 +46,7 @@ export function modelCallIndex(spans: readonly SpanRecord[]): ModelCallIndex {
   for (const s of spans) {
     if (s.kind !== 'llm') continue;
     if (s.status !== 'error') finished.push(s);
-    for (const id of requestedToolCallIds(s)) {
+    for (const { id } of requestedToolCalls(s)) {
       const list = byToolCallId.get(id) ?? [];
       list.push(s);
       byToolCallId.set(id, list);
@@ -53,24 +54,6 @@ export function modelCallIndex(spans: readonly SpanRecord[]): ModelCallIndex {
   }
   finished.sort((a, b) => a.endTime - b.endTime);
   return { byToolCallId, finished };
-}
-
-/** The ids of the tool calls a model call's answer asks for (`gen_ai.output.messages` tool_calls). */
-function requestedToolCallIds(call: SpanRecord): string[] {
-  const raw = call.attributes[Attr.outputMessages];
-  if (typeof raw !== 'string' || !raw.includes('tool_calls')) return [];
-  let messages: unknown;
-  try {
-    messages = JSON.parse(raw);
-  } catch {
-    return [];
-  }
-  if (!Array.isArray(messages)) return [];
-  const ids: string[] = [];
-  for (const m of messages as Array<{ tool_calls?: Array<{ id?: unknown }> }>) {
-    for (const c of Array.isArray(m?.tool_calls) ? m.tool_calls : []) if (typeof c?.id === 'string' && c.id) ids.push(c.id);
-  }
-  return ids;
 }
 
 /**
