@@ -6,19 +6,9 @@
 # needs apt's python3-venv). Needs PyPI; about 30 s and 210 MB on a fresh machine, a few seconds when up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 venv=.venv-agents
-requirements=test/conformance/python/requirements.txt
-python="${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}"
-
-if [ ! -x "$venv/bin/python" ]; then
-  "$python" -m venv "$venv" || { echo "could not create $venv with $python: on Debian, apt-get install python3-venv (or set PYTHON to another python3)" >&2; exit 1; }
-fi
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$requirements" | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$requirements"
-  echo "$want" >"$stamp"
-fi
+make_venv "$venv" test/conformance/python/requirements.txt
 # Always reinstalled: a change to python-agent/ reaches the venv with the next run of this script.
 "$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --no-deps --force-reinstall ./python-agent
 rm -rf python-agent/build python-agent/*.egg-info
