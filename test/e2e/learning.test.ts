@@ -9,6 +9,7 @@ import { listJobRecords } from '../../src/core/train/jobs/jobRecord';
 import { learningRun } from '../../src/core/train/pipeline/learningRun';
 import { TraceStore } from '../../src/core/store/traceStore';
 import { tempWorkspace } from './cliHelpers';
+import { trainerVenvPython } from '../../src/core/train/jobs/launchers/localPython';
 
 /*
  * A short learning run of the ticket-routing example with fixed seeds: the
@@ -18,8 +19,8 @@ import { tempWorkspace } from './cliHelpers';
  * seeds. The improvements are asserted against paired intervals, never times.
  */
 
-const trainerRuns = ['python3', '/usr/bin/python3'].some((py) => spawnSync(py, ['-c', 'import torch, yaml, jsonschema'], { stdio: 'ignore' }).status === 0);
-const noTorch = trainerRuns ? false : 'no python with torch, yaml and jsonschema here: the learning run trains a real model (apt-get install python3-torch python3-yaml python3-jsonschema)';
+const trainerRuns = [...trainerVenvPython(), 'python3', '/usr/bin/python3'].some((py) => spawnSync(py, ['-c', 'import torch, transformers, peft, trl, yaml, jsonschema'], { stdio: 'ignore' }).status === 0);
+const noTorch = trainerRuns ? false : 'no python with torch, transformers, peft and TRL here: the learning run trains a real model (bash scripts/setupTrainerVenv.sh makes .venv-trainer)';
 if (noTorch && process.env.CI) throw new Error(noTorch);
 
 test('the ticket-routing student learns: SFT and then GRPO raise its validation reward well clear of noise', { skip: noTorch, timeout: 600_000 }, async () => {

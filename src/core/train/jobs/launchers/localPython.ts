@@ -1,16 +1,31 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { TargetConfig } from '../../../config/trainingSchema';
 import { UsageError } from '../../../errors';
 import { lastLines, run } from './exec';
 
 /**
  * Which python a local job runs: training.targets.<name>.python when it is set,
- * otherwise the first of a few usual ones that imports torch (the python first
+ * otherwise the trainer's venv beside this installation, else the first of a few usual ones that imports torch (the python first
  * on PATH often is a version manager's, without torch, while the system one
  * has it). The probe runs once per process and PATH. A dry run needs no torch:
  * it takes the python it would run and says what that python lacks.
  */
 
-export const PYTHON_CANDIDATES = ['python3', '/usr/bin/python3', '/usr/local/bin/python3', 'python'];
+export const PYTHON_CANDIDATES = [...trainerVenvPython(), 'python3', '/usr/bin/python3', '/usr/local/bin/python3', 'python'];
+
+/**
+ * The trainer's venv beside this installation (.venv-trainer, which scripts/setupTrainerVenv.sh makes with
+ * python-trainer's pinned stack: torch, transformers, peft, TRL), found from here (src/core/…) or from the
+ * bundle (dist); empty when there is none.
+ */
+export function trainerVenvPython(from: string = __dirname): string[] {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const python = path.join(dir, '.venv-trainer', 'bin', 'python');
+    if (existsSync(python)) return [python];
+    if (existsSync(path.join(dir, 'package.json')) || path.dirname(dir) === dir) return [];
+  }
+}
 
 // Three lines: the interpreter's path, its version, then torch's version or "!" and why torch does not import.
 const PROBE = [
