@@ -93,6 +93,11 @@ def test_the_reference_is_the_base_model_and_adapters_load_in_place(tmp_path, mo
     prompt = tok.encode(tok.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True))
     ids, lps, _ = policy.generate(prompt, 5, 1.0, 1.0, seed=3)
     assert (ids, lps, [[]] * len(ids)) == policy.generate(prompt, 5, 1.0, 1.0, seed=3)
+    # The KV cache decodes what recomputing the whole sequence per token decodes.
+    policy.kv_cache = False
+    uncached = policy.generate(prompt, 5, 1.0, 1.0, seed=3)
+    policy.kv_cache = True
+    assert uncached.ids == ids and all(abs(a - b) < 1e-4 for a, b in zip(uncached.logprobs, lps))
     alts = policy.generate(prompt, 5, 1.0, 1.0, seed=3, top_logprobs=3)
     assert alts.ids == ids and all(len(top) == 3 and [v for _, v in top] == sorted((v for _, v in top), reverse=True) for top in alts.top)
     seqs = [prompt + ids, prompt[3:] + ids]

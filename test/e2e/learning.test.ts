@@ -30,6 +30,7 @@ test('the ticket-routing student learns: SFT and then GRPO raise its validation 
     // The example's own settings, on 40 of the 60 validation tasks: about 2 minutes on 2 cores.
     const r = await learningRun({ workspace: ws, valLimit: 40, evalSamples: 4 });
     const [untrained, sft, grpo] = r.stages;
+    console.log(r.stages.map((s) => `${s.stage} ${s.mean.toFixed(3)} ${JSON.stringify(s.change ?? null)}`).join("\n"));
     assert.deepEqual(r.stages.map((s) => s.stage), ['untrained', 'sft', 'grpo']);
     assert.ok(r.teacher.simulated && r.teacher.rollouts === 240, 'the teacher gathered every training task, marked simulated');
     // The same tasks at every stage, each a different model version.

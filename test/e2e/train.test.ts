@@ -132,7 +132,7 @@ test('train --dry-run needs no torch: on a local python without it the plan runs
   assert.equal(text.code, 0, text.stderr);
   const [head, python] = text.stdout.split('\n');
   assert.match(head!, /^DRY RUN — nothing is launched\. /);
-  assert.equal(python, `python: ${noTorchPython} ${FAKE_PYTHON_VERSION} (training.targets.bare.python) without torch: only Dry Run works here; install torch (${noTorchPython} -m pip install torch) or pick a remote target`);
+  assert.equal(python, `python: ${noTorchPython} ${FAKE_PYTHON_VERSION} (training.targets.bare.python) without torch: only Dry Run works here; install python-trainer's stack (${noTorchPython} -m pip install -r python-trainer/requirements.txt; or bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first) or pick a remote target`);
   const launch = cli(['train', '--workspace', ws, '--phase', 'sft-plain', '--target', 'bare', '--no-serve'], env);
   assert.equal(launch.code, 2, launch.stdout + launch.stderr);
   assert.match(launch.stderr, /training\.targets\.bare\.python is .*python3, which cannot import torch \(ModuleNotFoundError: No module named 'torch'\)/);

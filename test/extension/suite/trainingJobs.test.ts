@@ -217,7 +217,7 @@ describe('training jobs', () => {
       }
       assert.ok(summary, `the summary was shown, not an error (the command ${done ? 'ended' : 'still asks'})`);
       const target = summary.find((l) => l.startsWith('Target: ')) ?? '';
-      assert.equal(target, `Target: local · CPU · ${bare} ${FAKE_PYTHON_VERSION} (training.targets.local.python) without torch: only Dry Run works here; install torch (${bare} -m pip install torch) or pick a remote target`);
+      assert.equal(target, `Target: local · CPU · ${bare} ${FAKE_PYTHON_VERSION} (training.targets.local.python) without torch: only Dry Run works here; install python-trainer's stack (${bare} -m pip install -r python-trainer/requirements.txt; or bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first) or pick a remote target`);
       assert.match(summary.find((l) => l.startsWith('Rows: ')) ?? '', /^Rows: [1-9]\d* examples/, 'the pre-flight and export ran');
       await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
       await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');

@@ -97,7 +97,10 @@ export function forgetPythonProbes(): void {
   probes.clear();
 }
 
-const INSTALL_TORCH = (python: string): string => `install torch (${python} -m pip install torch)`;
+/** How to get python-trainer's stack (torch, transformers, peft, TRL) for a python. */
+const INSTALL = (python: string): string => `${python} -m pip install -r python-trainer/requirements.txt`;
+const VENV = 'bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first';
+const INSTALL_TORCH = (python: string): string => `install python-trainer's stack (${INSTALL(python)}; or ${VENV})`;
 const ONLY_DRY_RUN = 'only Dry Run works here';
 
 /** Which python a local target named `targetName` would run, and whether it has torch; never throws for a missing python or torch. */
@@ -145,12 +148,12 @@ function localPythonOf(c: LocalPythonCheck, targetName: string, configured: stri
   if (configured) {
     if (!c.torch) {
       const why = c.tried[0]?.slice(configured.length + 2) ?? 'no torch';
-      throw new UsageError(`${key} is ${configured}, which cannot import torch (${why}) — install torch for it (${configured} -m pip install torch), or point ${key} in ${where} at a python that has torch`);
+      throw new UsageError(`${key} is ${configured}, which cannot import torch (${why}) — install python-trainer's stack for it (${INSTALL(configured)}), or point ${key} in ${where} at a python that has torch`);
     }
     return { python: configured, note: `python: ${c.exe} (torch ${c.torch}), from ${key} in ${where}` };
   }
   if (!c.python || !c.torch) {
-    throw new UsageError(`no python with torch found for the local target — tried ${c.tried.join('; ')}. Install torch (python3 -m pip install torch), or set ${key} in ${where} to a python that has it`);
+    throw new UsageError(`no python with torch found for the local target — tried ${c.tried.join('; ')}. Install python-trainer's stack (${VENV}; or ${INSTALL('python3')}), or set ${key} in ${where} to a python that has it`);
   }
   return { python: c.python, note: `python: ${c.exe} (torch ${c.torch}); set ${key} in ${where} to choose another` };
 }
