@@ -2,7 +2,7 @@
 # A real one-node Slurm cluster on this machine, everything under DIR: its own munged (key, socket), slurmctld and
 # slurmd (as root), state, spool and logs. For the test suite (the Slurm target's end-to-end tests, sharded
 # rollouts on job arrays) and for trying the Slurm target by hand. Needs Debian's slurm-wlm and munge
-# (apt-get install -y slurm-wlm munge) and root.
+# (apt-get install -y slurm-wlm munge) and root (sudo works: jobs then run as the user who submits them).
 #
 #   scripts/startSlurm.sh DIR         start (again: a no-op while it runs); prints the environment its clients need
 #   scripts/startSlurm.sh DIR stop    stop it (DIR is left for the caller to remove)
@@ -37,7 +37,9 @@ if [ "$action" = stop ]; then
   # Jobs first: a job's slurmstepd outlives slurmd.
   if alive "$dir/slurmctld.pid" && [ -f "$dir/slurm.conf" ]; then
     export SLURM_CONF="$dir/slurm.conf"
-    scancel --full --user="$(id -un)" 2>/dev/null || true
+    ids="$(squeue -h -o %i 2>/dev/null || true)"
+    # shellcheck disable=SC2086 # one argument per job id
+    [ -z "$ids" ] || scancel --full $ids 2>/dev/null || true
     for _ in $(seq 1 100); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
   fi
   stop_pid "$dir/slurmd.pid"
@@ -58,7 +60,8 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 node="$(hostname -s)"
 conf="$dir/slurm.conf"
 mkdir -p "$dir/munge" "$dir/state" "$dir/spool"
-chmod 700 "$dir/munge"
+# Clients of any user reach munged's socket here; the key itself is root's alone (0400).
+chmod 755 "$dir/munge"
 
 if [ ! -f "$conf" ]; then
   [ -f "$dir/munge/munge.key" ] || { head -c 1024 /dev/urandom > "$dir/munge/munge.key"; chmod 400 "$dir/munge/munge.key"; }

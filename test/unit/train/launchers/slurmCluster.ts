@@ -23,8 +23,25 @@ export function slurmMissing(): string | null {
   const tools = NEEDED.filter((n) => !onPath(n));
   const daemons = DAEMONS.filter((d) => !existsSync(d));
   if (tools.length || daemons.length) return `${[...tools, ...daemons].join(', ')} missing — apt-get install -y slurm-wlm munge`;
-  if (process.getuid?.() !== 0) return 'slurmd runs jobs as their users, so the test cluster needs root';
+  if (!asRoot()) return 'slurmd runs jobs as their users, so the test cluster needs root (or sudo without a password)';
   return null;
+}
+
+/** How to run the cluster's script as root: as it is (we are root), through `sudo -n`, or not at all. */
+function asRoot(): string[] | null {
+  if (process.getuid?.() === 0) return [];
+  return spawnSync('sudo', ['-n', 'true']).status === 0 ? ['sudo', '-n'] : null;
+}
+
+function script(args: string[]): ReturnType<typeof spawnSync> {
+  const [cmd, ...pre] = [...(asRoot() ?? []), 'bash'];
+  return spawnSync(cmd!, [...pre, START_SLURM, ...args], { encoding: 'utf8' });
+}
+
+function removeDir(dir: string): void {
+  // Its daemons' files are root's.
+  if (process.getuid?.() === 0) rmSync(dir, { recursive: true, force: true });
+  else spawnSync('sudo', ['-n', 'rm', '-rf', dir]);
 }
 
 /** `{ skip }` for the tests of a file: false when a cluster can start; outside CI the reason; with CI set, throws. */
@@ -49,11 +66,11 @@ export interface SlurmCluster {
 
 export function startSlurm(prefix = 'slurm'): SlurmCluster {
   const dir = mkdtempSync(path.join(tmpdir(), `rollout-lab-${prefix}-`));
-  const r = spawnSync('bash', [START_SLURM, dir], { encoding: 'utf8' });
+  const r = script([dir]);
   if (r.status !== 0) {
-    spawnSync('bash', [START_SLURM, dir, 'stop']);
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`scripts/startSlurm.sh failed (${r.status}): ${r.stderr || r.stdout}`);
+    script([dir, 'stop']);
+    removeDir(dir);
+    throw new Error(`scripts/startSlurm.sh failed (${r.status}): ${String(r.stderr) || String(r.stdout)}`);
   }
   const env = Object.fromEntries(
     readFileSync(path.join(dir, 'env'), 'utf8')
@@ -74,12 +91,12 @@ export function startSlurm(prefix = 'slurm'): SlurmCluster {
       }
     },
     stop: () => {
-      spawnSync('bash', [START_SLURM, dir, 'stop'], { encoding: 'utf8' });
+      script([dir, 'stop']);
       for (const [k, v] of Object.entries(saved)) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }
-      rmSync(dir, { recursive: true, force: true });
+      removeDir(dir);
     },
   };
 }
