@@ -248,9 +248,9 @@ export const COMMAND_USAGE = {
     ],
   },
   train: {
-    about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes), its log and curves, then the result served and registered.",
+    about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes, Slurm), its log and curves, then the result served and registered.",
     forms: [
-      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]\n[--base-model M] [--backend tiny|transformers] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
+      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|slurm|NAME]\n[--base-model M] [--backend tiny|transformers] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
       '[--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--include-simulated] [--keep-serving] [--json]',
     ],
     options: [

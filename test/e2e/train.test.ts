@@ -151,7 +151,7 @@ test('train: a phase that does not include simulated rollouts refuses them and s
 test('train: bad targets, phases and hyper-parameters are usage errors that say what to do', () => {
   const nope = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'nowhere']);
   assert.equal(nope.code, 2);
-  assert.match(nope.stderr, /no target "nowhere" — use local, ssh, skypilot or k8s, or one of training\.targets \(cpu, bare, box, cloud, cluster\)/);
+  assert.match(nope.stderr, /no target "nowhere" — use local, ssh, skypilot, k8s or slurm, or one of training\.targets \(cpu, bare, box, cloud, cluster\)/);
   const hp = cli(['train', '--workspace', ws, '--phase', 'sft', '--set', 'lora_rank=8', '--dry-run']);
   assert.equal(hp.code, 2);
   assert.match(hp.stderr, /unknown sft hyper-parameter "lora_rank" — known: learning_rate/);

@@ -181,7 +181,7 @@ export async function jobsCommand(argv: string[], usage: string): Promise<number
       case 'list': {
         const list = listJobs(jobs);
         if (json) out(JSON.stringify(list, null, 2));
-        else if (!list.length) out('no training jobs yet — rollout-lab train --phase sft|grpo --target local|ssh|skypilot|k8s');
+        else if (!list.length) out('no training jobs yet — rollout-lab train --phase sft|grpo --target local|ssh|skypilot|k8s|slurm');
         else out(table(['job', 'kind', 'phase', 'target', 'state', 'took', 'result'], list.map(jobRow)));
         return 0;
       }
