@@ -14,7 +14,8 @@ import { trainerVenvPython } from '../../src/core/train/jobs/launchers/localPyth
 /*
  * A short learning run of the ticket-routing example with fixed seeds: the
  * teacher (simulated) gathers, the untrained student is evaluated, SFT and
- * GRPO train it for real with python-trainer's tiny backend on this CPU, and
+ * GRPO train it for real on this CPU (a two-layer Qwen2 built from a config, on
+ * python-trainer's transformers backend: TRL's SFTTrainer and LoRA), and
  * each stage is evaluated on the same validation tasks with the same request
  * seeds. The improvements are asserted against paired intervals, never times.
  */
@@ -36,7 +37,7 @@ test('the ticket-routing student learns: SFT and then GRPO raise its validation 
     // The same tasks at every stage, each a different model version.
     assert.ok(r.stages.every((s) => s.n === 40 && s.rollouts === 160));
     assert.equal(new Set(r.stages.map((s) => s.version)).size, 3);
-    // An untrained byte-level model writes noise, never a queue.
+    // An untrained model built from a config writes noise, never a queue.
     assert.ok(untrained!.mean < 0.1, `untrained ${untrained!.mean}`);
     assert.ok(sft!.mean - untrained!.mean >= 0.3, `SFT ${untrained!.mean} → ${sft!.mean}`);
     assert.ok(sft!.change!.ci[0] > 0.2, `SFT's paired 95% interval ${sft!.change!.ci}`);

@@ -1,19 +1,20 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
 import type { DryRun } from '../../src/core/train/jobs/jobDraft';
 import type { TrainResult } from '../../src/core/train/jobs/trainPhase';
-import { cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
+import { cli, cliAsync, json, REPO, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 import { FAKE_PYTHON_VERSION, fakePythons } from '../fakes/pythons';
 
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
-const PYTHON = '/usr/bin/python3';
+// The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): python-trainer's pinned stack.
+const PYTHON = join(REPO, '.venv-trainer/bin/python');
 const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
-const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (apt-get install python3-torch python3-yaml python3-jsonschema)`;
+const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`;
 if (noTrainer && process.env.CI) throw new Error(noTrainer);
 
 const SECRET = 'hf_secret_value_never_written_5f2a';
@@ -330,25 +331,29 @@ test('the online loop: rollouts against the served policy, their groups sent to 
   }
 });
 
-const hasTransformers = spawnSync(PYTHON, ['-c', 'import transformers, peft'], { stdio: 'ignore' }).status === 0;
-
-test('the transformers backend on a python without it: the job and the phase say how to use the tiny backend', { skip: noTrainer || (hasTransformers && 'transformers is installed') }, () => {
+test('the transformers backend on a python without peft: the job and the phase say how to install it or use the tiny backend', { skip: noTrainer }, () => {
   const file = join(ws, '.rollout-lab/lab.json');
   const text = readFileSync(file, 'utf8');
   const cfg = JSON.parse(text);
   cfg.training.trainer.backend = 'transformers';
   writeFileSync(file, JSON.stringify(cfg, null, 2));
+  // A peft that does not import, first on the job's PYTHONPATH: this python, as one without peft.
+  const noPeft = join(ws, 'no-peft');
+  mkdirSync(join(noPeft, 'peft'), { recursive: true });
+  writeFileSync(join(noPeft, 'peft', '__init__.py'), 'raise ImportError("No module named \'peft\'")\n');
   try {
-    const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], env);
+    const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], { ...env, PYTHONPATH: noPeft });
     assert.equal(r.code, 1, r.stderr.slice(-2000));
     const t = JSON.parse(r.stdout) as TrainResult;
     assert.equal(t.phase.state, 'failed');
     for (const error of [t.job!.error!, t.phase.error!]) {
-      assert.match(error, /model\.backend: transformers needs transformers and peft on this machine/);
+      assert.match(error, /model\.backend: transformers needs peft in this python \(.*\.venv-trainer\/bin\/python\)/);
+      assert.match(error, /pip install -r python-trainer\/requirements\.txt \(in a clone of Rollout Lab, bash scripts\/setupTrainerVenv\.sh makes \.venv-trainer/);
       assert.match(error, /set training\.trainer\.backend: "tiny" \(and, optionally, training\.trainer\.modelConfig, .*\) in \.rollout-lab\/lab\.json/);
     }
   } finally {
     writeFileSync(file, text);
+    rmSync(noPeft, { recursive: true, force: true });
   }
 });
 

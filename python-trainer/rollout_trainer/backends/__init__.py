@@ -58,6 +58,11 @@ def _device_words() -> str:
 
 
 def _importable(name: str) -> bool:
-    import importlib.util
+    """Whether the module imports (found but broken counts as missing: it would fail the job later)."""
+    import importlib
 
-    return importlib.util.find_spec(name) is not None
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True

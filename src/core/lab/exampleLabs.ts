@@ -81,7 +81,7 @@ function ticketRouting(): ExampleLab {
             model: 'student',
             minReward: 1,
             includeSimulated: true,
-            hyperparameters: { ...LORA, learning_rate: 0.005, max_steps: 35, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
+            hyperparameters: { ...LORA, learning_rate: 0.005, max_steps: 45, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
           },
           {
             name: 'grpo',
