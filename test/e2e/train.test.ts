@@ -118,7 +118,7 @@ test('train --dry-run: the spec and the exact commands for each kind of target, 
   }
   const bad = cli(['train', '--workspace', ws, '--phase', 'sft', '--backend', 'jax', '--dry-run'], env);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /--backend takes tiny .* or transformers .*, not "jax"/);
+  assert.match(bad.stderr, /--backend takes transformers .* or tiny .*, not "jax"/);
 });
 
 test('train --dry-run needs no torch: on a local python without it the plan runs that python and says only Dry Run works; a launch refuses it', () => {

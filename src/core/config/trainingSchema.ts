@@ -186,7 +186,7 @@ export type TrainerBackend = z.infer<typeof TrainerBackend>;
 export const TrainerSchema = z.strictObject({
   baseModel: z.string().min(1).default('Qwen/Qwen2.5-1.5B-Instruct').describe('Base model of the GPU phases (a Hugging Face id, or a directory on the target).'),
   backend: TrainerBackend.default('transformers').describe('"tiny": the trainer\'s own small torch model, for trying the pipeline on a CPU.'),
-  modelConfig: z.record(z.string(), z.unknown()).optional().describe('Build the base model from this config instead of loading weights (tiny models).'),
+  modelConfig: z.record(z.string(), z.unknown()).optional().describe('Build the base model from this config instead of loading weights: for transformers a config with model_type (qwen2, llama, ...; its tokenizer is trained on the job\'s data), for tiny its own fields.'),
   secrets: z.array(envName).default([]).describe('Environment variables handed to the job (e.g. HF_TOKEN): from VS Code\'s SecretStorage or this process, never written to specs or logs.'),
   target: z.string().min(1).optional().describe('Key of training.targets used when none is named.'),
 });

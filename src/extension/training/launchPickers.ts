@@ -84,8 +84,8 @@ export async function pickLaunch(
   const backend = await pickBackend(training.trainer.backend, phase.name);
   if (backend === undefined) return undefined;
 
-  // The tiny model is built from training.trainer.modelConfig: its "base model" is only a name.
-  const baseModel = backend === 'tiny' ? (phase.baseModel ?? training.trainer.baseModel) : await vscode.window.showInputBox({
+  // A model built from training.trainer.modelConfig (always, for tiny): its "base model" is only a name.
+  const baseModel = backend === 'tiny' || training.trainer.modelConfig ? (phase.baseModel ?? training.trainer.baseModel) : await vscode.window.showInputBox({
     title: title(4, phase.name),
     prompt: 'Base model: a Hugging Face id, or a directory with weights on the target',
     value: phase.baseModel ?? training.trainer.baseModel,
