@@ -53,7 +53,7 @@ export const COMMAND_USAGE = {
       ['--dataset FILE', "the task file lab.json names; rows of another shape get a field mapping guessed from their columns, printed (default: ../shared's PubMedQA set when it is there, else the bundled 200-item PubMedQA sample, copied into .rollout-lab/data/)"],
       ['--graph FILE', 'set the lab up for your own LangGraph.js module instead of the research lab: its agents (read from the module, not run) with a prompt file each, no research-lab tool tables or criteria'],
       ['--export NAME', 'the export of --graph holding the graph or its factory (default: default)'],
-      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU: a small Qwen2 built from a config on the transformers backend, with a simulated teacher; its local target runs the trainer's venv, bash scripts/setupTrainerVenv.sh), or command-agents (the same task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
+      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU: a small Qwen2 built from a config on the transformers backend, with a simulated teacher; its local target runs the trainer venv, bash scripts/setupTrainerVenv.sh), or command-agents (the same task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
       ['--force', 'overwrite files that exist (default: keep them)'],
       json('the files created and kept'),
     ],
