@@ -285,7 +285,7 @@ export const COMMAND_USAGE = {
     options: [
       ['--workspace DIR', 'the demo folder (default: demo-workspace; with --train: demo-train-workspace)'],
       ['--limit N', 'tasks of each of the two runs (default: 10)'],
-      ['--train', 'init --example ticket-routing, then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs the trainer's venv: bash scripts/setupTrainerVenv.sh)'],
+      ['--train', 'init --example ticket-routing, then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs the trainer venv: bash scripts/setupTrainerVenv.sh)'],
       BASE_URL,
       MODEL,
       json('--train: the stages with their rewards and intervals'),
