@@ -87,7 +87,7 @@ after(() => {
 const env = { HF_TOKEN: SECRET };
 
 test('train --dry-run: the spec and the exact commands for each kind of target, no secret anywhere, nothing launched', () => {
-  const expectFirst: Record<string, RegExp> = { cpu: /python3$/, box: /^(ssh|scp|tar)$/, cloud: /^sky$/, cluster: /^kubectl$/ };
+  const expectFirst: Record<string, RegExp> = { cpu: /\/\.venv-trainer\/bin\/python$/, box: /^(ssh|scp|tar)$/, cloud: /^sky$/, cluster: /^kubectl$/ };
   for (const target of ['cpu', 'box', 'cloud', 'cluster']) {
     const r = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', target, '--dry-run', '--json'], env);
     assert.equal(r.code, 0, r.stderr);
