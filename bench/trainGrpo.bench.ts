@@ -13,6 +13,6 @@ export const bench: Bench = {
   names: ['train.grpo.step_s'],
   async run(): Promise<BenchResult[]> {
     const r = await trainVsTrl('grpo', ['--steps', '7', '--warmup', '2']);
-    return [result('train.grpo.step_s', 's', r.lab, r.trl, `lab grpo_update vs TRL GRPOTrainer step, tiny Qwen2 + LoRA on ${r.device}; target ratio <= 1.1`)];
+    return [result('train.grpo.step_s', 's', r.lab, r.trl, `lab grpo_update vs TRL GRPOTrainer step, tiny Qwen2 + LoRA on ${r.device}${r.device === 'cpu' ? `, ${String(r.threads)} thread(s)` : ''}; target ratio <= 1.1`)];
   },
 };

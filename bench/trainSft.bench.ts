@@ -15,7 +15,7 @@ export const bench: Bench = {
   async run(): Promise<BenchResult[]> {
     const r = await trainVsTrl('sft', ['--repeats', '3']);
     return [
-      result('train.sft.tokens_per_s', 'tokens/s', r.lab, r.trl, `lab sft job vs TRL SFTTrainer directly, tiny Qwen2 + LoRA on ${r.device}; target ratio >= 0.9`),
+      result('train.sft.tokens_per_s', 'tokens/s', r.lab, r.trl, `lab sft job vs TRL SFTTrainer directly, tiny Qwen2 + LoRA on ${r.device}${r.device === 'cpu' ? `, OMP_NUM_THREADS ${String(r.threads)}` : ''}; target ratio >= 0.9`),
     ];
   },
 };

@@ -7,14 +7,18 @@ line `@bench-result {JSON}` with both figures and the runs they come from.
         bundle, as a job runs) and of TRL's SFTTrainer run directly (its own tokenisation of
         the same conversations, its own collator, peft_config), each in its own process.
         Tokens are TRL's `num_tokens` in both: the non-pad tokens (prompt and completion) of
-        the sequences trained on. The first WARMUP_STEPS steps are left out of both rates.
+        the sequences trained on (both runs see the same batches: `same_batches`). The first
+        WARMUP_STEPS steps are left out; each later step counts with its median duration over
+        the alternating runs of its side. TRL's config leaves `use_cpu` unset, as the lab's
+        does (on this CPU, use_cpu=True made its steps about twice as slow).
   grpo  seconds of one GRPO optimizer step: the lab's grpo_update on a batch of rollout
         records (with the sampling server's token_ids and logprobs, as a served policy
         returns them) against GRPOTrainer on the same batch — its reference logprobs (adapter
         off), `_compute_loss`, backward, gradient clipping and its optimizer's step. Median of
         STEPS steps each, alternating, after warm-up steps.
 
-Nothing is downloaded: the tokenizer is a byte-level BPE trained here on the golden export."""
+On a CPU the runs are single-threaded unless OMP_NUM_THREADS is set (see main). Nothing is
+downloaded: the tokenizer is a byte-level BPE trained here on the golden export."""
 
 import argparse
 import json
@@ -121,6 +125,21 @@ def intervals(points: list[tuple[float, float]]) -> list[float]:
     return [round(b[0] - a[0], 4) for a, b in zip(points, points[1:])]
 
 
+def step_tokens(points: list[tuple[float, float]]) -> list[float]:
+    return [b[1] - a[1] for a, b in zip(points, points[1:])]
+
+
+def steady_rate(runs: list[dict[str, Any]]) -> float:
+    """tokens/s of runs over the same batches: each step after the warm-up takes its median
+    duration over the runs (a busy spell of a shared machine hits one run's steps, not the
+    median), and the rate is their tokens over the sum of those durations."""
+    tokens = runs[0]["step_tokens"]
+    if any(r["step_tokens"] != tokens for r in runs):
+        raise RuntimeError("the runs trained on different batches (their steps' token counts differ)")
+    steps = range(WARMUP_STEPS - 1, len(tokens))
+    return sum(tokens[k] for k in steps) / sum(statistics.median(r["step_s"][k] for r in runs) for k in steps)
+
+
 def rate(points: list[tuple[float, float]]) -> float:
     """tokens/s between the end of step WARMUP_STEPS and the last step, from (time, cumulative tokens) per step."""
     if len(points) <= WARMUP_STEPS + 1:
@@ -163,7 +182,8 @@ def sft_lab(work: Path, config: dict[str, Any], dtype: str) -> dict[str, Any]:
         raise RuntimeError(f"the lab's sft job failed ({proc.returncode}): {err[-3000:]}")
     if start.get("trainer") != "trl":
         raise RuntimeError(f"the lab's sft job did not run through TRL (start event {start})")
-    return {"tokens_per_s": rate(points), "steps": len(points), "tokens": points[-1][1] - points[WARMUP_STEPS - 1][1], "step_s": intervals(points)}
+    return {"tokens_per_s": rate(points), "steps": len(points), "tokens": points[-1][1] - points[WARMUP_STEPS - 1][1], "step_s": intervals(points),
+            "step_tokens": step_tokens(points)}
 
 
 def sft_trl(work: Path, config: dict[str, Any], dtype: str, device: str) -> dict[str, Any]:
@@ -198,7 +218,8 @@ def sft_trl(work: Path, config: dict[str, Any], dtype: str, device: str) -> dict
     trainer = SFTTrainer(model=build_model(config, dtype, device), args=args, train_dataset=dataset, processing_class=tok,
                          peft_config=lora_config(), callbacks=[Clock()])
     trainer.train()
-    return {"tokens_per_s": rate(points), "steps": len(points), "tokens": points[-1][1] - points[WARMUP_STEPS - 1][1], "step_s": intervals(points)}
+    return {"tokens_per_s": rate(points), "steps": len(points), "tokens": points[-1][1] - points[WARMUP_STEPS - 1][1], "step_s": intervals(points),
+            "step_tokens": step_tokens(points)}
 
 
 def run_sft(args: argparse.Namespace) -> dict[str, Any]:
@@ -211,8 +232,8 @@ def run_sft(args: argparse.Namespace) -> dict[str, Any]:
         for i in range(args.repeats):  # alternate, so a busy spell of the machine hits both
             lab.append(sft_lab(Path(tmp) / f"lab-{i}", config, dtype))
             trl.append(run_subprocess("sft-trl", args))
-    return {"figure": "train.sft.tokens_per_s", "unit": "tokens/s", "device": device, "dtype": dtype, "model": config,
-            "lab": statistics.median(r["tokens_per_s"] for r in lab), "trl": statistics.median(r["tokens_per_s"] for r in trl),
+    return {"figure": "train.sft.tokens_per_s", "unit": "tokens/s", "device": device, "dtype": dtype, "threads": os.environ.get("OMP_NUM_THREADS"), "model": config,
+            "lab": steady_rate(lab), "trl": steady_rate(trl), "same_batches": lab[0]["step_tokens"] == trl[0]["step_tokens"],
             "lab_runs": lab, "trl_runs": trl, "warmup_steps": WARMUP_STEPS, "hyperparameters": {**SFT_HP, **LORA}}
 
 
@@ -340,7 +361,7 @@ def run_grpo(args: argparse.Namespace) -> dict[str, Any]:
                 lab.append(a)
                 trl.append(b)
         tokens = int(completion_mask.sum()) + int(prompt_mask.sum())
-    return {"figure": "train.grpo.step_s", "unit": "s", "device": device, "dtype": dtype, "model": config, "records": len(records),
+    return {"figure": "train.grpo.step_s", "unit": "s", "device": device, "dtype": dtype, "threads": torch.get_num_threads(), "model": config, "records": len(records),
             "tokens": tokens, "completion_tokens": int(completion_mask.sum()), "lab": statistics.median(lab), "trl": statistics.median(trl),
             "lab_steps": lab, "trl_steps": trl, "hyperparameters": {**GRPO_HP, **LORA}}
 
@@ -355,6 +376,14 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=2, help="grpo: steps of each before timing")
     ap.add_argument("--new-tokens", type=int, default=64, help="grpo: tokens sampled per completion")
     args = ap.parse_args()
+    import torch
+
+    if not torch.cuda.is_available() and "OMP_NUM_THREADS" not in os.environ:
+        # On a CPU shared with other work, two or more threads wait on each other whenever one
+        # is descheduled, and step times swing tenfold from run to run; one thread (for this
+        # process and the jobs it starts) keeps the lab-vs-TRL ratio steady. Set OMP_NUM_THREADS to override.
+        os.environ["OMP_NUM_THREADS"] = "1"
+        torch.set_num_threads(1)
     if args.mode == "sft":
         out = run_sft(args)
     elif args.mode == "sft-trl":
