@@ -12,7 +12,7 @@ import { parseTrainerEvent } from '../src/core/train/jobs/trainerEvents';
 import { median, result, type Bench, type BenchResult } from './harness';
 
 /**
- * serve.decode: tokens per second of python-trainer's served tiny policy
+ * serve.decode: tokens per second of python-trainer's served transformers policy (a small Qwen2 with a LoRA adapter)
  * (`python -m rollout_trainer serve`, called over HTTP at /v1/chat/completions
  * with the lab's own client) on a ~1,000-token prompt, greedy, NEW_TOKENS new
  * tokens, with its KV cache (`kv_cache: true`, the default) against the same
@@ -22,8 +22,12 @@ import { median, result, type Bench, type BenchResult } from './harness';
  * whole request's rate (prompt included), as a rollout sees it.
  */
 
-// The trainer's default tiny architecture; max_positions holds the prompt and the answer.
-const MODEL = { vocab: 'bytes', hidden_size: 64, num_layers: 2, num_heads: 4, max_positions: 2048, seed: 0 };
+// A small Qwen2 built from this config (transformers + peft, a LoRA adapter on it), its tokenizer trained on the chat
+// template's own words (no data): the prompt comes out near a token per byte.
+const MODEL = {
+  model_type: 'qwen2', vocab_size: 512, hidden_size: 128, intermediate_size: 256, num_hidden_layers: 4,
+  num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 4096,
+};
 const NEW_TOKENS = 32;
 const CACHED_RUNS = 3;
 // ~1,000 byte tokens once rendered with the chat template.
@@ -42,7 +46,7 @@ async function startServer(python: string, dir: string, kvCache: boolean): Promi
       kind: 'TrainingJob',
       id: 'bench-serve-decode',
       phase: { name: 'bench', kind: 'serve' },
-      model: { base: 'tiny', backend: 'tiny', config: MODEL, adapter: null, dtype: 'auto', servedName: 'policy' },
+      model: { base: 'qwen2-bench', backend: 'transformers', config: MODEL, adapter: null, dtype: 'float32', servedName: 'policy' },
       hyperparameters: { kv_cache: kvCache, max_new_tokens: NEW_TOKENS },
       data: { train: null, manifest: null },
       output: { dir: 'out' },
@@ -131,7 +135,7 @@ export const bench: Bench = {
           'tokens/s',
           median(cached.map((c) => c.rate)),
           uncached.rate,
-          `served tiny policy, ~1,000-token prompt, ${NEW_TOKENS} greedy tokens, KV cache vs none (same weights, same tokens); target ratio >= 5`,
+          `served Qwen2 (4 layers, built from a config) + LoRA on transformers, ~1,000-token prompt, ${NEW_TOKENS} greedy tokens, KV cache vs none (same weights, same tokens); target ratio >= 5`,
         ),
       ];
     } finally {

@@ -1,6 +1,6 @@
 // Lints python-trainer and python-agent: ruff (its WebAssembly build, so no Python packages are needed) with the
 // settings of each package's pyproject.toml [tool.ruff], then pyright with its [tool.pyright]: the trainer's
-// against the Python that runs the trainer's tests (Debian's python3 with torch; ROLLOUT_LAB_PYTHON
+// against the trainer's venv (.venv-trainer, scripts/setupTrainerVenv.sh; ROLLOUT_LAB_PYTHON
 // overrides it), python-agent's against the agents' venv (scripts/setupAgentVenv.sh). Prints `file:line:col CODE message` per ruff finding and pyright's own report;
 // exits 1 when either finds anything. `--fix` first applies the fixes ruff offers to the files (review them with git diff).
 // Outside CI a machine without that Python skips pyright with the reason; in CI it fails.
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PositionEncoding, Workspace } from '@astral-sh/ruff-wasm-nodejs';
 import { parse as parseToml } from 'smol-toml';
-import { agentVenvPython } from '../test/python/agentVenv.mjs';
+import { agentVenvPython, trainerVenvPython } from '../test/python/venvs.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -106,10 +106,10 @@ function ruff(dir, settings) {
 }
 
 function pyright() {
-  const python = process.env.ROLLOUT_LAB_PYTHON ?? (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+  const python = trainerVenvPython();
   const probe = spawnSync(python, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' });
   if (probe.status !== 0) {
-    const why = `pyright checks python-trainer against ${python} with torch, yaml and jsonschema: ${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}`;
+    const why = `pyright checks python-trainer against the trainer venv ${python} (bash scripts/setupTrainerVenv.sh): ${(probe.stderr || probe.error?.message || '').trim().split('\n').pop()}`;
     if (process.env.CI) {
       console.error(`FAIL: ${why}`);
       return false;

@@ -1,4 +1,4 @@
-// Finds the test files (Node 20's runner takes no globs) and runs them with node:test.
+// Finds the test files (Node 20's runner takes no globs) and runs them with node:test: `node test/run.mjs [DIR|FILE ...]`.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -13,6 +13,7 @@ const walk = (dir) => {
     else if (name.endsWith('.test.ts')) files.push(p);
   }
 };
-for (const r of roots.length ? roots : ['test/unit', 'test/e2e']) walk(r);
+// A folder is searched for *.test.ts files; a file is run as it is.
+for (const r of roots.length ? roots : ['test/unit', 'test/e2e']) if (statSync(r).isDirectory()) walk(r); else files.push(r);
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...passthrough, ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -159,7 +159,8 @@ def train_with_trl(spec: JobSpec, policy: HfPolicy, data: list[Example], emitter
     with a callback that turns its logs and saves into our events."""
     from datasets import Dataset
     from transformers import TrainerCallback
-    from trl import SFTConfig, SFTTrainer
+    from trl.trainer.sft_config import SFTConfig
+    from trl.trainer.sft_trainer import SFTTrainer
 
     hp = spec.params(SftParams)
     last: dict[str, Any] = {}

@@ -1,58 +1,22 @@
 """The transformers + peft backend on a tiny Qwen2 model built from a config, with a
 byte-level BPE tokenizer trained here on the golden data and a ChatML template with
-tools: nothing is downloaded. Skipped (with the reason) where transformers, peft or
-tokenizers are not installed, as on the Debian test machines."""
+tools: nothing is downloaded. python-trainer/requirements.txt pins the libraries; the
+suite runs in .venv-trainer (scripts/setupTrainerVenv.sh), never skipping them."""
 
 import json
 import os
 import shutil
 
-import pytest
 import torch
 from conftest import GOLDEN, events_of, golden, run_cli
 
-transformers = pytest.importorskip("transformers", reason="transformers is not installed: the transformers backend is not tested here")
-peft = pytest.importorskip("peft", reason="peft is not installed: the transformers backend is not tested here")
-tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed: no tokenizer can be built for the tiny HF model")
-
-CHATML_WITH_TOOLS = (
-    "{%- if tools %}"
-    "{{ '<|im_start|>system\\n' }}{%- if messages and messages[0].role == 'system' %}{{ messages[0].content + '\\n\\n' }}{%- endif %}"
-    "{{ '# Tools\\n<tools>\\n' }}{%- for t in tools %}{{ (t | tojson) + '\\n' }}{%- endfor %}{{ '</tools><|im_end|>\\n' }}"
-    "{%- elif messages and messages[0].role == 'system' %}{{ '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}"
-    "{%- endif %}"
-    "{%- for m in messages %}"
-    "{%- if m.role == 'system' and loop.first %}"
-    "{%- elif m.role == 'assistant' %}{{ '<|im_start|>assistant\\n' + (m.content or '') }}"
-    "{%- for tc in (m.tool_calls or []) %}"
-    "{{ '<tool_call>{\"name\": \"' + tc.function.name + '\", \"arguments\": ' + (tc.function.arguments | tojson) + '}</tool_call>' }}"
-    "{%- endfor %}{{ '<|im_end|>\\n' }}"
-    "{%- else %}{{ '<|im_start|>' + m.role + '\\n' + (m.content or '') + '<|im_end|>\\n' }}"
-    "{%- endif %}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}"
-)
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-
 
 def build_tokenizer(directory):
-    """A byte-level BPE trained on the fixtures, as a transformers fast tokenizer with the template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    """The package's own offline tokenizer (hf_build.train_tokenizer), trained on the fixtures."""
+    from rollout_trainer.backends.hf_build import corpus_of, train_tokenizer
 
-    try:
-        from transformers import PreTrainedTokenizerFast
-    except ImportError:  # transformers 5 may only export the unified class
-        from transformers import TokenizersBackend as PreTrainedTokenizerFast
-
-    texts = [line for name in ("sft.jsonl", "rl-equal.jsonl") for line in (GOLDEN / name).read_text().splitlines()]
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    tk.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    tok.chat_template = CHATML_WITH_TOOLS
-    tok.save_pretrained(str(directory))
-    return tok
+    records = [json.loads(line) for name in ("sft.jsonl", "rl-equal.jsonl") for line in (GOLDEN / name).read_text().splitlines() if line.strip()]
+    return train_tokenizer(corpus_of(records), 600, directory)
 
 
 def hf_bundle(tmp_path, kind, data, hp, adapter=None):
@@ -129,6 +93,11 @@ def test_the_reference_is_the_base_model_and_adapters_load_in_place(tmp_path, mo
     prompt = tok.encode(tok.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True))
     ids, lps, _ = policy.generate(prompt, 5, 1.0, 1.0, seed=3)
     assert (ids, lps, [[]] * len(ids)) == policy.generate(prompt, 5, 1.0, 1.0, seed=3)
+    # The KV cache decodes what recomputing the whole sequence per token decodes.
+    policy.kv_cache = False
+    uncached = policy.generate(prompt, 5, 1.0, 1.0, seed=3)
+    policy.kv_cache = True
+    assert uncached.ids == ids and all(abs(a - b) < 1e-4 for a, b in zip(uncached.logprobs, lps))
     alts = policy.generate(prompt, 5, 1.0, 1.0, seed=3, top_logprobs=3)
     assert alts.ids == ids and all(len(top) == 3 and [v for _, v in top] == sorted((v for _, v in top), reverse=True) for top in alts.top)
     seqs = [prompt + ids, prompt[3:] + ids]
@@ -142,8 +111,63 @@ def test_the_reference_is_the_base_model_and_adapters_load_in_place(tmp_path, mo
         torch.nn.init.normal_(p, std=0.5)
     moved = policy.sequence_logprobs(seqs, starts)
     assert not torch.allclose(moved[0], ref[0], atol=1e-4)
+    with policy.eval_mode():  # LoRA's dropout off: the same weights give the same numbers
+        moved = policy.sequence_logprobs(seqs, starts)
     policy.save_adapter(tmp_path / "v1")
     fresh = load_policy(load_spec(str(path)), "cpu")
     fresh.load_adapter(tmp_path / "v1", "v1")
     assert fresh.version == "v1"
-    assert torch.allclose(fresh.sequence_logprobs(seqs, starts)[0], moved[0], atol=1e-5)
+    with fresh.eval_mode():
+        assert torch.allclose(fresh.sequence_logprobs(seqs, starts)[0], moved[0], atol=1e-5)
+
+
+def test_the_built_tokenizer_has_the_chat_turns_and_tool_call_tokens_and_round_trips_a_call(tmp_path):
+    from rollout_trainer.backends.hf import HfTokenizer
+    from rollout_trainer.serving.toolcalls import parse_tool_calls
+
+    tok = HfTokenizer(build_tokenizer(tmp_path / "tok"))
+    for marker in ("<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"):
+        assert len(tok.encode(marker)) == 1, marker
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x y"}'}}
+    text = tok.render([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}])
+    assert '<tool_call>{"name": "lookup", "arguments": {"q": "x y"}}</tool_call><|im_end|>' in text
+    completion = text.split("<|im_start|>assistant\n", 1)[1]
+    decoded = tok.decode(tok.encode(completion))  # the turn token is special and goes; the call markers stay
+    content, calls = parse_tool_calls(decoded)
+    assert content is None and [c["function"] for c in calls] == [{"name": "lookup", "arguments": '{"q": "x y"}'}]
+    # The same texts give the same tokenizer (every phase of a lab can rebuild it).
+    assert build_tokenizer(tmp_path / "again").get_vocab() == tok.tok.get_vocab()
+
+
+def test_a_saved_adapter_carries_the_built_model_and_loads_back_with_peft(tmp_path, monkeypatch):
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from rollout_trainer.backends import load_policy
+    from rollout_trainer.spec import load_spec
+
+    for k, v in OFFLINE.items():
+        monkeypatch.setenv(k, v)
+    path = hf_bundle(tmp_path, "grpo", "rl-equal.jsonl", {})
+    shutil.rmtree(tmp_path / "base")  # no tokenizer beside the spec: the job trains one on its data
+    policy = load_policy(load_spec(str(path)), "cpu")
+    for p in policy.trainable_parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    policy.save_adapter(tmp_path / "v1")
+    saved = tmp_path / "v1"
+    assert (saved / "adapter_model.safetensors").is_file() and (saved / "base" / "model.safetensors").is_file()
+    tok = AutoTokenizer.from_pretrained(str(saved / "base"))
+    assert tok.get_vocab() == policy.tokenizer.tok.get_vocab()
+    base = AutoModelForCausalLM.from_pretrained(str(saved / "base"))
+    loaded = PeftModel.from_pretrained(base, str(saved)).eval()
+    ids = torch.tensor([tok.encode("<|im_start|>user\nWhere is my order?<|im_end|>\n<|im_start|>assistant\n")])
+    with torch.no_grad(), policy.eval_mode():
+        assert torch.allclose(loaded(input_ids=ids).logits, policy.model(input_ids=ids).logits, atol=1e-5)
+    # A job that starts from the adapter trains on the model it carries, whatever model.config says now.
+    spec = json.loads(path.read_text())
+    spec["model"]["adapter"] = "v1"
+    spec["model"]["config"]["hidden_size"] = 48
+    path.write_text(json.dumps(spec))
+    again = load_policy(load_spec(str(path)), "cpu")
+    with torch.no_grad(), again.eval_mode():
+        assert torch.allclose(again.model(input_ids=ids).logits, loaded(input_ids=ids).logits, atol=1e-5)

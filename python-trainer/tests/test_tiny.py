@@ -138,42 +138,6 @@ def test_the_tiny_config_is_checked():
         resolve_config({"vocab": "bpe"})
 
 
-def test_the_transformers_policy_plumbing_agrees_on_a_stand_in_model():
-    """HfPolicy's batching (left padding, position ids, logits_to_keep) and its KV-cache
-    generation loop, run on the tiny model dressed as a transformers causal LM: the only
-    part of the transformers backend that can run without transformers."""
-    from types import SimpleNamespace
-
-    from rollout_trainer.backends.hf import HfPolicy
-
-    tiny = TinyPolicy.from_spec(make_spec(), "cpu")
-
-    class CausalLMLike(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.inner = tiny.model
-            self.config = SimpleNamespace(max_position_embeddings=TINY["max_positions"])
-
-        def forward(self, input_ids=None, attention_mask=None, position_ids=None, use_cache=None, logits_to_keep=0, past_key_values=None):
-            if past_key_values is not None:  # the "cache" is the ids so far
-                input_ids = torch.cat([past_key_values, input_ids], 1)
-            logits = self.inner(input_ids, attention_mask if attention_mask is not None else torch.ones_like(input_ids))
-            self.widths.append(logits_to_keep)
-            return SimpleNamespace(logits=logits[:, -logits_to_keep:] if logits_to_keep else logits, past_key_values=input_ids if use_cache else None)
-
-    model = CausalLMLike()
-    model.widths = []
-    tok = tiny.tokenizer
-    policy = HfPolicy(model, tok, torch.device("cpu"), "stand-in", "stand-in", torch.float32, False)
-    assert policy._keep_arg == "logits_to_keep"
-    seqs, starts = [[1, 2, 3, 4, 5, 6, 7], [9, 8, 7], [5, 5, 5, 5, 5]], [3, 1, 4]
-    got = policy.sequence_logprobs(seqs, starts)
-    assert model.widths == [5], "only the last max(completion) + 1 positions' logits are asked for"
-    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(got, tiny.sequence_logprobs(seqs, starts)))
-    prompt = tok.encode(tok.render([{"role": "user", "content": "hi"}], add_generation_prompt=True))
-    assert policy.generate(prompt, 8, 1.0, 0.9, seed=5) == tiny.generate(prompt, 8, 1.0, 0.9, seed=5)
-
-
 def _long_prompt(policy, words=60):
     return policy.tokenizer.encode(policy.tokenizer.render([{"role": "user", "content": "tau and amyloid " * words}], add_generation_prompt=True))
 

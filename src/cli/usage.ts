@@ -53,7 +53,7 @@ export const COMMAND_USAGE = {
       ['--dataset FILE', "the task file lab.json names; rows of another shape get a field mapping guessed from their columns, printed (default: ../shared's PubMedQA set when it is there, else the bundled 200-item PubMedQA sample, copied into .rollout-lab/data/)"],
       ['--graph FILE', 'set the lab up for your own LangGraph.js module instead of the research lab: its agents (read from the module, not run) with a prompt file each, no research-lab tool tables or criteria'],
       ['--export NAME', 'the export of --graph holding the graph or its factory (default: default)'],
-      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU by the tiny backend, with a simulated teacher; its local target gets a python that imports torch), or command-agents (the same task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
+      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU: a small Qwen2 built from a config on the transformers backend, with a simulated teacher; its local target runs the trainer venv, bash scripts/setupTrainerVenv.sh), or command-agents (the same task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
       ['--force', 'overwrite files that exist (default: keep them)'],
       json('the files created and kept'),
     ],
@@ -248,9 +248,9 @@ export const COMMAND_USAGE = {
     ],
   },
   train: {
-    about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes), its log and curves, then the result served and registered.",
+    about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes, Slurm), its log and curves, then the result served and registered.",
     forms: [
-      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|NAME]\n[--base-model M] [--backend tiny|transformers] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
+      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|slurm|NAME]\n[--base-model M] [--backend tiny|transformers] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
       '[--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--include-simulated] [--keep-serving] [--json]',
     ],
     options: [
@@ -258,7 +258,7 @@ export const COMMAND_USAGE = {
       ['--phase KIND|NAME', 'the phase: a kind (sft, grpo, bandit, apo) or a name in training.phases (required)'],
       ['--target NAME', "where it runs: local, a key of training.targets or a target kind (default: the phase's, else training.trainer.target, else local)"],
       ['--base-model M', "the model to train from (default: the phase's, else training.trainer.baseModel)"],
-      ['--backend tiny|transformers', "the trainer's backend for this job (default training.trainer.backend): tiny is its own small torch model (torch only, a CPU; for trying the pipeline), transformers a Hugging Face model with a LoRA adapter (transformers + peft, a GPU)"],
+      ['--backend tiny|transformers', "the trainer's backend for this job (default training.trainer.backend): transformers a Hugging Face model (or one built from training.trainer.modelConfig) with a LoRA adapter (transformers, peft, TRL; a GPU, or the CPU for a small one), tiny the trainer's own byte-level torch model (torch only)"],
       ['--set KEY=VALUE', 'a hyper-parameter, e.g. --set learning_rate=5e-7; repeat for more'],
       ['--no-serve', 'keep the adapter without serving it (jobs serve ID serves it later)'],
       ['--detach', 'launch the job and return; follow it with `rollout-lab jobs attach ID`'],
@@ -285,7 +285,7 @@ export const COMMAND_USAGE = {
     options: [
       ['--workspace DIR', 'the demo folder (default: demo-workspace; with --train: demo-train-workspace)'],
       ['--limit N', 'tasks of each of the two runs (default: 10)'],
-      ['--train', 'init --example ticket-routing, then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs a python with torch)'],
+      ['--train', 'init --example ticket-routing, then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs the trainer venv: bash scripts/setupTrainerVenv.sh)'],
       BASE_URL,
       MODEL,
       json('--train: the stages with their rewards and intervals'),

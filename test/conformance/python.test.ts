@@ -5,7 +5,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OpenAIStub } from '../fakes/openaiStub';
 import { REPO } from '../e2e/cliHelpers';
-import { agentVenvPython } from '../python/agentVenv.mjs';
+import { agentVenvPython } from '../python/venvs.mjs';
 import { assertTicketRows, runAndExport, startTicketServer, ticketLab } from './supportTicket';
 
 /*

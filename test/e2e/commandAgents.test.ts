@@ -235,10 +235,10 @@ test('the Python example without the helper package installed fails its rollouts
   }
 });
 
-// The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
-const PYTHON = '/usr/bin/python3';
+// The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): python-trainer's pinned stack.
+const PYTHON = join(REPO, '.venv-trainer/bin/python');
 const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
-const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (apt-get install python3-torch python3-yaml python3-jsonschema)`;
+const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`;
 if (noTrainer && process.env.CI) throw new Error(noTrainer);
 
 test('training on the command agents\' rows: SFT of the Router, served, and the gateway routes its next calls to the trained version', { skip: noTrainer }, async () => {

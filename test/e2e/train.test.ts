@@ -1,19 +1,20 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { JobRecord } from '../../src/core/train/jobs/jobRecord';
 import type { DryRun } from '../../src/core/train/jobs/jobDraft';
 import type { TrainResult } from '../../src/core/train/jobs/trainPhase';
-import { cli, cliAsync, json, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
+import { cli, cliAsync, json, REPO, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 import { FAKE_PYTHON_VERSION, fakePythons } from '../fakes/pythons';
 
 // The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
-const PYTHON = '/usr/bin/python3';
+// The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): python-trainer's pinned stack.
+const PYTHON = join(REPO, '.venv-trainer/bin/python');
 const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
-const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (apt-get install python3-torch python3-yaml python3-jsonschema)`;
+const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`;
 if (noTrainer && process.env.CI) throw new Error(noTrainer);
 
 const SECRET = 'hf_secret_value_never_written_5f2a';
@@ -117,7 +118,7 @@ test('train --dry-run: the spec and the exact commands for each kind of target, 
   }
   const bad = cli(['train', '--workspace', ws, '--phase', 'sft', '--backend', 'jax', '--dry-run'], env);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /--backend takes tiny .* or transformers .*, not "jax"/);
+  assert.match(bad.stderr, /--backend takes transformers .* or tiny .*, not "jax"/);
 });
 
 test('train --dry-run needs no torch: on a local python without it the plan runs that python and says only Dry Run works; a launch refuses it', () => {
@@ -132,7 +133,7 @@ test('train --dry-run needs no torch: on a local python without it the plan runs
   assert.equal(text.code, 0, text.stderr);
   const [head, python] = text.stdout.split('\n');
   assert.match(head!, /^DRY RUN — nothing is launched\. /);
-  assert.equal(python, `python: ${noTorchPython} ${FAKE_PYTHON_VERSION} (training.targets.bare.python) without torch: only Dry Run works here; install torch (${noTorchPython} -m pip install torch) or pick a remote target`);
+  assert.equal(python, `python: ${noTorchPython} ${FAKE_PYTHON_VERSION} (training.targets.bare.python) without torch: only Dry Run works here; install python-trainer's stack (${noTorchPython} -m pip install -r python-trainer/requirements.txt; or bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first) or pick a remote target`);
   const launch = cli(['train', '--workspace', ws, '--phase', 'sft-plain', '--target', 'bare', '--no-serve'], env);
   assert.equal(launch.code, 2, launch.stdout + launch.stderr);
   assert.match(launch.stderr, /training\.targets\.bare\.python is .*python3, which cannot import torch \(ModuleNotFoundError: No module named 'torch'\)/);
@@ -151,7 +152,7 @@ test('train: a phase that does not include simulated rollouts refuses them and s
 test('train: bad targets, phases and hyper-parameters are usage errors that say what to do', () => {
   const nope = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'nowhere']);
   assert.equal(nope.code, 2);
-  assert.match(nope.stderr, /no target "nowhere" — use local, ssh, skypilot or k8s, or one of training\.targets \(cpu, bare, box, cloud, cluster\)/);
+  assert.match(nope.stderr, /no target "nowhere" — use local, ssh, skypilot, k8s or slurm, or one of training\.targets \(cpu, bare, box, cloud, cluster\)/);
   const hp = cli(['train', '--workspace', ws, '--phase', 'sft', '--set', 'lora_rank=8', '--dry-run']);
   assert.equal(hp.code, 2);
   assert.match(hp.stderr, /unknown sft hyper-parameter "lora_rank" — known: learning_rate/);
@@ -330,25 +331,29 @@ test('the online loop: rollouts against the served policy, their groups sent to 
   }
 });
 
-const hasTransformers = spawnSync(PYTHON, ['-c', 'import transformers, peft'], { stdio: 'ignore' }).status === 0;
-
-test('the transformers backend on a python without it: the job and the phase say how to use the tiny backend', { skip: noTrainer || (hasTransformers && 'transformers is installed') }, () => {
+test('the transformers backend on a python without peft: the job and the phase say how to install it or use the tiny backend', { skip: noTrainer }, () => {
   const file = join(ws, '.rollout-lab/lab.json');
   const text = readFileSync(file, 'utf8');
   const cfg = JSON.parse(text);
   cfg.training.trainer.backend = 'transformers';
   writeFileSync(file, JSON.stringify(cfg, null, 2));
+  // A peft that does not import, first on the job's PYTHONPATH: this python, as one without peft.
+  const noPeft = join(ws, 'no-peft');
+  mkdirSync(join(noPeft, 'peft'), { recursive: true });
+  writeFileSync(join(noPeft, 'peft', '__init__.py'), 'raise ImportError("No module named \'peft\'")\n');
   try {
-    const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], env);
+    const r = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], { ...env, PYTHONPATH: noPeft });
     assert.equal(r.code, 1, r.stderr.slice(-2000));
     const t = JSON.parse(r.stdout) as TrainResult;
     assert.equal(t.phase.state, 'failed');
     for (const error of [t.job!.error!, t.phase.error!]) {
-      assert.match(error, /model\.backend: transformers needs transformers and peft on this machine/);
+      assert.match(error, /model\.backend: transformers needs peft in this python \(.*\.venv-trainer\/bin\/python\)/);
+      assert.match(error, /pip install -r python-trainer\/requirements\.txt \(in a clone of Rollout Lab, bash scripts\/setupTrainerVenv\.sh makes \.venv-trainer/);
       assert.match(error, /set training\.trainer\.backend: "tiny" \(and, optionally, training\.trainer\.modelConfig, .*\) in \.rollout-lab\/lab\.json/);
     }
   } finally {
     writeFileSync(file, text);
+    rmSync(noPeft, { recursive: true, force: true });
   }
 });
 

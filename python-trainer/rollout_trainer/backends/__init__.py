@@ -2,6 +2,8 @@
 transformers model with a peft LoRA adapter. Both offer the Policy interface described
 in policy.py, which is all that sft.py, grpo.py and serve.py use."""
 
+import sys
+
 from ..errors import SpecError
 from ..events import Emitter
 from ..policy import Policy
@@ -20,12 +22,13 @@ def load_policy(spec: JobSpec, device: str | None = None, emitter: Emitter | Non
 
         return TinyPolicy.from_spec(spec, device)
     if backend == "transformers":
-        missing = [name for name in ("transformers", "peft") if not _importable(name)]
+        missing = [name for name in ("transformers", "peft", "tokenizers", "trl") if not _importable(name)]
         if missing:
-            raise SpecError(f"model.backend: transformers needs {' and '.join(missing)} on this machine, which has {_device_words()} — "
-                            "pip install -e './python-trainer[hf]' in the bundle (the SkyPilot and Kubernetes launchers do), "
-                            f"or train the trainer's own small model on the CPU: {TINY_HINT}")
-        note = cpu_only_note(backend) if device is None else None
+            raise SpecError(f"model.backend: transformers needs {' and '.join(missing)} in this python ({sys.executable}), on a machine with {_device_words()} — "
+                            "pip install -r python-trainer/requirements.txt (in a clone of Rollout Lab, bash scripts/setupTrainerVenv.sh makes .venv-trainer, "
+                            f"which the local target then uses; the SkyPilot and Kubernetes launchers install it), or train the trainer's own small model on the CPU: {TINY_HINT}")
+        # A model built from a config is small by choice: the CPU is the place for it.
+        note = cpu_only_note(backend) if device is None and not spec.model.config else None
         if note and emitter is not None:
             emitter.log(note)
         from .hf import HfPolicy
@@ -55,6 +58,11 @@ def _device_words() -> str:
 
 
 def _importable(name: str) -> bool:
-    import importlib.util
+    """Whether the module imports (found but broken counts as missing: it would fail the job later)."""
+    import importlib
 
-    return importlib.util.find_spec(name) is not None
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True

@@ -6,22 +6,25 @@ no second copy of the weights is held. The tokenizer's own chat template renders
 conversation, so training sees exactly what the model sees when vLLM or serve.py
 applies the same template.
 
-Written against transformers 4.4x-5.x and peft 0.1x; it cannot be exercised on machines
-without those libraries (the tests skip there and say so)."""
+Written against transformers 5.x and peft 0.2x (python-trainer/requirements.txt pins what
+the suite runs); a model built from a config with a tokenizer trained here (hf_build.py)
+is what the suite trains and serves on the CPU."""
 
 import inspect
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..data import tool_call_arguments
+from ..data import read_jsonl, tool_call_arguments
 from ..errors import SpecError
 from ..hparams import SftParams, target_modules
 from ..spec import JobSpec
 from ..tokenizer import Message, Tool
 from .common import PolicyBase, positions
+from .hf_build import BASE_DIR, DEFAULT_VOCAB, build_model, corpus_of, has_tokenizer, train_tokenizer
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # Tokens that close a turn in the common chat formats (ChatML, Llama 3, Phi, Gemma);
@@ -131,38 +134,46 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
         self._base_path = base_path
         self._keep_arg = _logits_keep_arg(model)
         self.merged = False
+        # The model built from a config (with its tokenizer) that every saved adapter carries; None for a loaded one.
+        self.built_dir: Path | None = None
 
     @classmethod
     def from_spec(cls, spec: JobSpec, device: str | None = None) -> "HfPolicy":
         from peft import LoraConfig, PeftModel, get_peft_model
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         hp = spec.hyperparameters
         dev = torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
         dtype = resolve_dtype(spec.model.dtype, dev)
         base = _base_path(spec)
+        adapter = spec.path(spec.model.adapter) if spec.model.adapter else None
+        # An adapter trained on a model built from a config carries that model (hf_build.BASE_DIR).
+        carried = adapter / BASE_DIR if adapter is not None and (adapter / BASE_DIR / "config.json").is_file() else None
+        if carried is not None:
+            base = str(carried)
         quantized = isinstance(hp, SftParams) and hp.load_in_4bit
         checkpointing = hp.gradient_checkpointing
-        try:
-            tok = AutoTokenizer.from_pretrained(base)
-        except (OSError, ValueError) as exc:
-            raise SpecError(f"model.base: cannot load a tokenizer from {spec.model.base!r} ({exc})") from None
-        tokenizer = HfTokenizer(tok)  # checked before any weights are loaded
-
-        if spec.model.config:
-            cfg = dict(spec.model.config)
-            model_type = cfg.pop("model_type", None)
-            if not model_type:
-                raise SpecError("model.config: a transformers config needs model_type (e.g. llama, qwen2)")
-            try:
-                config = AutoConfig.for_model(model_type, **cfg)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise SpecError(f"model.config: {exc}") from None
-            torch.manual_seed(hp.seed)
-            # Cast after building: from_config's dtype argument changed name across versions.
-            model = AutoModelForCausalLM.from_config(config).to(device=dev, dtype=dtype)
+        built_dir: Path | None = None
+        if spec.model.config and carried is None:
+            # A model built from a config: its tokenizer from model.base where that folder has one, else trained here.
+            if has_tokenizer(Path(base)):
+                tok = AutoTokenizer.from_pretrained(base)
+            else:
+                records = [rec for _, rec in read_jsonl(spec.path(spec.train))] if spec.train else []
+                tok = train_tokenizer(corpus_of(records), int(spec.model.config.get("vocab_size") or DEFAULT_VOCAB))
+            tokenizer = HfTokenizer(tok)
+            model = build_model(spec.model.config, len(tok), hp.seed).to(device=dev, dtype=dtype)
             quantized = False
+            # Saved as it was built, before any adapter touches it: every adapter trained here carries it.
+            built_dir = spec.out / BASE_DIR
+            model.save_pretrained(str(built_dir))
+            tok.save_pretrained(str(built_dir))
         else:
+            try:
+                tok = AutoTokenizer.from_pretrained(base)
+            except (OSError, ValueError) as exc:
+                raise SpecError(f"model.base: cannot load a tokenizer from {spec.model.base!r} ({exc})") from None
+            tokenizer = HfTokenizer(tok)  # checked before any weights are loaded
             kwargs: dict[str, Any] = {dtype_kwarg(): dtype}
             if quantized:
                 if dev.type != "cuda":
@@ -174,11 +185,13 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
                     bnb_4bit_compute_dtype=dtype if dtype != torch.float32 else torch.bfloat16)
                 kwargs["device_map"] = {"": dev.index if dev.index is not None else torch.cuda.current_device()}
             try:
-                model = AutoModelForCausalLM.from_pretrained(base, **kwargs)
+                model: Any = AutoModelForCausalLM.from_pretrained(base, **kwargs)
             except OSError as exc:
                 raise SpecError(f"model.base: cannot load {spec.model.base!r} ({exc})") from None
             if not quantized:
                 model.to(dev)
+            if carried is not None:
+                built_dir = carried
 
         if quantized:
             from peft import prepare_model_for_kbit_training
@@ -189,16 +202,20 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             model.enable_input_require_grads()
 
-        if spec.model.adapter:
-            model = PeftModel.from_pretrained(model, str(spec.path(spec.model.adapter)), is_trainable=True)
+        if adapter is not None:
+            model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
         else:
+            # A model built from a config has no trained embeddings for an adapter to steer: its input embeddings and
+            # output head train in full (and are saved in the adapter), the rest through LoRA.
             lora = LoraConfig(r=hp.lora_r, lora_alpha=hp.lora_alpha, lora_dropout=hp.lora_dropout,
-                              target_modules=target_modules(hp), task_type="CAUSAL_LM")
+                              target_modules=target_modules(hp), task_type="CAUSAL_LM",
+                              modules_to_save=_embedding_modules(model) if built_dir is not None else None)
             try:
                 model = get_peft_model(model, lora)
             except ValueError as exc:
                 raise SpecError(f"hyperparameters.target_modules: {exc}") from None
         policy = cls(model, tokenizer, dev, spec.model.base, base, dtype, quantized)
+        policy.built_dir = built_dir
         if spec.model.adapter:
             policy.version = Path(spec.model.adapter).name
         return policy
@@ -242,6 +259,8 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
         Path(directory).mkdir(parents=True, exist_ok=True)
         with self.lock:
             self.model.save_pretrained(str(directory))
+        if self.built_dir is not None and Path(directory, BASE_DIR).resolve() != self.built_dir.resolve():
+            shutil.copytree(self.built_dir, Path(directory, BASE_DIR), dirs_exist_ok=True)
 
     def load_adapter(self, directory: Path | str, version: str) -> None:
         """Serve another version: its weights are copied into the current adapter, which
@@ -292,6 +311,13 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
                 self.merged = True
             merged.save_pretrained(str(directory))
         self.tokenizer.tok.save_pretrained(str(directory))
+
+
+def _embedding_modules(model: Any) -> list[str]:
+    """The names of the model's input embeddings and output head (one name when they are tied)."""
+    wanted = [m for m in (model.get_input_embeddings(), model.get_output_embeddings()) if m is not None]
+    names = {name.rsplit(".", 1)[-1] for name, module in model.named_modules() if any(module is w for w in wanted)}
+    return sorted(names)
 
 
 def _base_path(spec: JobSpec) -> str:

@@ -84,7 +84,7 @@ function printer(json: boolean): { onLine: (id: string, line: string) => void; o
 function backendOption(v: string): TrainerBackend {
   const parsed = TrainerBackend.safeParse(v);
   if (parsed.success) return parsed.data;
-  throw new UsageError(`--backend takes tiny (the trainer's own small torch model: torch only, trains on a CPU) or transformers (a Hugging Face model + LoRA: transformers and peft, a GPU), not "${v}"`);
+  throw new UsageError(`--backend takes transformers (a Hugging Face model, or one built from training.trainer.modelConfig, + LoRA: transformers, peft and TRL) or tiny (the trainer's own byte-level torch model: torch only), not "${v}"`);
 }
 
 /**
@@ -181,7 +181,7 @@ export async function jobsCommand(argv: string[], usage: string): Promise<number
       case 'list': {
         const list = listJobs(jobs);
         if (json) out(JSON.stringify(list, null, 2));
-        else if (!list.length) out('no training jobs yet — rollout-lab train --phase sft|grpo --target local|ssh|skypilot|k8s');
+        else if (!list.length) out('no training jobs yet — rollout-lab train --phase sft|grpo --target local|ssh|skypilot|k8s|slurm');
         else out(table(['job', 'kind', 'phase', 'target', 'state', 'took', 'result'], list.map(jobRow)));
         return 0;
       }

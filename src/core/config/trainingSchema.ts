@@ -75,7 +75,16 @@ const gpuFields = {
   memoryGb: z.number().positive().optional(),
 };
 
-/** Where a GPU job runs: each kind is a real integration driven with its own tool (python, ssh/scp, sky, kubectl). */
+/** Characters safe on an #SBATCH line: no spaces, no shell or option syntax. */
+const slurmWord = z.string().regex(/^[A-Za-z0-9_.,-]+$/, 'letters, digits, "_", "-", "." or ","');
+
+const sshFields = {
+  port: z.number().int().min(1).max(65535).optional(),
+  identityFile: z.string().min(1).optional().describe('Private key file (ssh -i).'),
+  options: z.array(z.string().regex(/^[A-Za-z]+=\S*$/, 'an ssh -o option such as StrictHostKeyChecking=accept-new')).default([]).describe('Extra ssh -o options.'),
+};
+
+/** Where a GPU job runs: each kind is a real integration driven with its own tool (python, ssh/scp, sky, kubectl, sbatch). */
 export const TargetSchema = z.discriminatedUnion('kind', [
   z
     .strictObject({
@@ -89,9 +98,9 @@ export const TargetSchema = z.discriminatedUnion('kind', [
     .strictObject({
       kind: z.literal('ssh'),
       host: z.string().min(1).describe('user@host, or a Host alias of ~/.ssh/config.'),
-      port: z.number().int().min(1).max(65535).optional(),
-      identityFile: z.string().min(1).optional().describe('Private key file (ssh -i).'),
-      options: z.array(z.string().regex(/^[A-Za-z]+=\S*$/, 'an ssh -o option such as StrictHostKeyChecking=accept-new')).default([]).describe('Extra ssh -o options.'),
+      port: sshFields.port,
+      identityFile: sshFields.identityFile,
+      options: sshFields.options,
       remoteDir: z.string().min(1).default('rollout-lab-jobs').describe('Folder on the host where job bundles go (relative to the login directory, or absolute).'),
       python: z.string().min(1).default('python3'),
       ...gpuFields,
@@ -123,6 +132,51 @@ export const TargetSchema = z.discriminatedUnion('kind', [
       ...gpuFields,
     })
     .describe('A Kubernetes cluster: a Job (and a Service for serve), kubectl apply, logs -f, port-forward.'),
+  z
+    .strictObject({
+      kind: z.literal('slurm'),
+      host: z
+        .string()
+        .min(1)
+        .refine((h) => !h.startsWith('-'), 'a host, not an ssh option (it may not start with "-")')
+        .optional()
+        .describe('The cluster\'s login node over SSH (user@host, or a Host alias of ~/.ssh/config). Left out: sbatch, squeue and scancel run on this machine.'),
+      port: sshFields.port,
+      identityFile: sshFields.identityFile,
+      options: sshFields.options,
+      remoteDir: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'Folder on the cluster\'s shared filesystem where job folders go. With a host: relative to the login directory, or absolute (default rollout-lab-jobs). Without one: an absolute folder the bundle is copied to; left out, the job runs in its bundle folder under .rollout-lab/ (which the compute nodes must see).',
+        ),
+      partition: slurmWord.optional().describe('sbatch --partition (a partition, or a comma-separated list).'),
+      account: slurmWord.optional().describe('sbatch --account.'),
+      qos: slurmWord.optional().describe('sbatch --qos.'),
+      timeLimit: z
+        .string()
+        .regex(/^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}(:\d{1,2}){0,2})$/, 'a Slurm time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS')
+        .optional()
+        .describe('sbatch --time, e.g. "4:00:00" (the partition\'s default when left out). A job that reaches it ends with that reason.'),
+      setup: z
+        .array(z.string().regex(/^[^\n\r]*$/, 'one shell line each (no line breaks)'))
+        .default([])
+        .describe('Shell lines the job script runs before the trainer, in order, e.g. "module load cuda/12.4", "source ~/venvs/trainer/bin/activate", "conda activate trainer"; the first that fails ends the job.'),
+      python: z.string().min(1).default('python3').describe('Python on the compute node (after setup) that runs the trainer.'),
+      sbatchOptions: z
+        .array(z.string().regex(/^--[a-z][a-z0-9-]*(=\S+)?$/, 'an sbatch long option such as --constraint=a100 or --exclusive'))
+        .default([])
+        .describe('Extra sbatch options, one "--name=value" each (--constraint, --reservation, --exclusive, ...). Those Rollout Lab sets from the target and the job are refused.'),
+      pollSeconds: z.number().int().min(1).max(600).default(10).describe('How often the follower asks squeue about the job.'),
+      ...gpuFields,
+      gpuType: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+$/, 'a GRES type name such as a100 (letters, digits, "_", "-", ".")')
+        .optional()
+        .describe('GRES type of the GPUs, as the cluster names them (--gres=gpu:TYPE:N), e.g. a100.'),
+    })
+    .describe('A Slurm cluster: an sbatch script from the job\'s resources, submitted here or on a login node over SSH; squeue, scontrol/sacct and the job\'s output file followed; scancel.'),
 ]);
 
 /** The trainer's backends: a Hugging Face model with LoRA, or the trainer's own small torch model. */
@@ -132,7 +186,7 @@ export type TrainerBackend = z.infer<typeof TrainerBackend>;
 export const TrainerSchema = z.strictObject({
   baseModel: z.string().min(1).default('Qwen/Qwen2.5-1.5B-Instruct').describe('Base model of the GPU phases (a Hugging Face id, or a directory on the target).'),
   backend: TrainerBackend.default('transformers').describe('"tiny": the trainer\'s own small torch model, for trying the pipeline on a CPU.'),
-  modelConfig: z.record(z.string(), z.unknown()).optional().describe('Build the base model from this config instead of loading weights (tiny models).'),
+  modelConfig: z.record(z.string(), z.unknown()).optional().describe('Build the base model from this config instead of loading weights: for transformers a config with model_type (qwen2, llama, ...; its tokenizer is trained on the job\'s data), for tiny its own fields.'),
   secrets: z.array(envName).default([]).describe('Environment variables handed to the job (e.g. HF_TOKEN): from VS Code\'s SecretStorage or this process, never written to specs or logs.'),
   target: z.string().min(1).optional().describe('Key of training.targets used when none is named.'),
 });

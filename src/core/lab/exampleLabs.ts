@@ -31,7 +31,10 @@ export function examplesDir(): string {
   }
 }
 
-/** The ticket-routing lab: a Router (the trained student) and a Responder; tiny-backend SFT and GRPO phases. */
+/** The ticket-routing student's LoRA adapter: every linear layer of the small Qwen2, no dropout (GRPO's ratios stay exact). */
+const LORA = { lora_r: 16, lora_alpha: 32, lora_dropout: 0, target_modules: ['all-linear'] };
+
+/** The ticket-routing lab: a Router (the trained student) and a Responder; SFT and GRPO phases on a small Qwen2 built from a config (transformers + peft). */
 function ticketRouting(): ExampleLab {
   return {
     name: 'ticket-routing',
@@ -40,8 +43,8 @@ function ticketRouting(): ExampleLab {
     config: {
       version: 1,
       models: {
-        // The policy under training: python-trainer's tiny model once a phase registers it; the simulated teacher until then.
-        student: { model: 'tiny-router', temperature: 1, maxTokens: 8, logprobs: true, tokenIds: true, timeoutMs: 60_000, maxRetries: 1 },
+        // The policy under training: the small Qwen2 python-trainer serves once a phase registers it; the simulated teacher until then.
+        student: { model: 'qwen2-router', temperature: 1, maxTokens: 8, logprobs: true, tokenIds: true, timeoutMs: 60_000, maxRetries: 1 },
         // Keeps its model: the simulated endpoint's canned answers (sim/teacher.ts).
         helper: { model: 'canned-helper', temperature: 0, maxTokens: 64 },
       },
@@ -54,14 +57,18 @@ function ticketRouting(): ExampleLab {
       reward: { module: 'reward.ts', judge: { model: 'helper' }, criteria: {} },
       simulator: { module: 'sim/teacher.ts' },
       air: [],
-      // One rollout at a time: the served tiny model answers one request at a time anyway, and the updates then see the rollouts in the same order on every run.
+      // One rollout at a time: the served student answers one request at a time anyway, and the updates then see the rollouts in the same order on every run.
       runner: { concurrency: 1, samples: 1, seed: 42, maxTurns: 4, dataset: 'tickets' },
       training: {
         groupSize: 8,
         trainer: {
-          baseModel: 'tiny',
-          backend: 'tiny',
-          modelConfig: { vocab: 'bytes', hidden_size: 64, num_layers: 2, num_heads: 4, max_positions: 256, seed: 0 },
+          // A two-layer Qwen2 built from this config, its tokenizer a BPE trained on the exported tickets: nothing is downloaded.
+          baseModel: 'qwen2-router',
+          backend: 'transformers',
+          modelConfig: {
+            model_type: 'qwen2', vocab_size: 1024, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,
+            num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 512, tie_word_embeddings: true,
+          },
           target: 'local',
         },
         phases: [
@@ -74,7 +81,7 @@ function ticketRouting(): ExampleLab {
             model: 'student',
             minReward: 1,
             includeSimulated: true,
-            hyperparameters: { learning_rate: 0.005, max_steps: 110, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
+            hyperparameters: { ...LORA, learning_rate: 0.005, max_steps: 45, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
           },
           {
             name: 'grpo',
@@ -84,7 +91,7 @@ function ticketRouting(): ExampleLab {
             samples: 8,
             // The Responder's answers are simulated, which marks every rollout; the Router's calls are the served student's.
             includeSimulated: true,
-            hyperparameters: { learning_rate: 0.001, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 2, max_steps: -1, save_steps: 0, seed: 0 },
+            hyperparameters: { ...LORA, learning_rate: 0.001, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 2, max_steps: -1, save_steps: 0, seed: 0, gradient_checkpointing: false },
           },
         ],
       },

@@ -32,6 +32,8 @@ export function targetDetail(t: TargetConfig): string {
       return `${t.cluster ? `cluster ${t.cluster}` : 'a new cluster per job'}${t.cloud ? ` on ${t.cloud}` : ''}${t.region ? ` (${t.region})` : ''} · ${gpus}${t.useSpot ? ', spot' : ''}`;
     case 'k8s':
       return `namespace ${t.namespace}${t.context ? ` in ${t.context}` : ''} · ${gpus}`;
+    case 'slurm':
+      return `Slurm ${t.host ? `via ${t.host}` : 'on this machine'}${t.partition ? ` · partition ${t.partition}` : ''}${t.timeLimit ? ` · ${t.timeLimit}` : ''} · ${gpus}`;
   }
 }
 
@@ -65,7 +67,7 @@ export async function pickLaunch(
       launchable.map((p) => ({
         label: p.name,
         description: [p.kind, p.model ? `model ${p.model}` : '', p.agents?.length ? p.agents.join(', ') : ''].filter(Boolean).join(' · '),
-        detail: GPU.has(p.kind) ? 'A job on a training target (this machine, SSH, SkyPilot or Kubernetes)' : 'Trains on this machine',
+        detail: GPU.has(p.kind) ? 'A job on a training target (this machine, SSH, SkyPilot, Kubernetes or Slurm)' : 'Trains on this machine',
         phase: p,
       })),
       { title: title(1), placeHolder: 'The phase to train', ignoreFocusOut: true, matchOnDescription: true },
@@ -82,8 +84,8 @@ export async function pickLaunch(
   const backend = await pickBackend(training.trainer.backend, phase.name);
   if (backend === undefined) return undefined;
 
-  // The tiny model is built from training.trainer.modelConfig: its "base model" is only a name.
-  const baseModel = backend === 'tiny' ? (phase.baseModel ?? training.trainer.baseModel) : await vscode.window.showInputBox({
+  // A model built from training.trainer.modelConfig (always, for tiny): its "base model" is only a name.
+  const baseModel = backend === 'tiny' || training.trainer.modelConfig ? (phase.baseModel ?? training.trainer.baseModel) : await vscode.window.showInputBox({
     title: title(4, phase.name),
     prompt: 'Base model: a Hugging Face id, or a directory with weights on the target',
     value: phase.baseModel ?? training.trainer.baseModel,

@@ -9,8 +9,8 @@ export const BACKENDS: Record<TrainerBackend, { what: string; needs: string }> =
     needs: 'torch only; trains on a CPU in minutes',
   },
   transformers: {
-    what: 'a Hugging Face model (an id, or a weights directory on the target) with a LoRA adapter',
-    needs: 'transformers and peft on the target, and a GPU for any real model',
+    what: 'a Hugging Face model (an id, a weights directory on the target, or one built from training.trainer.modelConfig) with a LoRA adapter',
+    needs: 'transformers, peft and TRL on the target (here: bash scripts/setupTrainerVenv.sh); a GPU for any model of real size',
   },
 };
 export type Backend = TrainerBackend;

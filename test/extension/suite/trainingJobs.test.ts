@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import * as vscode from 'vscode';
 import { FAKE_PYTHON_VERSION, fakePythons } from '../../fakes/pythons';
-import { api, cli, ensureRun, waitFor, workspaceDir, type SnapshotItem } from './helpers';
+import { api, cli, ensureRun, REPO, waitFor, workspaceDir, type SnapshotItem } from './helpers';
 
 /** The part of the DryRun Launch Training Phase returns with `dryRun: true` that these tests read. */
 interface DryRunLike {
@@ -35,7 +35,8 @@ interface TrainingJobsApiLike {
 }
 
 // A real training job needs the trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema.
-const PYTHON = '/usr/bin/python3';
+// The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): python-trainer's pinned stack.
+const PYTHON = join(REPO, '.venv-trainer', 'bin', 'python');
 const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
 const JUNIORS = ['Geneticist', 'Pharmacologist', 'Neurologist'];
 const SECRET_NAME = 'ROLLOUT_LAB_TEST_TRAINER_TOKEN';
@@ -107,7 +108,7 @@ describe('training jobs', () => {
 
   it('launches an SFT job of the tiny model on this machine, follows it to success, and the Jobs section and the curves show it', async function () {
     if (!trainerRuns) {
-      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed for a real training job (apt-get install python3-torch python3-yaml python3-jsonschema)`);
+      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`);
       this.skip();
     }
     this.timeout(420_000);
@@ -217,7 +218,7 @@ describe('training jobs', () => {
       }
       assert.ok(summary, `the summary was shown, not an error (the command ${done ? 'ended' : 'still asks'})`);
       const target = summary.find((l) => l.startsWith('Target: ')) ?? '';
-      assert.equal(target, `Target: local · CPU · ${bare} ${FAKE_PYTHON_VERSION} (training.targets.local.python) without torch: only Dry Run works here; install torch (${bare} -m pip install torch) or pick a remote target`);
+      assert.equal(target, `Target: local · CPU · ${bare} ${FAKE_PYTHON_VERSION} (training.targets.local.python) without torch: only Dry Run works here; install python-trainer's stack (${bare} -m pip install -r python-trainer/requirements.txt; or bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first) or pick a remote target`);
       assert.match(summary.find((l) => l.startsWith('Rows: ')) ?? '', /^Rows: [1-9]\d* examples/, 'the pre-flight and export ran');
       await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
       await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');

@@ -46,7 +46,8 @@ test('init --example ticket-routing writes a lab that loads; an unknown example 
     for (const f of ['graph.ts', 'reward.ts', 'sim/teacher.ts', 'data/tickets.jsonl', '.rollout-lab/lab.json', '.rollout-lab/prompts/Router.md']) assert.ok(r.created.includes(f), f);
     const loaded = await loadConfig(ws);
     const { config } = loaded;
-    assert.equal(config.training.trainer.backend, 'tiny');
+    assert.equal(config.training.trainer.backend, 'transformers');
+    assert.equal(config.training.trainer.modelConfig?.model_type, 'qwen2', 'a model built from a config: nothing to download');
     assert.equal(config.training.targets.local, undefined, 'the local target finds a python with torch itself');
     assert.deepEqual(config.training.phases.map((p) => `${p.name}:${p.kind}`), ['gather:gather', 'sft:sft', 'grpo:grpo']);
     assert.equal(config.agents.Router?.model, 'student');

@@ -62,17 +62,18 @@ export function resolveTarget(ctx: JobContext, name: string | undefined, phase?:
   const ofKind = Object.entries(targets).find(([, t]) => t.kind === wanted);
   if (ofKind) return { name: ofKind[0], target: ofKind[1] };
   if (wanted === 'local') return { name: 'local', target: TargetSchema.parse({ kind: 'local' }) };
-  const kinds = ['ssh', 'skypilot', 'k8s'];
+  const kinds = ['ssh', 'skypilot', 'k8s', 'slurm'];
   const known = Object.keys(targets);
   throw new UsageError(
     kinds.includes(wanted)
       ? `no ${wanted} target in training.targets of ${ctx.loaded.file} — add one, e.g. ${targetExample(wanted)}`
-      : `no target "${wanted}" — use local, ssh, skypilot or k8s, or one of training.targets${known.length ? ` (${known.join(', ')})` : ''}`,
+      : `no target "${wanted}" — use local, ssh, skypilot, k8s or slurm, or one of training.targets${known.length ? ` (${known.join(', ')})` : ''}`,
   );
 }
 
 function targetExample(kind: string): string {
   if (kind === 'ssh') return '"targets": {"gpu-box": {"kind": "ssh", "host": "me@gpu-box"}}';
   if (kind === 'skypilot') return '"targets": {"cloud": {"kind": "skypilot", "gpuType": "H100"}}';
+  if (kind === 'slurm') return '"targets": {"hpc": {"kind": "slurm", "host": "me@login.cluster", "partition": "gpu", "timeLimit": "4:00:00"}}';
   return '"targets": {"cluster": {"kind": "k8s", "namespace": "ml"}}';
 }

@@ -24,7 +24,7 @@ type HyperValue = number | string | boolean | string[];
 export interface TrainOptions {
   /** A phase name of the pipeline, or a kind (sft, grpo, bandit, apo: the first phase of that kind). */
   phase: string;
-  /** A key of training.targets, or a kind (local, ssh, skypilot, k8s). */
+  /** A key of training.targets, or a kind (local, ssh, skypilot, k8s, slurm). */
   target?: string;
   baseModel?: string;
   /** The trainer's backend for this job (default training.trainer.backend): tiny (torch only, a CPU) or transformers (+ peft, a GPU). */
@@ -146,7 +146,8 @@ function specOf(ctx: JobContext, d: JobDraft): JobSpec {
     data: { train: d.train, manifest: d.manifest },
     output: { dir: 'out' },
     resources: { gpus: t.gpus, gpuType: t.gpuType ?? null, cpus: t.cpus ?? null, memoryGb: t.memoryGb ?? null },
-    serve: d.kind === 'serve' ? { host: t.kind === 'local' || t.kind === 'ssh' ? '127.0.0.1' : '0.0.0.0', port: t.kind === 'local' ? 0 : 8000 } : null,
+    // A Slurm compute node is shared with other jobs: any free port there (the serving event says which).
+    serve: d.kind === 'serve' ? { host: t.kind === 'local' || t.kind === 'ssh' ? '127.0.0.1' : '0.0.0.0', port: t.kind === 'local' || t.kind === 'slurm' ? 0 : 8000 } : null,
     env: Object.keys(d.secrets).sort(),
     command: ['python3', '-m', 'rollout_trainer', d.kind, '--spec', 'job.yaml'],
   };

@@ -20,6 +20,7 @@ const HandleSchema = z.union([
   z.object({ target: z.literal('ssh'), host: z.string(), remoteDir: z.string(), pid: z.number() }),
   z.object({ target: z.literal('skypilot'), cluster: z.string(), jobId: z.number().nullable() }),
   z.object({ target: z.literal('k8s'), namespace: z.string(), context: z.string().nullable(), job: z.string(), service: z.string().nullable() }),
+  z.object({ target: z.literal('slurm'), host: z.string().nullable(), dir: z.string(), jobId: z.string() }),
 ]);
 
 const JobRecordSchema = z.object({
@@ -30,7 +31,7 @@ const JobRecordSchema = z.object({
   model: z.string().nullable(),
   baseModel: z.string(),
   targetName: z.string(),
-  targetKind: z.enum(['local', 'ssh', 'skypilot', 'k8s']),
+  targetKind: z.enum(['local', 'ssh', 'skypilot', 'k8s', 'slurm']),
   state: z.enum(JOB_STATES),
   createdAt: z.number(),
   endedAt: z.number().nullable(),

@@ -41,7 +41,7 @@ export const JobSpecSchema = z
     model: z.strictObject({
       base: z.string().min(1).describe('Base model: a Hugging Face id or a local directory with weights.'),
       backend: z.enum(['transformers', 'tiny']).default('transformers').describe('transformers (+ peft): real checkpoints; tiny: the trainer\'s own small torch model, built from `config` (CPU tests).'),
-      config: z.record(z.string(), z.unknown()).nullable().default(null).describe('Build the model from this config instead of loading weights (tiny models for tests; transformers needs "model_type").'),
+      config: z.record(z.string(), z.unknown()).nullable().default(null).describe('Build the model from this config instead of loading weights (transformers needs "model_type"; its tokenizer is trained on the job\'s data where model.base has none).'),
       adapter: relPath.nullable().default(null).describe('Start from this adapter (a previous version), relative to the bundle.'),
       dtype: z.enum(['auto', 'float32', 'bfloat16', 'float16']).default('auto'),
       servedName: z.string().min(1).nullable().default(null).describe('The model name the served policy answers to (default: the job id).'),

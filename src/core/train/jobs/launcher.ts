@@ -3,8 +3,8 @@ import type { JobSpec } from './jobSpec';
 
 /**
  * A launcher runs a job bundle on a target and follows it: local (a
- * subprocess), SSH (scp + a detached remote process), SkyPilot (`sky`) and
- * Kubernetes (`kubectl`). Each drives the target's own tool with argument
+ * subprocess), SSH (scp + a detached remote process), SkyPilot (`sky`),
+ * Kubernetes (`kubectl`) and Slurm (`sbatch`, here or on a login node over SSH). Each drives the target's own tool with argument
  * arrays, never a shell string built from user data; secrets travel as
  * environment variables or on standard input, never in arguments, specs or
  * logs. `plan` is the dry run: exactly the commands `launch` would execute.
@@ -46,7 +46,9 @@ export type JobHandle =
   | { target: 'local'; pid: number; host: string; logFile: string; exitFile: string; outDir: string }
   | { target: 'ssh'; host: string; remoteDir: string; pid: number }
   | { target: 'skypilot'; cluster: string; jobId: number | null }
-  | { target: 'k8s'; namespace: string; context: string | null; job: string; service: string | null };
+  | { target: 'k8s'; namespace: string; context: string | null; job: string; service: string | null }
+  /** host: the login node (null: this machine); dir: the job folder on the cluster's shared filesystem; jobId: Slurm's. */
+  | { target: 'slurm'; host: string | null; dir: string; jobId: string };
 
 export interface FollowHooks {
   /** A line of the job's output (stdout and stderr together), without its newline. */

@@ -115,7 +115,7 @@ export async function exportPhaseData(lab: Lab, declared: PhaseConfig, opts: Sim
     counts,
     files: [rel(outFile), rel(`${outFile}.manifest.json`)],
     produced: { kind: 'data', id: manifest.sha256.slice(0, 12) },
-    note: `${usesSimulatedByDefault(lab, declared, opts) ? `${SIMULATED_USE}; ` : ''}${simulated ? `${simulated} simulated rollouts left out (${SIMULATED_HINT}); ` : ''}${penaltyNote(manifest.counts.penalised, penalisedOut)}data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
+    note: `${usesSimulatedByDefault(lab, declared, opts) ? `${SIMULATED_USE}; ` : ''}${simulated ? `${simulated} simulated rollouts left out (${SIMULATED_HINT}); ` : ''}${penaltyNote(manifest.counts.penalised, penalisedOut)}data exported and checked; train on it with Launch Training Phase… or rollout-lab train --phase ${phase.name} --target local|ssh|skypilot|k8s|slurm (a model${model} trained elsewhere: rollout-lab pipeline register ${phase.model ?? 'MODEL'} --version V --phase ${phase.name})`,
   };
 }
 

@@ -41,7 +41,7 @@ test('local python: none with torch is an error listing each python tried and wh
   await assert.rejects(findLocalPython('local', undefined, envWith(dir), ['python3', 'python']), (err: Error) => {
     assert.ok(err instanceof UsageError);
     assert.match(err.message, /tried python3: ModuleNotFoundError: No module named 'torch'; python: not found\./);
-    assert.match(err.message, /Install torch \(python3 -m pip install torch\), or set training\.targets\.local\.python in \.rollout-lab\/lab\.json/);
+    assert.match(err.message, /Install python-trainer's stack \(bash scripts\/setupTrainerVenv\.sh in a clone of Rollout Lab makes \.venv-trainer, which the local target uses first; or python3 -m pip install -r python-trainer\/requirements\.txt\), or set training\.targets\.local\.python in \.rollout-lab\/lab\.json/);
     return true;
   });
 });
@@ -53,7 +53,7 @@ test('local python checked without torch: the python a job would run, its versio
   assert.equal(c.exe, path.join(dir, 'python3'));
   assert.equal(c.version, FAKE_PYTHON_VERSION);
   assert.equal(c.torch, null);
-  assert.equal(c.summary, `python3 ${FAKE_PYTHON_VERSION} without torch: only Dry Run works here; install torch (python3 -m pip install torch) or pick a remote target`);
+  assert.equal(c.summary, `python3 ${FAKE_PYTHON_VERSION} without torch: only Dry Run works here; install python-trainer's stack (python3 -m pip install -r python-trainer/requirements.txt; or bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first) or pick a remote target`);
   assert.deepEqual(c.tried, ["python3: ModuleNotFoundError: No module named 'torch'", 'nowhere-python: not found', "python: ModuleNotFoundError: No module named 'torch'"]);
 
   const torch = await checkLocalPython('local', undefined, envWith(fakePythons('check-torch', { python3: null, python: { torch: '2.4.1', version: '3.12.1' } })), ['python3', 'python']);
@@ -67,7 +67,7 @@ test('local python checked without torch: the python a job would run, its versio
 
   const configured = await checkLocalPython('cpu', path.join(dir, 'python'), envWith(dir), ['python3']);
   assert.equal(configured.configured, true);
-  assert.equal(configured.summary, `${path.join(dir, 'python')} ${FAKE_PYTHON_VERSION} (training.targets.cpu.python) without torch: only Dry Run works here; install torch (${path.join(dir, 'python')} -m pip install torch) or pick a remote target`);
+  assert.equal(configured.summary, `${path.join(dir, 'python')} ${FAKE_PYTHON_VERSION} (training.targets.cpu.python) without torch: only Dry Run works here; install python-trainer's stack (${path.join(dir, 'python')} -m pip install -r python-trainer/requirements.txt; or bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first) or pick a remote target`);
 });
 
 test('local python for a dry run: a target without torch is taken as it is, with the check; a launch still refuses it', async () => {

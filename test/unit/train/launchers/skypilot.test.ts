@@ -16,8 +16,7 @@ const SkyTaskSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9-]+$/),
   resources: z.strictObject({
     accelerators: z.union([z.string().regex(/^[A-Za-z0-9-]+:\d+$/), z.record(z.string(), z.number().int().positive())]).optional(),
-    cloud: z.string().optional(),
-    region: z.string().optional(),
+    infra: z.string().optional(),
     use_spot: z.boolean().optional(),
     image_id: z.string().optional(),
     cpus: z.string().regex(/^\d+\+?$/).optional(),
@@ -25,7 +24,7 @@ const SkyTaskSchema = z.strictObject({
     ports: z.array(z.number().int()).optional(),
   }),
   workdir: z.string().refine((p) => path.isAbsolute(p)),
-  envs: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.null()).optional(),
+  secrets: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.null()).optional(),
   setup: z.string().min(1),
   run: z.string().min(1),
 });
@@ -67,7 +66,7 @@ test('skypilot: plan = what launch runs; the task YAML is valid and secret-free;
   const plan = launcher.plan(job);
   const taskFile = path.join(job.jobDir, 'sky-task.yaml');
   assert.deepEqual(plan.steps.map((s) => s.argv), [
-    ['sky', 'launch', '-c', 'rl-sft-a-1', taskFile, '--yes', '--detach-run', '--idle-minutes-to-autostop', '60', '--down', '--env', SECRET_NAME],
+    ['sky', 'launch', '-c', 'rl-sft-a-1', taskFile, '--yes', '--detach-run', '--idle-minutes-to-autostop', '60', '--down', '--secret', SECRET_NAME],
   ]);
   assert.deepEqual(plan.steps[0]!.env, [SECRET_NAME]);
   assert.equal(plan.files[0]!.path, taskFile);
@@ -83,9 +82,9 @@ test('skypilot: plan = what launch runs; the task YAML is valid and secret-free;
   const written = readFileSync(taskFile, 'utf8');
   assert.equal(written, plan.files[0]!.content);
   const task = SkyTaskSchema.parse(parse(written));
-  assert.deepEqual(task.resources, { accelerators: 'H100:1', cloud: 'aws', region: 'us-east-1', use_spot: true, image_id: 'docker:pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime', cpus: '8+', memory: '64+' });
+  assert.deepEqual(task.resources, { accelerators: 'H100:1', infra: 'aws/us-east-1', use_spot: true, image_id: 'docker:pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime', cpus: '8+', memory: '64+' });
   assert.equal(task.workdir, job.bundleDir);
-  assert.deepEqual(task.envs, { [SECRET_NAME]: null });
+  assert.deepEqual(task.secrets, { [SECRET_NAME]: null });
   assert.equal(task.setup, 'echo extra setup\npython3 -m pip install --quiet -e "./python-trainer[hf]"');
   assert.match(task.run, /^export PYTHONPATH=.*\nexec 'python3' 'job\.py' '0'$/);
 
@@ -144,7 +143,7 @@ test('skypilot: any GPU, a serve port, no secrets, autostop without down', () =>
   assert.deepEqual(plan.steps[0]!.argv.slice(6), ['--detach-run', '--idle-minutes-to-autostop', '30']);
   assert.equal(plan.steps[0]!.env, undefined);
   const task = SkyTaskSchema.parse(parse(plan.files[0]!.content));
-  assert.equal(task.envs, undefined);
+  assert.equal(task.secrets, undefined);
   assert.deepEqual(task.resources.ports, [8000]);
   assert.ok(typeof task.resources.accelerators === 'object' && Object.values(task.resources.accelerators).every((c) => c === 2), 'any of the usual GPUs, two of them');
   const cpu = makeJob(root, { id: 'cpu-d-1', target: { kind: 'skypilot', gpus: 0 }, resources: { gpus: 0 } });

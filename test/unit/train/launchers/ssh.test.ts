@@ -27,7 +27,8 @@ const skip = missing ?? false;
 
 const TRAINER_MAIN = path.resolve(__dirname, '../../../../python-trainer/rollout_trainer/__main__.py');
 const GOLDEN_SFT = path.resolve(__dirname, '../../../fixtures/train/golden/sft.jsonl');
-const SYSTEM_PYTHON = '/usr/bin/python3';
+// The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): the remote python, for the job scripts and the real trainer alike.
+const SYSTEM_PYTHON = path.resolve(__dirname, '../../../../.venv-trainer/bin/python');
 
 const launcher = launcherFor('ssh');
 let root = '';
@@ -201,11 +202,11 @@ test('ssh: forwardPort reaches a server the job started on the host\'s 127.0.0.1
   assert.ok(readRecord(record).at(-1)!.argv.at(-1)!.endsWith(`'rollout-lab-cancel' '${handle.pid}'`), 'cancel names the process group');
 });
 
-// The real trainer's CPU path over ssh: needs python-trainer (written alongside) and Debian's python3 with torch.
+// The real trainer's CPU path over ssh: needs python-trainer and the trainer's venv.
 const trainerMissing = !existsSync(TRAINER_MAIN)
   ? 'python-trainer/rollout_trainer/__main__.py is not there yet'
   : spawnSync(SYSTEM_PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status !== 0
-    ? `${SYSTEM_PYTHON} cannot import torch, yaml and jsonschema (apt-get install python3-torch python3-yaml python3-jsonschema)`
+    ? `${SYSTEM_PYTHON} cannot import torch, yaml and jsonschema (bash scripts/setupTrainerVenv.sh)`
     : null;
 if (!skip && trainerMissing) console.log(`# skipping the real trainer over ssh: ${trainerMissing}`);
 

@@ -38,6 +38,8 @@ const INSTALL_HINT: Record<string, string> = {
   rsync: 'install rsync',
   sky: 'pip install skypilot',
   kubectl: 'install kubectl and point it at your cluster',
+  sbatch: 'install Slurm\'s client commands (apt-get install slurm-client) or set the target\'s "host" to a login node',
+  squeue: 'install Slurm\'s client commands (apt-get install slurm-client) or set the target\'s "host" to a login node',
 };
 
 /** The error for a command that could not start; ENOENT means it is not installed. */

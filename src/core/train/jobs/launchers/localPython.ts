@@ -1,16 +1,31 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { TargetConfig } from '../../../config/trainingSchema';
 import { UsageError } from '../../../errors';
 import { lastLines, run } from './exec';
 
 /**
  * Which python a local job runs: training.targets.<name>.python when it is set,
- * otherwise the first of a few usual ones that imports torch (the python first
+ * otherwise the trainer's venv beside this installation, else the first of a few usual ones that imports torch (the python first
  * on PATH often is a version manager's, without torch, while the system one
  * has it). The probe runs once per process and PATH. A dry run needs no torch:
  * it takes the python it would run and says what that python lacks.
  */
 
-export const PYTHON_CANDIDATES = ['python3', '/usr/bin/python3', '/usr/local/bin/python3', 'python'];
+export const PYTHON_CANDIDATES = [...trainerVenvPython(), 'python3', '/usr/bin/python3', '/usr/local/bin/python3', 'python'];
+
+/**
+ * The trainer's venv beside this installation (.venv-trainer, which scripts/setupTrainerVenv.sh makes with
+ * python-trainer's pinned stack: torch, transformers, peft, TRL), found from here (src/core/…) or from the
+ * bundle (dist); empty when there is none.
+ */
+export function trainerVenvPython(from: string = __dirname): string[] {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const python = path.join(dir, '.venv-trainer', 'bin', 'python');
+    if (existsSync(python)) return [python];
+    if (existsSync(path.join(dir, 'package.json')) || path.dirname(dir) === dir) return [];
+  }
+}
 
 // Three lines: the interpreter's path, its version, then torch's version or "!" and why torch does not import.
 const PROBE = [
@@ -82,7 +97,10 @@ export function forgetPythonProbes(): void {
   probes.clear();
 }
 
-const INSTALL_TORCH = (python: string): string => `install torch (${python} -m pip install torch)`;
+/** How to get python-trainer's stack (torch, transformers, peft, TRL) for a python. */
+const INSTALL = (python: string): string => `${python} -m pip install -r python-trainer/requirements.txt`;
+const VENV = 'bash scripts/setupTrainerVenv.sh in a clone of Rollout Lab makes .venv-trainer, which the local target uses first';
+const INSTALL_TORCH = (python: string): string => `install python-trainer's stack (${INSTALL(python)}; or ${VENV})`;
 const ONLY_DRY_RUN = 'only Dry Run works here';
 
 /** Which python a local target named `targetName` would run, and whether it has torch; never throws for a missing python or torch. */
@@ -130,12 +148,12 @@ function localPythonOf(c: LocalPythonCheck, targetName: string, configured: stri
   if (configured) {
     if (!c.torch) {
       const why = c.tried[0]?.slice(configured.length + 2) ?? 'no torch';
-      throw new UsageError(`${key} is ${configured}, which cannot import torch (${why}) — install torch for it (${configured} -m pip install torch), or point ${key} in ${where} at a python that has torch`);
+      throw new UsageError(`${key} is ${configured}, which cannot import torch (${why}) — install python-trainer's stack for it (${INSTALL(configured)}), or point ${key} in ${where} at a python that has torch`);
     }
     return { python: configured, note: `python: ${c.exe} (torch ${c.torch}), from ${key} in ${where}` };
   }
   if (!c.python || !c.torch) {
-    throw new UsageError(`no python with torch found for the local target — tried ${c.tried.join('; ')}. Install torch (python3 -m pip install torch), or set ${key} in ${where} to a python that has it`);
+    throw new UsageError(`no python with torch found for the local target — tried ${c.tried.join('; ')}. Install python-trainer's stack (${VENV}; or ${INSTALL('python3')}), or set ${key} in ${where} to a python that has it`);
   }
   return { python: c.python, note: `python: ${c.exe} (torch ${c.torch}); set ${key} in ${where} to choose another` };
 }

@@ -11,9 +11,11 @@ import { handleOf, targetOf } from './narrow';
  * its workdir, setup installing python-trainer, run), `sky launch
  * --detach-run`, `sky logs --follow`, rsync of the outputs over the ssh alias
  * SkyPilot writes for the cluster, `sky cancel`, `sky down`. Secrets are
- * declared in the task's `envs` without a value and passed as `--env NAME`,
- * which SkyPilot fills from its own environment: the values are only in the
- * environment of the `sky` process, never in the YAML or an argument.
+ * declared in the task's `secrets` without a value and passed as `--secret
+ * NAME`, which SkyPilot fills from its own environment (and redacts in its
+ * logs and YAML output): the values are only in the environment of the `sky`
+ * process, never in the YAML or an argument. Where the cloud is set, it goes
+ * in `infra` (SkyPilot's `cloud` and `region` fields are deprecated for it).
  */
 
 
@@ -36,8 +38,8 @@ export interface SkyTask {
   name: string;
   resources: {
     accelerators?: string | Record<string, number>;
-    cloud?: string;
-    region?: string;
+    /** "cloud" or "cloud/region"; a region alone goes with the cloud "*" (any). */
+    infra?: string;
     use_spot?: boolean;
     image_id?: string;
     cpus?: string;
@@ -45,7 +47,7 @@ export interface SkyTask {
     ports?: number[];
   };
   workdir: string;
-  envs?: Record<string, null>;
+  secrets?: Record<string, null>;
   setup: string;
   run: string;
 }
@@ -62,8 +64,7 @@ export function skyTask(job: PreparedJob): SkyTask {
   const r = job.spec.resources;
   const resources: SkyTask['resources'] = {};
   if (r.gpus > 0) resources.accelerators = r.gpuType ? `${r.gpuType}:${r.gpus}` : Object.fromEntries(ANY_GPU.map((g) => [g, r.gpus]));
-  if (t.cloud) resources.cloud = t.cloud;
-  if (t.region) resources.region = t.region;
+  if (t.cloud || t.region) resources.infra = [t.cloud ?? '*', ...(t.region ? [t.region] : [])].join('/');
   if (t.useSpot) resources.use_spot = true;
   if (t.image) resources.image_id = t.image;
   if (r.cpus) resources.cpus = `${r.cpus}+`;
@@ -74,7 +75,7 @@ export function skyTask(job: PreparedJob): SkyTask {
     name: job.spec.id,
     resources,
     workdir: job.bundleDir,
-    ...(names.length ? { envs: Object.fromEntries(names.map((n) => [n, null])) } : {}),
+    ...(names.length ? { secrets: Object.fromEntries(names.map((n) => [n, null])) } : {}),
     setup: [t.setup?.trim(), 'python3 -m pip install --quiet -e "./python-trainer[hf]"'].filter(Boolean).join('\n'),
     // The command's arguments are quoted one by one: the run section is shell text.
     run: ['export PYTHONPATH="$PWD/python-trainer${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1', `exec ${remoteCommandLine(job.spec.command)}`].join('\n'),
@@ -99,7 +100,7 @@ function launchStep(job: PreparedJob): PlannedStep {
       'sky', 'launch', '-c', clusterName(job), taskFile(job), '--yes', '--detach-run',
       ...(idle !== undefined ? ['--idle-minutes-to-autostop', String(idle)] : []),
       ...(t.down ? ['--down'] : []),
-      ...names.flatMap((n) => ['--env', n]),
+      ...names.flatMap((n) => ['--secret', n]),
     ],
     ...(names.length ? { env: names } : {}),
   };
