@@ -8,9 +8,9 @@ const ROOT = path.resolve(__dirname, '..');
 const DRIVER = path.join(__dirname, 'python', 'train_vs_trl.py');
 const RESULT = '@bench-result ';
 
-/** The trainer venv's python (torch, transformers, peft, trl), or an error that says how to make it. */
+/** The trainer venv's python (torch, transformers, peft, trl; ROLLOUT_LAB_PYTHON names another, as for the tests), or an error that says how to make it. */
 export function trainerPython(): string {
-  const python = path.join(ROOT, '.venv-trainer', 'bin', 'python');
+  const python = process.env.ROLLOUT_LAB_PYTHON ?? path.join(ROOT, '.venv-trainer', 'bin', 'python');
   if (!existsSync(python)) throw new Error(`no trainer venv at ${python}: run bash scripts/setupTrainerVenv.sh (it installs python-trainer/requirements.txt, TRL included)`);
   return python;
 }

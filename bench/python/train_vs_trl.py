@@ -44,19 +44,6 @@ RESULT = "@bench-result "  # the line of the figures; the jobs' own output goes 
 WARMUP_STEPS = 3
 SEED = 0
 LORA = {"lora_r": 16, "lora_alpha": 16, "lora_dropout": 0.05, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
-TEMPLATE = (
-    "{%- for m in messages %}"
-    "{%- if m.role == 'assistant' %}{{ '<|im_start|>assistant\\n' + (m.content or '') }}"
-    "{%- for tc in (m.tool_calls or []) %}"
-    "{{ '<tool_call>{\"name\": \"' + tc.function.name + '\", \"arguments\": ' + (tc.function.arguments | tojson) + '}</tool_call>' }}"
-    "{%- endfor %}{{ '<|im_end|>\\n' }}"
-    "{%- else %}{{ '<|im_start|>' + m.role + '\\n' + (m.content or '') + '<|im_end|>\\n' }}"
-    "{%- endif %}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}"
-)
-
-
 def device_and_dtype() -> tuple[str, str]:
     import torch
 
@@ -66,24 +53,11 @@ def device_and_dtype() -> tuple[str, str]:
 
 
 def build_tokenizer(directory: Path) -> Any:
-    """A byte-level BPE over the golden export, saved as a transformers tokenizer with a ChatML template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    """The package's offline tokenizer (a byte-level BPE with its ChatML template) trained on the golden export, saved to directory."""
+    from rollout_trainer.backends.hf_build import corpus_of, train_tokenizer
 
-    try:
-        from transformers import PreTrainedTokenizerFast
-    except ImportError:  # transformers 5 may only export the unified class
-        from transformers import TokenizersBackend as PreTrainedTokenizerFast  # type: ignore[no-redef]
-
-    texts = [line for f in sorted(GOLDEN.glob("*.jsonl")) for line in f.read_text(encoding="utf-8").splitlines()]
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    tk.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=1000, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    tok.chat_template = TEMPLATE
-    tok.save_pretrained(str(directory))
-    return tok
+    records = [json.loads(line) for f in sorted(GOLDEN.glob("*.jsonl")) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return train_tokenizer(corpus_of(records), 1000, directory)
 
 
 def model_config(vocab: int, hidden: int, layers: int) -> dict[str, Any]:
@@ -92,20 +66,23 @@ def model_config(vocab: int, hidden: int, layers: int) -> dict[str, Any]:
 
 
 def build_model(config: dict[str, Any], dtype: str, device: str) -> Any:
-    """The model the transformers backend builds from model.config (same seed, same weights)."""
+    """The model the transformers backend builds from model.config (hf_build.build_model: same seed, same weights)."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
 
-    cfg = dict(config)
-    torch.manual_seed(SEED)
-    model = AutoModelForCausalLM.from_config(AutoConfig.for_model(cfg.pop("model_type"), **cfg))
-    return model.to(device=device, dtype=getattr(torch, dtype))
+    from rollout_trainer.backends.hf_build import build_model as build
+
+    return build(config, int(config["vocab_size"]), SEED).to(device=device, dtype=getattr(torch, dtype))
 
 
-def lora_config() -> Any:
+def lora_config(model: Any) -> Any:
+    """The lab's adapter on a model built from a config: LoRA on LORA's targets, the input
+    embeddings and output head trained in full (peft's modules_to_save)."""
     from peft import LoraConfig
 
-    return LoraConfig(r=LORA["lora_r"], lora_alpha=LORA["lora_alpha"], lora_dropout=LORA["lora_dropout"], target_modules=LORA["target_modules"], task_type="CAUSAL_LM")
+    wanted = [m for m in (model.get_input_embeddings(), model.get_output_embeddings()) if m is not None]
+    full = sorted({name.rsplit(".", 1)[-1] for name, module in model.named_modules() if any(module is w for w in wanted)})
+    return LoraConfig(r=LORA["lora_r"], lora_alpha=LORA["lora_alpha"], lora_dropout=LORA["lora_dropout"], target_modules=LORA["target_modules"],
+                      task_type="CAUSAL_LM", modules_to_save=full)
 
 
 def write_bundle(bundle: Path, kind: str, config: dict[str, Any], dtype: str, hp: dict[str, Any], data: str, lines: list[str]) -> Path:
@@ -215,8 +192,8 @@ def sft_trl(work: Path, config: dict[str, Any], dtype: str, device: str) -> dict
                      max_grad_norm=1.0, logging_steps=1, save_strategy="no", seed=SEED, data_seed=SEED, bf16=on_gpu and dtype == "bfloat16",
                      fp16=False, gradient_checkpointing=False, report_to="none", disable_tqdm=True, max_length=SFT_HP["max_length"],
                      packing=False)
-    trainer = SFTTrainer(model=build_model(config, dtype, device), args=args, train_dataset=dataset, processing_class=tok,
-                         peft_config=lora_config(), callbacks=[Clock()])
+    model = build_model(config, dtype, device)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tok, peft_config=lora_config(model), callbacks=[Clock()])
     trainer.train()
     return {"tokens_per_s": rate(points), "steps": len(points), "tokens": points[-1][1] - points[WARMUP_STEPS - 1][1], "step_s": intervals(points),
             "step_tokens": step_tokens(points)}
@@ -300,8 +277,9 @@ def run_grpo(args: argparse.Namespace) -> dict[str, Any]:
                            epsilon=hp.clip_eps, loss_type="grpo", learning_rate=hp.learning_rate, weight_decay=0.0, max_grad_norm=1.0,
                            num_generations=4, per_device_train_batch_size=8, gradient_accumulation_steps=1, gradient_checkpointing=False,
                            use_bias_correction_kl=False, max_completion_length=args.new_tokens, disable_tqdm=True, seed=SEED)
-        trainer = GRPOTrainer(model=build_model(config, dtype, device), reward_funcs=lambda completions, **kw: [0.0] * len(completions), args=targs,
-                              train_dataset=Dataset.from_dict({"prompt": ["x"] * 8}), processing_class=tok, peft_config=lora_config())
+        model = build_model(config, dtype, device)
+        trainer = GRPOTrainer(model=model, reward_funcs=lambda completions, **kw: [0.0] * len(completions), args=targs,
+                              train_dataset=Dataset.from_dict({"prompt": ["x"] * 8}), processing_class=tok, peft_config=lora_config(model))
         trainer.current_gradient_accumulation_steps = 1  # set by Trainer's loop, which does not run here
         model = trainer.model
         trainer.create_optimizer()

@@ -3,8 +3,9 @@ LoRA adapter (loaded from a job spec, as a job loads it), prompts and completion
 few rollout groups with their group advantages, behaviour logprobs perturbed from the
 policy's own (so the clip is active on some tokens) and reference logprobs from the base
 model. TRL's number comes from GRPOTrainer's own loss code (`_compute_loss`) on the same
-model; ours from grpo_loss on the policy's sequence_logprobs. The losses and the LoRA
-gradients must agree to 1e-5 for each pair of matching aggregations, with and without
+model; ours from grpo_loss on the policy's sequence_logprobs. The losses and the gradients
+(LoRA's, and those of the embeddings and head, which a model built from a config trains too)
+must agree to 1e-5 for each pair of matching aggregations, with and without
 the KL term:
 
   seq-mean-token-mean  ~ loss_type "grpo" (each completion's token mean, then the mean)
@@ -19,42 +20,17 @@ the same k3 estimate exp(ref - logp) - (ref - logp) - 1. One deliberate differen
 (`use_bias_correction_kl`, after DeepSeek-V3.2); the project keeps the GRPO paper's
 unweighted k3 (as verl's low_var_kl), which is TRL with use_bias_correction_kl=False, and
 the last test shows the default is a different loss. Runs TRL's float32 path (its
-configs default to bf16 autocast, also on a CPU). Nothing is downloaded."""
+configs default to bf16 autocast, also on a CPU). Nothing is downloaded: the tokenizer is
+the package's own (hf_build.train_tokenizer)."""
 
 import json
 
 import pytest
 import torch
 
-transformers = pytest.importorskip("transformers", reason="transformers is not installed: TRL's GRPO loss cannot be compared here")
-pytest.importorskip("peft", reason="peft is not installed: the transformers backend is not tested here")
-pytest.importorskip("tokenizers", reason="tokenizers is not installed: no tokenizer can be built for the tiny HF model")
-pytest.importorskip("datasets", reason="datasets is not installed: TRL's GRPOTrainer needs a dataset")
-pytest.importorskip("trl", reason="trl is not installed: TRL's GRPO loss cannot be compared here")
-
-VOCAB = 160
 CLIP_EPS = 0.2
 TOL = 1e-5
 PAIRS = [("seq-mean-token-mean", "grpo"), ("token-mean", "bnpo"), ("token-mean", "dapo")]
-
-
-def build_tokenizer(directory):
-    """A word-level tokenizer over VOCAB made-up words with ChatML-ish specials and a template."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    try:
-        from transformers import PreTrainedTokenizerFast
-    except ImportError:  # transformers 5 may only export the unified class
-        from transformers import TokenizersBackend as PreTrainedTokenizerFast
-
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    vocab = {t: i for i, t in enumerate(specials + [f"w{i}" for i in range(VOCAB - len(specials))])}
-    tk = Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>"))
-    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    tok.chat_template = "{% for m in messages %}{{ '<|im_start|> ' + m.content + ' <|im_end|> ' }}{% endfor %}"
-    tok.save_pretrained(str(directory))
-    return tok
 
 
 @pytest.fixture
@@ -63,12 +39,14 @@ def policy(tmp_path, monkeypatch):
     from rollout_trainer.backends import load_policy
     from rollout_trainer.spec import load_spec
 
+    from rollout_trainer.backends.hf_build import train_tokenizer
+
     for k, v in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}.items():
         monkeypatch.setenv(k, v)
-    build_tokenizer(tmp_path / "base")
+    vocab = len(train_tokenizer(["the package's own offline tokenizer"], 0, tmp_path / "base"))  # bytes and the chat tokens
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "rl.jsonl").write_text("")
-    config = {"model_type": "qwen2", "vocab_size": VOCAB, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+    config = {"model_type": "qwen2", "vocab_size": vocab, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
               "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256, "tie_word_embeddings": False}
     spec = {
         "apiVersion": "rollout-lab/v1", "kind": "TrainingJob", "id": "trl-grpo", "phase": {"name": "test", "kind": "grpo"},
@@ -83,8 +61,9 @@ def policy(tmp_path, monkeypatch):
     pol = load_policy(load_spec(str(tmp_path / "job.yaml")), "cpu")
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        for p in pol.trainable_parameters():
-            p.copy_(torch.randn(p.shape, generator=gen) * 0.3)  # LoRA's B starts at 0: move the policy off the reference
+        for name, p in pol.model.named_parameters():
+            if "lora_" in name:  # LoRA's B starts at 0: move the policy off the reference
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
     pol.model.train()
     return pol
 
@@ -97,9 +76,10 @@ def rollout_batch(policy):
     from rollout_trainer.grpo import group_advantages
 
     gen = torch.Generator().manual_seed(1)
+    vocab = policy.tokenizer.vocab_size
     prompt_len, lengths = 6, [5, 9, 3, 7, 9, 4]
-    prompts = [torch.randint(3, VOCAB, (prompt_len,), generator=gen).tolist() for _ in (0, 1) for _ in range(3)]
-    completions = [torch.randint(3, VOCAB, (n,), generator=gen).tolist() for n in lengths]
+    prompts = [torch.randint(3, vocab, (prompt_len,), generator=gen).tolist() for _ in (0, 1) for _ in range(3)]
+    completions = [torch.randint(3, vocab, (n,), generator=gen).tolist() for n in lengths]
     rewards = {"a": [1.0, 0.0, 0.5], "b": [0.2, 0.9, 0.0]}
     advantages = group_advantages(rewards)["a"] + group_advantages(rewards)["b"]
     ids = [p + c for p, c in zip(prompts, completions)]
@@ -189,7 +169,7 @@ def test_the_grpo_loss_and_its_gradients_match_trls(policy, tmp_path, beta):
             assert abs(stats["kl"] - their_kl) <= TOL, f"kl {stats['kl']} != TRL's {their_kl}"
         their_clip = trainer._metrics["train"]["clip_ratio/region_mean"][-1]
         assert abs(stats["clip_frac"] - their_clip) <= TOL, f"clip_frac {stats['clip_frac']} != TRL's {their_clip}"
-        assert grads.keys() == their_grads.keys() and len(grads) == 8  # q_proj and v_proj's A and B in 2 layers
+        assert grads.keys() == their_grads.keys() and sum("lora_" in n for n in grads) == 8  # q_proj and v_proj's A and B in 2 layers
         worst = max(float((grads[n] - their_grads[n]).abs().max()) for n in grads)
         assert worst <= TOL, f"{agg} vs TRL {loss_type} (beta {beta}): LoRA gradients differ by up to {worst}"
         assert max(float(g.abs().max()) for g in grads.values()) > 1e-3, "the gradients should not be trivially zero"
