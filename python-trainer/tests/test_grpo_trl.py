@@ -37,9 +37,8 @@ PAIRS = [("seq-mean-token-mean", "grpo"), ("token-mean", "bnpo"), ("token-mean",
 def policy(tmp_path, monkeypatch):
     """The transformers backend's policy of a grpo job on a tiny Qwen2, its LoRA moved off zero."""
     from rollout_trainer.backends import load_policy
-    from rollout_trainer.spec import load_spec
-
     from rollout_trainer.backends.hf_build import train_tokenizer
+    from rollout_trainer.spec import load_spec
 
     for k, v in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}.items():
         monkeypatch.setenv(k, v)
