@@ -78,7 +78,12 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor
     where the policies agree). seq-mean-token-mean averages each completion's tokens,
     then the completions (every completion weighs the same); token-mean averages all
     tokens (every token weighs the same). clip_frac is the share of tokens whose
-    gradient the clip switched off (ρ > 1+ε with A > 0, or ρ < 1-ε with A < 0)."""
+    gradient the clip switched off (ρ > 1+ε with A > 0, or ρ < 1-ε with A < 0).
+
+    This is TRL's GRPOTrainer loss (loss_type "grpo" for seq-mean-token-mean, "bnpo" for
+    token-mean, epsilon = clip_eps, beta = kl_coef) to 1e-5 in value and gradients
+    (tests/test_grpo_trl.py), with use_bias_correction_kl=False: TRL 1.16 multiplies the
+    KL term by ρ by default; here it is the GRPO paper's unweighted k3."""
     if loss_agg not in LOSS_AGGREGATIONS:
         raise ValueError(f"loss_agg must be one of {', '.join(LOSS_AGGREGATIONS)}, not {loss_agg!r}")
     mask = mask.bool()
