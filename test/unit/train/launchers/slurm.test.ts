@@ -1,18 +1,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { TargetSchema } from '../../../../src/core/config/trainingSchema';
 import type { JobExit, JobHandle, PreparedJob } from '../../../../src/core/train/jobs/launcher';
 import { launcherFor, sbatchScript, slurmExit, slurmJobDir, type SlurmReport } from '../../../../src/core/train/jobs/launchers';
 import { SCRIPT_FILE } from '../../../../src/core/train/jobs/launchers/slurm';
-import { accepts, freePort } from '../../../../src/core/train/jobs/launchers/net';
+import { freePort } from '../../../../src/core/train/jobs/launchers/net';
 import { parseTrainerEvent } from '../../../../src/core/train/jobs/trainerEvents';
 import { readRecord, recordingShim } from '../../../fakes/commandLineTools';
 import { allCommandLines, Lines, makeJob, PYTHON, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, which } from './helpers';
 import { assertNotInRegularFiles as assertNotInFiles, slurmSkip, startSlurm, type SlurmCluster } from './slurmCluster';
+import { SSHD, startSshd } from './sshd';
 
 /**
  * The Slurm launcher: its job script and plan without a cluster, its reading of Slurm's end states from what
@@ -332,47 +333,9 @@ test('slurm: forwardPort relays a port the job serves on its compute node to 127
 });
 
 // A login node over ssh: a real sshd on 127.0.0.1 whose sessions get the cluster's SLURM_CONF (SetEnv), as a login node's /etc/slurm would.
-const SSHD = '/usr/sbin/sshd';
 const sshMissing = !existsSync(SSHD) ? `${SSHD} is missing (apt-get install openssh-server)` : !which('ssh') ? 'ssh is not on PATH (apt-get install openssh-client)' : null;
 if (!skip && sshMissing && process.env.CI) throw new Error(`the Slurm launcher over ssh needs a real sshd: ${sshMissing}`);
 if (!skip && sshMissing) console.log(`# skipping the Slurm launcher over ssh: ${sshMissing}`);
-
-async function startSshd(dir: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number; key: string }> {
-  mkdirSync(dir, { recursive: true });
-  for (const k of ['host_key', 'id']) {
-    const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, k)], { encoding: 'utf8' });
-    assert.equal(r.status, 0, `ssh-keygen: ${r.stderr}`);
-  }
-  writeFileSync(path.join(dir, 'authorized_keys'), readFileSync(path.join(dir, 'id.pub')));
-  const port = await freePort();
-  const config = path.join(dir, 'sshd_config');
-  writeFileSync(
-    config,
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${path.join(dir, 'host_key')}`,
-      `AuthorizedKeysFile ${path.join(dir, 'authorized_keys')}`,
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'PermitRootLogin prohibit-password',
-      'StrictModes no',
-      `PidFile ${path.join(dir, 'sshd.pid')}`,
-      'UsePAM no',
-      `SetEnv ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`,
-      '',
-    ].join('\n'),
-  );
-  if (process.getuid?.() === 0) mkdirSync('/run/sshd', { recursive: true });
-  const child = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-  for (let i = 0; i < 200 && !(await accepts(port)); i++) {
-    if (child.exitCode !== null) throw new Error(`sshd exited with ${child.exitCode}: ${log}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, port, key: path.join(dir, 'id') };
-}
 
 test('slurm: through a login node over ssh: the bundle goes over as a tar stream, sbatch runs there, the log follows over ssh, out/ comes back', { skip: skip || (sshMissing ?? false) }, async () => {
   const sshd = await startSshd(path.join(root, 'sshd'), cluster!.env);

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { JobExit, JobHandle, PreparedJob } from '../../../../src/core/train/jobs/launcher';
@@ -10,6 +10,7 @@ import { accepts, freePort } from '../../../../src/core/train/jobs/launchers/net
 import { parseTrainerEvent } from '../../../../src/core/train/jobs/trainerEvents';
 import { readRecord, recordingShim } from '../../../fakes/commandLineTools';
 import { allCommandLines, assertNotInFiles, Lines, makeJob, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, which } from './helpers';
+import { SSHD, startSshd } from './sshd';
 
 /**
  * End to end against a real sshd on 127.0.0.1 (its own host key, config and
@@ -17,7 +18,6 @@ import { allCommandLines, assertNotInFiles, Lines, makeJob, SECRET, SECRET_NAME,
  * and tar, through recording shims so the commands can be compared with the plan.
  */
 
-const SSHD = '/usr/sbin/sshd';
 const REAL_SSH = which('ssh');
 const REAL_TAR = which('tar');
 const missing = !existsSync(SSHD) ? `${SSHD} is missing (apt-get install openssh-server)` : !REAL_SSH ? 'ssh is not on PATH (apt-get install openssh-client)' : !REAL_TAR ? 'tar is not on PATH' : null;
@@ -34,51 +34,20 @@ const launcher = launcherFor('ssh');
 let root = '';
 let remoteBase = '';
 let sshd: ChildProcess | null = null;
-let sshdLog = '';
 let target: Record<string, unknown> = {};
 
 before(async () => {
   if (skip) return;
   root = tempDir('ssh-launcher');
-  const keys = path.join(root, 'keys');
-  mkdirSync(keys);
-  for (const k of ['host_key', 'id']) {
-    const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(keys, k)], { encoding: 'utf8' });
-    assert.equal(r.status, 0, `ssh-keygen: ${r.stderr}`);
-  }
-  writeFileSync(path.join(keys, 'authorized_keys'), readFileSync(path.join(keys, 'id.pub')));
-  const port = await freePort();
-  const config = path.join(root, 'sshd_config');
-  writeFileSync(
-    config,
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${path.join(keys, 'host_key')}`,
-      `AuthorizedKeysFile ${path.join(keys, 'authorized_keys')}`,
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'PermitRootLogin prohibit-password',
-      'StrictModes no',
-      `PidFile ${path.join(root, 'sshd.pid')}`,
-      'UsePAM no',
-      '',
-    ].join('\n'),
-  );
-  // sshd wants its privilege separation folder, which a container may lack.
-  if (process.getuid?.() === 0) mkdirSync('/run/sshd', { recursive: true });
-  sshd = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  sshd.stderr!.on('data', (d: Buffer) => (sshdLog += d.toString()));
-  for (let i = 0; i < 200 && !(await accepts(port)); i++) {
-    if (sshd.exitCode !== null) throw new Error(`sshd exited with ${sshd.exitCode}: ${sshdLog}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const started = await startSshd(path.join(root, 'keys'));
+  sshd = started.child;
+  const port = started.port;
   remoteBase = path.join(root, 'remote');
   target = {
     kind: 'ssh',
     host: `${userInfo().username}@127.0.0.1`,
     port,
-    identityFile: path.join(keys, 'id'),
+    identityFile: started.key,
     options: ['StrictHostKeyChecking=no', `UserKnownHostsFile=${path.join(root, 'known_hosts')}`, 'LogLevel=ERROR'],
     remoteDir: remoteBase,
     python: SYSTEM_PYTHON,
