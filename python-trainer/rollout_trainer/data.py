@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import DataError
 
-__all__ = ["DataError", "read_jsonl", "read_sft", "read_rl", "check_messages", "check_tools", "check_rl_record", "check_reward_origin", "tool_call_arguments"]
+__all__ = ["DataError", "read_jsonl", "read_sft", "read_rl", "check_messages", "check_tools", "check_rl_record", "check_reward_origin", "tool_call_arguments", "tool_call_json"]
 
 ROLES = ("system", "user", "assistant", "tool")
 TOOL_CALL_SHAPE = '{"type": "function", "function": {"name": NAME, "arguments": JSON-OBJECT-STRING}}'
@@ -56,6 +56,18 @@ def tool_call_arguments(args: Any) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise ValueError("arguments must be a JSON object")
     return parsed
+
+
+def tool_call_json(call: dict[str, Any]) -> str:
+    """A tool call (OpenAI's {function: {name, arguments}}, or the function itself) as the
+    Hermes-style JSON object templates write inside <tool_call>: arguments as an object where
+    they parse as one, as written otherwise."""
+    fn = call.get("function", call)
+    try:
+        args: Any = tool_call_arguments(fn.get("arguments"))
+    except (ValueError, TypeError):
+        args = fn.get("arguments")
+    return json.dumps({"name": fn.get("name"), "arguments": args}, ensure_ascii=False)
 
 
 def _check_tool_calls(calls: Any, where: str) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..data import tool_call_arguments
+from ..data import tool_call_json
 
 # Turn tokens (special: they never appear in decoded text) and the tool-call markers (ordinary
 # added tokens: a decoded completion keeps them, so its tool calls can be parsed back).
@@ -52,13 +52,7 @@ def _message_texts(messages: Iterable[dict[str, Any]]) -> Iterator[str]:
     for m in messages:
         if isinstance(m.get("content"), str):
             yield m["content"]
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function", call)
-            try:
-                args: Any = tool_call_arguments(fn.get("arguments"))
-            except (ValueError, TypeError):
-                args = fn.get("arguments")
-            yield json.dumps({"name": fn.get("name"), "arguments": args}, ensure_ascii=False)
+        yield from (tool_call_json(call) for call in m.get("tool_calls") or [])
 
 
 def corpus_of(records: Iterable[dict[str, Any]]) -> Iterator[str]:

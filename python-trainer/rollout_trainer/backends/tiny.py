@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..data import tool_call_arguments
+from ..data import tool_call_json
 from ..errors import SpecError
 from ..spec import JobSpec
 from ..tokenizer import Message, Tool
@@ -50,15 +50,7 @@ class ByteChatTokenizer:
 
     @staticmethod
     def _body(m: dict[str, Any]) -> str:
-        body = m.get("content") or ""
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function", call)
-            try:
-                args: Any = tool_call_arguments(fn.get("arguments"))
-            except (ValueError, TypeError):
-                args = fn.get("arguments")
-            body += "<tool_call>" + json.dumps({"name": fn["name"], "arguments": args}, ensure_ascii=False) + "</tool_call>"
-        return body
+        return (m.get("content") or "") + "".join(f"<tool_call>{tool_call_json(call)}</tool_call>" for call in m.get("tool_calls") or [])
 
     def render(self, messages: list[Message], tools: list[Tool] | None = None, add_generation_prompt: bool = False) -> str:
         msgs = list(messages)

@@ -5,10 +5,10 @@ import path from 'node:path';
 import type { TargetConfig } from '../../../config/trainingSchema';
 import { ConfigError, RuntimeFailure } from '../../../errors';
 import type { FollowHooks, JobExit, JobHandle, LaunchPlan, Launcher, PlannedStep, PortForward, PreparedJob } from '../launcher';
-import { background, envLines, jobArgv, lastLines, pipe, run, shellQuote, sleep, stream } from './exec';
-import { accepts, freePort } from './net';
+import { envLines, jobArgv, lastLines, pipe, run, shellQuote, sleep, stream } from './exec';
+import { freePort } from './net';
 import { handleOf, targetOf } from './narrow';
-import { sshArgv, sshOptions } from './ssh';
+import { sshArgv, sshForward } from './ssh';
 
 /**
  * A Slurm cluster. The job script (rollout-lab.sbatch, generated from the
@@ -509,23 +509,6 @@ export const slurmLauncher: Launcher = {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(node)) throw new RuntimeFailure(`Slurm job ${h.jobId} runs on no node squeue names (${node || 'none'}) — is it still running?`);
     if (!h.host) return relay(node, remotePort, localPort);
     // Through the login node: ssh -L to the compute node's port.
-    const port = localPort ?? (await freePort());
-    const ssh = sshTargetOf(t, h.host);
-    const fwd = background(['ssh', ...sshOptions(ssh), '-o', 'ExitOnForwardFailure=yes', '-N', '-L', `127.0.0.1:${port}:${node}:${remotePort}`, h.host]);
-    let exited = false;
-    void fwd.exited.then(
-      () => (exited = true),
-      () => (exited = true),
-    );
-    for (let i = 0; i < 150; i++) {
-      if (exited) {
-        const r = await fwd.exited;
-        throw new RuntimeFailure(`ssh -L ${port}:${node}:${remotePort} ${h.host} exited with status ${r.code}: ${lastLines(r.stderr, 2)}`);
-      }
-      if (await accepts(port)) return { url: `http://127.0.0.1:${port}/v1`, close: () => fwd.stop() };
-      await sleep(100);
-    }
-    fwd.stop();
-    throw new RuntimeFailure(`the port forward to ${node}:${remotePort} through ${h.host} did not open on 127.0.0.1:${port}`);
+    return sshForward(sshTargetOf(t, h.host), node, remotePort, localPort);
   },
 };

@@ -190,23 +190,30 @@ export const sshLauncher: Launcher = {
 
   async forwardPort(handle: JobHandle, job, remotePort: number, localPort?: number): Promise<PortForward> {
     const h = handleOf(handle, 'ssh');
-    const t = { ...sshTarget(job), host: h.host };
-    const port = localPort ?? (await freePort());
-    const fwd = background(['ssh', ...sshOptions(t), '-o', 'ExitOnForwardFailure=yes', '-N', '-L', `127.0.0.1:${port}:127.0.0.1:${remotePort}`, t.host]);
-    let exited = false;
-    void fwd.exited.then(
-      () => (exited = true),
-      () => (exited = true),
-    );
-    for (let i = 0; i < 150; i++) {
-      if (exited) {
-        const r = await fwd.exited;
-        throw new RuntimeFailure(`ssh -L ${port}:127.0.0.1:${remotePort} ${t.host} exited with status ${r.code}: ${lastLines(r.stderr, 2)}`);
-      }
-      if (await accepts(port)) return { url: `http://127.0.0.1:${port}/v1`, close: () => fwd.stop() };
-      await sleep(100);
-    }
-    fwd.stop();
-    throw new RuntimeFailure(`the port forward to ${t.host}:${remotePort} did not open on 127.0.0.1:${port}`);
+    return sshForward({ ...sshTarget(job), host: h.host }, '127.0.0.1', remotePort, localPort);
   },
 };
+
+/**
+ * `ssh -L` from 127.0.0.1 (localPort, or a free port) to remoteHost:remotePort as the target's host sees it
+ * (127.0.0.1 for the host itself, a compute node's name through a login node); resolves once the local port accepts.
+ */
+export async function sshForward(t: SshTarget, remoteHost: string, remotePort: number, localPort?: number): Promise<PortForward> {
+  const port = localPort ?? (await freePort());
+  const fwd = background(['ssh', ...sshOptions(t), '-o', 'ExitOnForwardFailure=yes', '-N', '-L', `127.0.0.1:${port}:${remoteHost}:${remotePort}`, t.host]);
+  let exited = false;
+  void fwd.exited.then(
+    () => (exited = true),
+    () => (exited = true),
+  );
+  for (let i = 0; i < 150; i++) {
+    if (exited) {
+      const r = await fwd.exited;
+      throw new RuntimeFailure(`ssh -L ${port}:${remoteHost}:${remotePort} ${t.host} exited with status ${r.code}: ${lastLines(r.stderr, 2)}`);
+    }
+    if (await accepts(port)) return { url: `http://127.0.0.1:${port}/v1`, close: () => fwd.stop() };
+    await sleep(100);
+  }
+  fwd.stop();
+  throw new RuntimeFailure(`the port forward to ${remoteHost}:${remotePort} through ${t.host} did not open on 127.0.0.1:${port}`);
+}
