@@ -179,7 +179,7 @@ describe('training jobs', () => {
     assert.match(line('Model'), /^Model: junior · base tiny/);
     assert.match(line('Rows'), /^Rows: [1-9]\d* examples from [1-9]\d* rollouts? after pre-flight/);
     // The target says which python runs the job here and what that means (this machine may or may not have torch).
-    assert.match(line('Target'), /^Target: local · CPU · \/usr\/bin\/python3 \d+\.\d+\.\d+ (with torch \S+ \(training\.targets\.local\.python\)$|\(training\.targets\.local\.python\) without torch: only Dry Run works here)/);
+    assert.match(line('Target'), /^Target: local · CPU · \S+\/\.venv-trainer\/bin\/python \d+\.\d+\.\d+ (with torch \S+ \(training\.targets\.local\.python\)$|\(training\.targets\.local\.python\) without torch: only Dry Run works here)/);
     assert.match(line('Backend'), /^Backend: tiny — needs torch only/);
     assert.match(line('Hyper-parameters'), /^Hyper-parameters: lr /);
     // Launch, then Dry Run: the second choice.
