@@ -2,6 +2,7 @@
 built from the golden export fixtures."""
 
 import json
+import os
 import shutil
 
 from conftest import events_of, golden, run_cli
@@ -98,19 +99,18 @@ def test_a_diverging_run_exits_1_with_the_reason_in_result_json(bundle):
     assert events_of(r.stdout)[-1] == {"event": "error", "message": result["error"]}
 
 
-def test_the_transformers_backend_without_transformers_says_how_to_use_the_tiny_backend(bundle):
-    import importlib.util
+def test_the_transformers_backend_without_peft_says_how_to_install_it_or_use_the_tiny_backend(bundle, tmp_path):
+    from conftest import ROOT
 
-    import pytest
-
-    if importlib.util.find_spec("transformers") and importlib.util.find_spec("peft"):
-        pytest.skip("transformers and peft are installed here: nothing is missing")
+    # A peft that does not import, first on the path: this python, as one without peft.
+    (tmp_path / "no-peft" / "peft").mkdir(parents=True)
+    (tmp_path / "no-peft" / "peft" / "__init__.py").write_text("raise ImportError(\"No module named 'peft'\")\n")
     path = bundle("sft", "sft.jsonl", {"max_steps": 1})
     path.write_text(path.read_text().replace("backend: tiny", "backend: transformers"))
-    r = run_cli(path.parent, "sft", "--spec", "job.yaml")
+    r = run_cli(path.parent, "sft", "--spec", "job.yaml", env={"PYTHONPATH": f"{tmp_path / 'no-peft'}{os.pathsep}{ROOT}"})
     assert r.returncode == 2
     error = json.loads((path.parent / "out" / "result.json").read_text())["error"]
-    assert "model.backend: transformers needs" in error
+    assert "model.backend: transformers needs peft in this python" in error and "pip install -r python-trainer/requirements.txt" in error
     assert 'training.trainer.backend: "tiny"' in error and "training.trainer.modelConfig" in error and ".rollout-lab/lab.json" in error
     import torch
 
