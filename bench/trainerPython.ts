@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { trainerVenvPython } from '../src/core/train/jobs/launchers/localPython';
 
 /** The repository's root, where scripts/setupTrainerVenv.sh makes .venv-trainer/. */
 const ROOT = path.resolve(__dirname, '..');
@@ -10,8 +10,8 @@ const RESULT = '@bench-result ';
 
 /** The trainer venv's python (torch, transformers, peft, trl; ROLLOUT_LAB_PYTHON names another, as for the tests), or an error that says how to make it. */
 export function trainerPython(): string {
-  const python = process.env.ROLLOUT_LAB_PYTHON ?? path.join(ROOT, '.venv-trainer', 'bin', 'python');
-  if (!existsSync(python)) throw new Error(`no trainer venv at ${python}: run bash scripts/setupTrainerVenv.sh (it installs python-trainer/requirements.txt, TRL included)`);
+  const python = process.env.ROLLOUT_LAB_PYTHON ?? trainerVenvPython()[0];
+  if (!python) throw new Error(`no trainer venv at ${path.join(ROOT, '.venv-trainer')}: run bash scripts/setupTrainerVenv.sh (it installs python-trainer/requirements.txt, TRL included)`);
   return python;
 }
 

@@ -79,10 +79,10 @@ def lora_config(model: Any) -> Any:
     embeddings and output head trained in full (peft's modules_to_save)."""
     from peft import LoraConfig
 
-    wanted = [m for m in (model.get_input_embeddings(), model.get_output_embeddings()) if m is not None]
-    full = sorted({name.rsplit(".", 1)[-1] for name, module in model.named_modules() if any(module is w for w in wanted)})
+    from rollout_trainer.backends.hf_build import embedding_modules
+
     return LoraConfig(r=LORA["lora_r"], lora_alpha=LORA["lora_alpha"], lora_dropout=LORA["lora_dropout"], target_modules=LORA["target_modules"],
-                      task_type="CAUSAL_LM", modules_to_save=full)
+                      task_type="CAUSAL_LM", modules_to_save=embedding_modules(model))
 
 
 def write_bundle(bundle: Path, kind: str, config: dict[str, Any], dtype: str, hp: dict[str, Any], data: str, lines: list[str]) -> Path:

@@ -22,7 +22,7 @@ def load_policy(spec: JobSpec, device: str | None = None, emitter: Emitter | Non
 
         return TinyPolicy.from_spec(spec, device)
     if backend == "transformers":
-        missing = [name for name in ("transformers", "peft", "tokenizers", "trl") if not _importable(name)]
+        missing = [name for name in ("transformers", "peft", "tokenizers") if not _importable(name)]
         if missing:
             raise SpecError(f"model.backend: transformers needs {' and '.join(missing)} in this python ({sys.executable}), on a machine with {_device_words()} — "
                             "pip install -r python-trainer/requirements.txt (in a clone of Rollout Lab, bash scripts/setupTrainerVenv.sh makes .venv-trainer, "

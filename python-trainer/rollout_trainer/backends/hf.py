@@ -24,7 +24,7 @@ from ..hparams import SftParams, target_modules
 from ..spec import JobSpec
 from ..tokenizer import Message, Tool
 from .common import PolicyBase, positions
-from .hf_build import BASE_DIR, DEFAULT_VOCAB, build_model, corpus_of, has_tokenizer, train_tokenizer
+from .hf_build import BASE_DIR, DEFAULT_VOCAB, build_model, corpus_of, embedding_modules, has_tokenizer, train_tokenizer
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # Tokens that close a turn in the common chat formats (ChatML, Llama 3, Phi, Gemma);
@@ -123,7 +123,7 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
     backend = "transformers"
 
     def __init__(self, model: Any, tokenizer: HfTokenizer, device: torch.device, base_model: str, base_path: str,
-                 dtype: torch.dtype, quantized: bool) -> None:
+                 dtype: torch.dtype, quantized: bool, built_dir: Path | None = None) -> None:
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
@@ -135,7 +135,7 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
         self._keep_arg = _logits_keep_arg(model)
         self.merged = False
         # The model built from a config (with its tokenizer) that every saved adapter carries; None for a loaded one.
-        self.built_dir: Path | None = None
+        self.built_dir = built_dir
 
     @classmethod
     def from_spec(cls, spec: JobSpec, device: str | None = None) -> "HfPolicy":
@@ -209,13 +209,12 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
             # output head train in full (and are saved in the adapter), the rest through LoRA.
             lora = LoraConfig(r=hp.lora_r, lora_alpha=hp.lora_alpha, lora_dropout=hp.lora_dropout,
                               target_modules=target_modules(hp), task_type="CAUSAL_LM",
-                              modules_to_save=_embedding_modules(model) if built_dir is not None else None)
+                              modules_to_save=embedding_modules(model) if built_dir is not None else None)
             try:
                 model = get_peft_model(model, lora)
             except ValueError as exc:
                 raise SpecError(f"hyperparameters.target_modules: {exc}") from None
-        policy = cls(model, tokenizer, dev, spec.model.base, base, dtype, quantized)
-        policy.built_dir = built_dir
+        policy = cls(model, tokenizer, dev, spec.model.base, base, dtype, quantized, built_dir)
         if spec.model.adapter:
             policy.version = Path(spec.model.adapter).name
         return policy
@@ -311,13 +310,6 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
                 self.merged = True
             merged.save_pretrained(str(directory))
         self.tokenizer.tok.save_pretrained(str(directory))
-
-
-def _embedding_modules(model: Any) -> list[str]:
-    """The names of the model's input embeddings and output head (one name when they are tied)."""
-    wanted = [m for m in (model.get_input_embeddings(), model.get_output_embeddings()) if m is not None]
-    names = {name.rsplit(".", 1)[-1] for name, module in model.named_modules() if any(module is w for w in wanted)}
-    return sorted(names)
 
 
 def _base_path(spec: JobSpec) -> str:

@@ -94,6 +94,13 @@ def has_tokenizer(directory: Path) -> bool:
     return directory.is_dir() and (directory / "tokenizer_config.json").is_file()
 
 
+def embedding_modules(model: Any) -> list[str]:
+    """The names of the model's input embeddings and output head (one name when they are tied):
+    what a model built from a config trains in full (peft's modules_to_save)."""
+    wanted = [m for m in (model.get_input_embeddings(), model.get_output_embeddings()) if m is not None]
+    return sorted({name.rsplit(".", 1)[-1] for name, module in model.named_modules() if any(module is w for w in wanted)})
+
+
 def build_model(config: dict[str, Any], vocab_size: int, seed: int) -> Any:
     """The causal LM of `config` (with model_type) and `vocab_size`, initialised from `seed`."""
     import torch
