@@ -235,8 +235,9 @@ if (missing && !process.env.CI) {
             if (/: confirm$/.test(title)) {
               summary = (await quickInput(page))?.rows ?? [];
               await shot('walkthrough-train-summary');
-              // Dry Run, never Launch: a click on it.
-              await widget.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'Dry Run' }).first().click();
+              // Dry Run, never Launch: a click on it, found by its description (on a python without torch, Launch's
+              // description and the target's row say "only Dry Run works here" too).
+              await widget.locator('.quick-input-list .monaco-list-row').filter({ hasText: 'shows the spec and every command' }).first().click();
               break;
             }
             if (/\(2\/6\)$/.test(title)) {
