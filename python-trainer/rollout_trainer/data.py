@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import DataError
 
-__all__ = ["DataError", "read_jsonl", "read_sft", "read_rl", "check_messages", "check_tools", "check_rl_record", "check_reward_origin", "tool_call_arguments", "tool_call_json"]
+__all__ = ["DataError", "read_jsonl", "read_sft", "read_rl", "check_messages", "check_tools", "tool_definition", "check_rl_record", "check_reward_origin", "tool_call_arguments", "tool_call_json"]
 
 ROLES = ("system", "user", "assistant", "tool")
 TOOL_CALL_SHAPE = '{"type": "function", "function": {"name": NAME, "arguments": JSON-OBJECT-STRING}}'
@@ -117,16 +117,36 @@ def check_messages(messages: Any, where: str) -> list[dict[str, Any]]:
     return out
 
 
+TOOL_SHAPE = "{type: function, function: {name, description, parameters}}"
+
+
+def tool_definition(tool: Any) -> dict[str, Any] | None:
+    """A tool as the chat template is given it, the same for training examples and for
+    requests to the server, so a model is served the prompt it was trained on: type,
+    then name, description and parameters, without the JSON Schema dialect marker
+    ("$schema", which zod-made schemas carry in requests and the lab's export leaves out).
+    None when it is not a function tool."""
+    fn = tool.get("function") if isinstance(tool, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        return None
+    params = fn.get("parameters")
+    params = {k: v for k, v in params.items() if k != "$schema"} if isinstance(params, dict) else {"type": "object", "properties": {}}
+    description = fn.get("description")
+    return {"type": "function", "function": {"name": fn["name"], "description": description if isinstance(description, str) else "", "parameters": params}}
+
+
 def check_tools(tools: Any, where: str) -> list[dict[str, Any]]:
     if tools is None:
         return []
     if not isinstance(tools, list):
-        raise DataError(f"{where}: tools must be a list of {{type: function, function: {{name, description, parameters}}}}")
+        raise DataError(f"{where}: tools must be a list of {TOOL_SHAPE}")
+    out = []
     for j, t in enumerate(tools):
-        fn = t.get("function") if isinstance(t, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise DataError(f"{where}: tools[{j}] must be {{type: function, function: {{name, description, parameters}}}}")
-    return tools
+        d = tool_definition(t)
+        if d is None:
+            raise DataError(f"{where}: tools[{j}] must be {TOOL_SHAPE}")
+        out.append(d)
+    return out
 
 
 REWARD_SOURCES = ("scored", "no_output", "penalty")

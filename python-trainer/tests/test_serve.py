@@ -19,6 +19,7 @@ from conftest import GOLDEN, ROOT
 
 from rollout_trainer.backends import load_policy
 from rollout_trainer.backends.common import Sampled
+from rollout_trainer.data import check_tools
 from rollout_trainer.errors import SpecError
 from rollout_trainer.events import Emitter
 from rollout_trainer.serve import build_app, open_server, public_url
@@ -132,6 +133,22 @@ def test_requests_are_read_field_by_field():
         with pytest.raises(ApiError) as err:
             parse_chat_request(body)
         assert err.value.status == 400 and err.value.param == param
+
+
+def test_a_request_s_tools_reach_the_template_as_the_training_examples_gave_them():
+    """zod-made tool schemas carry "$schema" and come in the sender's key order; the export
+    leaves the marker out. Both are read into one shape, so the served prompt is the trained one."""
+    sent = {"function": {"parameters": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                                        "properties": {"item": {"type": "string"}}, "required": ["item"]},
+                         "description": "The price of an item.", "name": "get_price"}, "type": "function"}
+    exported = {"type": "function", "function": {"name": "get_price", "description": "The price of an item.",
+                                                 "parameters": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}}}
+    served = parse_chat_request({**HELLO, "tools": [sent]}).tools
+    assert served == check_tools([exported], "line 1") == check_tools([sent], "line 1")
+    assert json.dumps(served) == json.dumps([exported]), "same keys in the same order: the template writes them as JSON"
+    with pytest.raises(ApiError) as err:
+        parse_chat_request({**HELLO, "tools": [{"type": "function"}]})
+    assert err.value.param == "tools[0]"
 
 
 def test_the_announced_url_is_one_a_client_can_reach():

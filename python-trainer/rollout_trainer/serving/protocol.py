@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..data import TOOL_SHAPE, tool_definition
+
 ROLES = {"system", "user", "assistant", "tool"}
 # OpenAI's limit on top_logprobs (vLLM's default --max-logprobs is the same).
 MAX_TOP_LOGPROBS = 20
@@ -166,12 +168,14 @@ def parse_tools(tools: Any) -> list[dict[str, Any]] | None:
     if tools is None or tools == []:
         return None
     if not isinstance(tools, list):
-        raise bad("tools", "expected a list of {type: function, function: {name, description, parameters}}")
+        raise bad("tools", f"expected a list of {TOOL_SHAPE}")
+    out = []
     for i, tool in enumerate(tools):
-        fn = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise bad(f"tools[{i}]", "expected {type: function, function: {name, description, parameters}}")
-    return tools
+        d = tool_definition(tool)
+        if d is None:
+            raise bad(f"tools[{i}]", f"expected {TOOL_SHAPE}")
+        out.append(d)
+    return out
 
 
 def _stops(value: Any) -> list[str]:
