@@ -15,6 +15,7 @@ import { pipelineCommand } from './commands/pipeline';
 import { jobsCommand, trainCommand } from './commands/train';
 import { collectCommand, tracesExportCommand } from './commands/otlp';
 import { initWorkspace } from '../core/lab/init';
+import { LEARNING_EXAMPLES } from '../core/lab/exampleLabs';
 import { initDatasetNote } from '../core/lab/initDatasetNote';
 import { startSimServer } from '../core/sim/simServer';
 import type { RunProgress } from '../core/rollout/runner';
@@ -223,16 +224,20 @@ function exampleNextSteps(dir: string, example: string): string {
   }
   return [
     'Models have no baseUrl: the simulated endpoint plays the teacher (its canned answers) until a phase registers a trained model.',
-    `Run the whole learning run (untrained → SFT → GRPO, evaluated on the validation tickets): rollout-lab demo --train --workspace ${dir}`,
+    `Run the whole learning run (untrained → SFT → GRPO, evaluated on the validation tasks): rollout-lab demo --train --workspace ${dir}`,
   ].join('\n');
 }
 
 /** `demo --train`: the example workspace (created when missing), the learning run, and its before/after table. */
 async function demoTrain(v: Values): Promise<number> {
+  const example = (v.example as string | undefined) ?? 'ticket-routing';
+  if (!(LEARNING_EXAMPLES as readonly string[]).includes(example)) throw new UsageError(`demo --train runs the learning run of ${LEARNING_EXAMPLES.join(' or ')}, not "${example}"`);
   const workspace = resolve((v.workspace as string) ?? 'demo-train-workspace');
   if (!existsSync(resolve(workspace, '.rollout-lab/lab.json'))) {
-    const r = await initWorkspace(workspace, { example: 'ticket-routing' });
-    err(`initialised ${workspace} from the ticket-routing example (${r.created.length} files)`);
+    const r = await initWorkspace(workspace, { example });
+    err(`initialised ${workspace} from the ${example} example (${r.created.length} files)`);
+  } else if (v.example !== undefined) {
+    err(`note: ${workspace} is set up already, so --example ${example} does not change it; the learning run uses its lab.json`);
   }
   const { learningRun, learningSummary } = await import('../core/train/pipeline/learningRun');
   const { learningTable } = await import('./learningTable');
@@ -254,6 +259,7 @@ async function demoTrain(v: Values): Promise<number> {
 
 async function demo(v: Values): Promise<number> {
   if (v.train) return demoTrain(v);
+  if (v.example !== undefined) throw new UsageError('--example chooses the learning run\'s example: pass it with --train (rollout-lab demo --train --example stock-lookup)');
   const workspace = resolve((v.workspace as string) ?? 'demo-workspace');
   const limit = intOption(v, 'limit', 1) ?? 10;
   if (!existsSync(resolve(workspace, '.rollout-lab/lab.json'))) {
@@ -343,7 +349,7 @@ export async function main(argv: string[]): Promise<number> {
       return compact(v);
     }
     case 'demo': {
-      const v = parse('demo', rest, { ...COMMON, limit: { type: 'string' }, train: { type: 'boolean' } });
+      const v = parse('demo', rest, { ...COMMON, limit: { type: 'string' }, train: { type: 'boolean' }, example: { type: 'string' } });
       if (v.help) return out(usage), 0;
       return demo(v);
     }

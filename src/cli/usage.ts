@@ -47,13 +47,13 @@ const BATCH_NOTES = [
 export const COMMAND_USAGE = {
   init: {
     about: 'Creates .rollout-lab/ in a folder: lab.json, a prompt file per agent, the tool tables and the JSON Schema.',
-    forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]', '[--workspace DIR] --example ticket-routing|command-agents [--force] [--json]'],
+    forms: ['[--workspace DIR] [--dataset FILE] [--graph FILE [--export NAME]] [--force] [--json]', '[--workspace DIR] --example ticket-routing|stock-lookup|command-agents [--force] [--json]'],
     options: [
       ['--workspace DIR', 'the folder to set up (default: the current folder)'],
       ['--dataset FILE', "the task file lab.json names; rows of another shape get a field mapping guessed from their columns, printed (default: ../shared's PubMedQA set when it is there, else the bundled 200-item PubMedQA sample, copied into .rollout-lab/data/)"],
       ['--graph FILE', 'set the lab up for your own LangGraph.js module instead of the research lab: its agents (read from the module, not run) with a prompt file each, no research-lab tool tables or criteria'],
       ['--export NAME', 'the export of --graph holding the graph or its factory (default: default)'],
-      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU: a small Qwen2 built from a config on the transformers backend, with a simulated teacher; its local target runs the trainer venv, bash scripts/setupTrainerVenv.sh), or command-agents (the same task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
+      ['--example NAME', 'copy an example lab into the folder and set lab.json up for it: ticket-routing (a Router trained from scratch on this CPU: a small Qwen2 built from a config on the transformers backend, with a simulated teacher; its local target runs the trainer venv, bash scripts/setupTrainerVenv.sh), stock-lookup (a Clerk trained the same way that answers by calling a catalogue tool, rewarded by what the call returns), or command-agents (the ticket task as a program outside the lab, graph.kind "command": a Python agent on the standard library, a Node agent on openai and OpenTelemetry)'],
       ['--force', 'overwrite files that exist (default: keep them)'],
       json('the files created and kept'),
     ],
@@ -280,12 +280,13 @@ export const COMMAND_USAGE = {
     options: [WORKSPACE, ['--target T', 'serve: where to serve the result (default: where the job ran)'], json('the job records')],
   },
   demo: {
-    about: 'Sets up a demo workspace (the full PubMedQA set when ../shared has it, else the bundled 200-item sample; it says which), runs training rollouts, then evaluates on validation tasks. With --train: the learning run on the ticket-routing example, from an untrained model to SFT and GRPO, on this CPU.',
-    forms: ['[--workspace DIR] [--limit N]', '--train [--workspace DIR] [--json]'],
+    about: 'Sets up a demo workspace (the full PubMedQA set when ../shared has it, else the bundled 200-item sample; it says which), runs training rollouts, then evaluates on validation tasks. With --train: the learning run on an example lab (ticket-routing, or stock-lookup: a tool-calling agent), from an untrained model to SFT and GRPO, on this CPU.',
+    forms: ['[--workspace DIR] [--limit N]', '--train [--example ticket-routing|stock-lookup] [--workspace DIR] [--json]'],
     options: [
       ['--workspace DIR', 'the demo folder (default: demo-workspace; with --train: demo-train-workspace)'],
       ['--limit N', 'tasks of each of the two runs (default: 10)'],
-      ['--train', 'init --example ticket-routing, then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs the trainer venv: bash scripts/setupTrainerVenv.sh)'],
+      ['--example NAME', '--train: the example lab to set up in a new workspace: ticket-routing (default; a Router names a queue) or stock-lookup (a Clerk answers by calling get_price or get_stock, rewarded by what the call returns)'],
+      ['--train', 'init --example ticket-routing (or --example), then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs the trainer venv: bash scripts/setupTrainerVenv.sh)'],
       BASE_URL,
       MODEL,
       json('--train: the stages with their rewards and intervals'),

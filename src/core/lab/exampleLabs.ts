@@ -20,7 +20,10 @@ export interface ExampleLab {
   prompts?: Record<string, string>;
 }
 
-export const EXAMPLE_NAMES = ['ticket-routing', 'command-agents'] as const;
+export const EXAMPLE_NAMES = ['ticket-routing', 'stock-lookup', 'command-agents'] as const;
+
+/** The examples with a learning run (gather, sft and grpo phases on a student trained from scratch): `demo --train --example NAME`. */
+export const LEARNING_EXAMPLES = ['ticket-routing', 'stock-lookup'] as const;
 
 /** The repository's examples folder, from here (src/core/config) or from the bundle (dist). */
 export function examplesDir(): string {
@@ -31,43 +34,63 @@ export function examplesDir(): string {
   }
 }
 
-/** The ticket-routing student's LoRA adapter: every linear layer of the small Qwen2, no dropout (GRPO's ratios stay exact). */
+/** The student's LoRA adapter: every linear layer of the small Qwen2, no dropout (GRPO's ratios stay exact). */
 const LORA = { lora_r: 16, lora_alpha: 32, lora_dropout: 0, target_modules: ['all-linear'] };
 
-/** The ticket-routing lab: a Router (the trained student) and a Responder; SFT and GRPO phases on a small Qwen2 built from a config (transformers + peft). */
-function ticketRouting(): ExampleLab {
+interface StudentLabOptions {
+  name: string;
+  summary: string;
+  files: string[];
+  /** The trained agent (on the "student" model) and the one that keeps its model ("helper": the simulated endpoint). */
+  trained: string;
+  helper: string;
+  /** The student's model name: the small Qwen2 python-trainer builds from a config. */
+  model: string;
+  maxTokens: number;
+  dataset: { name: string; path: string; goal: string; expected: string };
+  sftSteps: number;
+  /** The Qwen2's width: hidden size (the MLP twice that) and attention heads (half as many key/value heads). */
+  width: { hidden: number; heads: number };
+}
+
+/**
+ * A lab that trains one agent from scratch on this CPU: a small Qwen2 built
+ * from a config (transformers + peft), a simulated teacher (sim/teacher.ts)
+ * until a phase registers a trained version, and gather, sft and grpo phases.
+ */
+function studentLab(o: StudentLabOptions): ExampleLab {
   return {
-    name: 'ticket-routing',
-    summary: 'a Router agent (trained from scratch on this CPU) names the queue of a short support ticket; a Responder acknowledges it',
-    files: ['graph.ts', 'reward.ts', 'tickets.ts', 'sim/teacher.ts', 'data/tickets.jsonl', 'README.md'],
+    name: o.name,
+    summary: o.summary,
+    files: o.files,
     config: {
       version: 1,
       models: {
         // The policy under training: the small Qwen2 python-trainer serves once a phase registers it; the simulated teacher until then.
-        student: { model: 'qwen2-router', temperature: 1, maxTokens: 8, logprobs: true, tokenIds: true, timeoutMs: 60_000, maxRetries: 1 },
+        student: { model: o.model, temperature: 1, maxTokens: o.maxTokens, logprobs: true, tokenIds: true, timeoutMs: 60_000, maxRetries: 1 },
         // Keeps its model: the simulated endpoint's canned answers (sim/teacher.ts).
         helper: { model: 'canned-helper', temperature: 0, maxTokens: 64 },
       },
       agents: {
-        Router: { model: 'student', prompt: 'prompts/Router.md', trainable: true },
-        Responder: { model: 'helper', prompt: 'prompts/Responder.md' },
+        [o.trained]: { model: 'student', prompt: `prompts/${o.trained}.md`, trainable: true },
+        [o.helper]: { model: 'helper', prompt: `prompts/${o.helper}.md` },
       },
       graph: { kind: 'module', module: 'graph.ts', export: 'default' },
-      datasets: { tickets: { path: 'data/tickets.jsonl', format: 'jsonl', trainFraction: 0.8, fields: { goal: 'ticket', expected: 'queue' } } },
+      datasets: { [o.dataset.name]: { path: o.dataset.path, format: 'jsonl', trainFraction: 0.8, fields: { goal: o.dataset.goal, expected: o.dataset.expected } } },
       reward: { module: 'reward.ts', judge: { model: 'helper' }, criteria: {} },
       simulator: { module: 'sim/teacher.ts' },
       air: [],
       // One rollout at a time: the served student answers one request at a time anyway, and the updates then see the rollouts in the same order on every run.
-      runner: { concurrency: 1, samples: 1, seed: 42, maxTurns: 4, dataset: 'tickets' },
+      runner: { concurrency: 1, samples: 1, seed: 42, maxTurns: 4, dataset: o.dataset.name },
       training: {
         groupSize: 8,
         trainer: {
-          // A two-layer Qwen2 built from this config, its tokenizer a BPE trained on the exported tickets: nothing is downloaded.
-          baseModel: 'qwen2-router',
+          // A two-layer Qwen2 built from this config, its tokenizer a BPE trained on the exported data: nothing is downloaded.
+          baseModel: o.model,
           backend: 'transformers',
           modelConfig: {
-            model_type: 'qwen2', vocab_size: 1024, hidden_size: 64, intermediate_size: 128, num_hidden_layers: 2,
-            num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 512, tie_word_embeddings: true,
+            model_type: 'qwen2', vocab_size: 1024, hidden_size: o.width.hidden, intermediate_size: 2 * o.width.hidden, num_hidden_layers: 2,
+            num_attention_heads: o.width.heads, num_key_value_heads: o.width.heads / 2, max_position_embeddings: 512, tie_word_embeddings: true,
           },
           target: 'local',
         },
@@ -77,19 +100,19 @@ function ticketRouting(): ExampleLab {
           {
             name: 'sft',
             kind: 'sft',
-            agents: ['Router'],
+            agents: [o.trained],
             model: 'student',
             minReward: 1,
             includeSimulated: true,
-            hyperparameters: { ...LORA, learning_rate: 0.005, max_steps: 45, batch_size: 8, grad_accum: 1, max_length: 256, save_steps: 0, warmup_steps: 0, seed: 0 },
+            hyperparameters: { ...LORA, learning_rate: 0.005, max_steps: o.sftSteps, batch_size: 8, grad_accum: 1, max_length: 384, save_steps: 0, warmup_steps: 0, seed: 0 },
           },
           {
             name: 'grpo',
             kind: 'grpo',
-            agents: ['Router'],
+            agents: [o.trained],
             model: 'student',
             samples: 8,
-            // The Responder's answers are simulated, which marks every rollout; the Router's calls are the served student's.
+            // The helper's answers are simulated, which marks every rollout; the trained agent's calls are the served student's.
             includeSimulated: true,
             hyperparameters: { ...LORA, learning_rate: 0.001, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 2, max_steps: -1, save_steps: 0, seed: 0, gradient_checkpointing: false },
           },
@@ -97,6 +120,39 @@ function ticketRouting(): ExampleLab {
       },
     },
   };
+}
+
+/** The ticket-routing lab: a Router (the trained student) and a Responder. */
+function ticketRouting(): ExampleLab {
+  return studentLab({
+    name: 'ticket-routing',
+    summary: 'a Router agent (trained from scratch on this CPU) names the queue of a short support ticket; a Responder acknowledges it',
+    files: ['graph.ts', 'reward.ts', 'tickets.ts', 'sim/teacher.ts', 'data/tickets.jsonl', 'README.md'],
+    trained: 'Router',
+    helper: 'Responder',
+    model: 'qwen2-router',
+    maxTokens: 8,
+    dataset: { name: 'tickets', path: 'data/tickets.jsonl', goal: 'ticket', expected: 'queue' },
+    sftSteps: 45,
+    width: { hidden: 64, heads: 4 },
+  });
+}
+
+/** The stock-lookup lab: a Clerk (the trained student) that answers by calling a catalogue tool, and a Responder. */
+function stockLookup(): ExampleLab {
+  return studentLab({
+    name: 'stock-lookup',
+    summary: 'a Clerk agent (trained from scratch on this CPU) answers a shop question by calling get_price or get_stock with the item, rewarded by what the call returns; a Responder replies',
+    files: ['graph.ts', 'reward.ts', 'catalogue.ts', 'sim/teacher.ts', 'data/questions.jsonl', 'README.md'],
+    trained: 'Clerk',
+    helper: 'Responder',
+    model: 'qwen2-clerk',
+    maxTokens: 40,
+    dataset: { name: 'questions', path: 'data/questions.jsonl', goal: 'question', expected: 'answer' },
+    // Its prompt is longer (the tools are listed in the system turn, about 200 tokens) and the item has to be found in the question and written into the call: a wider model and more steps than the Router's.
+    sftSteps: 150,
+    width: { hidden: 128, heads: 8 },
+  });
 }
 
 /**
@@ -141,6 +197,7 @@ function commandAgents(): ExampleLab {
 /** The example NAME; an unknown name is an error that lists the examples. */
 export function exampleLab(name: string): ExampleLab {
   if (name === 'ticket-routing') return ticketRouting();
+  if (name === 'stock-lookup') return stockLookup();
   if (name === 'command-agents') return commandAgents();
   throw new UsageError(`no example "${name}" — the examples are: ${EXAMPLE_NAMES.join(', ')} (rollout-lab init --example ${EXAMPLE_NAMES[0]})`);
 }
