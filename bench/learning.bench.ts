@@ -7,7 +7,7 @@ import { result, type Bench, type BenchResult } from './harness';
 
 /**
  * learning.sft and learning.grpo: one learning run of the ticket-routing
- * example (fixed seeds: the tasks, the tiny model's initialisation, the
+ * example (fixed seeds: the tasks, the built Qwen2's initialisation, the
  * trainer, every sampled request), as `rollout-lab demo --train` runs it.
  * learning.sft is the validation reward after SFT against the untrained
  * student; learning.grpo after GRPO (offline, then online) against after SFT;

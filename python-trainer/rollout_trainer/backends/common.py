@@ -174,8 +174,8 @@ class PolicyBase(Generic[TokenizerT, ModelT]):
         x = torch.tensor([state], dtype=torch.long, device=self.device)
         return self._forward(x, torch.ones_like(x), 1, False)[0, -1], state
 
-    # (next-token logits, state) after the prompt, and after one more token: the backend
-    # replace these with KV-cache decoding.
+    # (next-token logits, state) after the prompt, and after one more token: the transformers
+    # backend replaces these with KV-cache decoding.
     _gen_start = _recompute_start
     _gen_next = _recompute_next
 
