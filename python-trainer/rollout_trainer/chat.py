@@ -2,7 +2,7 @@
 assistant turns are learnt (SFT), and only the completion is scored (GRPO).
 
 A tokenizer here is anything with `render(messages, tools, add_generation_prompt) -> str`,
-`encode(text) -> list[int]` and `eos_token_id` (both backends' tokenizers); optionally
+`encode(text) -> list[int]` and `eos_token_id` (HfTokenizer, the tests' stand-ins); optionally
 `end_of_turn_ids` (the tokens that close a turn) and `encode_with_offsets(text)`.
 
 How the assistant tokens are found: for a sane template, a conversation's rendering

@@ -10,7 +10,7 @@ its records get advantage 0, take no part in the update, and are counted.
 π_old is the behaviour policy: the logprobs the server returned when the record has
 token_ids and logprobs of the same length (then those exact tokens are scored), else the
 policy's own logprobs before this update (computed once, detached). The reference for
-the KL term is the base model with the adapter switched off (tiny: the starting weights).
+the KL term is the base model with the adapter switched off.
 
 `grpo_update` is one update over a set of records and keeps its AdamW state on the policy
 object, so serve.py's /control/train can call it again and again; `run_grpo` is the job."""
@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import torch
 
 from .chat import prompt_and_completion_ids
-from .context import fit_context, too_long_advice
+from .context import too_long_advice
 from .data import check_rl_record, read_rl
 from .errors import DataError, TrainingError
 from .events import Emitter, now
@@ -162,15 +162,15 @@ def tokenized_records(policy: Policy, records: list[dict[str, Any]]) -> list[tup
     return out
 
 
-def prepare_samples(policy: Policy, records: list[dict[str, Any]], hp: GrpoParams, context: bool = True) -> tuple[list[Sample], dict[str, int]]:
+def prepare_samples(policy: Policy, records: list[dict[str, Any]], hp: GrpoParams) -> tuple[list[Sample], dict[str, int]]:
     """Samples of the records (advantages over every record of each group, so a record
     dropped for its length still counts in its group's statistics) and the counts of
-    what was left out; context=False ignores the model's own limit (to size it)."""
+    what was left out."""
     by_group: dict[str, list[float]] = defaultdict(list)
     for rec in records:
         by_group[rec["group"]].append(rec["reward"])
     adv_by_group = {g: iter(a) for g, a in group_advantages(by_group, hp.adv_eps).items()}
-    limit = policy.max_positions() if context else None
+    limit = policy.max_positions()
     samples: list[Sample] = []
     counts = {"dropped_too_long": 0, "dropped_empty": 0, "behaviour_logprobs": 0}
     for rec, (prompt, completion, old) in zip(records, tokenized_records(policy, records)):
@@ -187,12 +187,9 @@ def prepare_samples(policy: Policy, records: list[dict[str, Any]], hp: GrpoParam
 
 
 def sized_samples(policy: Policy, records: list[dict[str, Any]], hp: GrpoParams, emitter: Emitter, source: str) -> tuple[list[Sample], dict[str, int]]:
-    """The samples a grpo job trains on: a model built from scratch first grows its context
-    to the longest record the length settings let in; records still too long are left out,
-    counted, with the settings that would keep them (DataError when no signal is left)."""
-    if policy.from_scratch:
-        fitting, _ = prepare_samples(policy, records, hp, context=False)
-        fit_context(policy, max((len(s.ids) for s in fitting), default=0), emitter)
+    """The samples a grpo job trains on: records too long for the length settings or the
+    model's context are left out, counted, with the settings that would keep them
+    (DataError when no signal is left)."""
     samples, counts = prepare_samples(policy, records, hp)
     useful = sum(1 for s in samples if s.advantage != 0.0)
     if counts["dropped_too_long"] or not useful:

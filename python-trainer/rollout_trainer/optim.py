@@ -1,7 +1,7 @@
 """The optimiser and schedule both trainers use, and seeding.
 
-AdamW without weight decay (LoRA adapters and the tiny model both train from a sensible
-starting point; decay only pulls them back), gradients clipped to norm 1 (one outlier
+AdamW without weight decay (a LoRA adapter trains from a sensible starting point; decay
+only pulls it back), gradients clipped to norm 1 (one outlier
 batch must not wreck an adapter), linear warm-up then linear decay to zero (SFT) or a
 constant rate (GRPO, whose updates are small and repeated)."""
 

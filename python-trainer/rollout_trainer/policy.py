@@ -1,6 +1,6 @@
 """The Policy interface: what sft.py, grpo.py, context.py and the serve parts use of the
-model a job trains or serves. The backends (backends/tiny.py, backends/hf.py) implement it
-on top of backends/common.PolicyBase; anything with these members will do."""
+model a job trains or serves. The transformers backend (backends/hf.py) implements it on
+top of backends/common.PolicyBase; anything with these members will do."""
 
 import threading
 from collections.abc import Sequence
@@ -31,8 +31,7 @@ class Policy(Protocol):
     policy); `optimizer` is kept here so repeated GRPO updates in a server continue one
     AdamW state (None after an adapter load); `kv_cache` False decodes by recomputing the
     whole sequence per token (the serve job's `kv_cache` hyper-parameter); `version` is the
-    adapter's name, or "base"; `from_scratch` says the weights are still the config's seed
-    (the tiny model), so its context can grow for free."""
+    adapter's name, or "base"."""
 
     lock: threading.RLock
     optimizer: Optimizer | None
@@ -49,13 +48,10 @@ class Policy(Protocol):
     def device(self) -> torch.device: ...
 
     @property
-    def backend(self) -> str: ...  # 'tiny' | 'transformers'
+    def backend(self) -> str: ...  # 'transformers'
 
     @property
     def base_model(self) -> str: ...
-
-    @property
-    def from_scratch(self) -> bool: ...
 
     def describe(self) -> dict[str, str]: ...
 
@@ -72,8 +68,6 @@ class Policy(Protocol):
     def max_positions(self) -> int | None: ...
 
     def context_setting(self) -> str | None: ...
-
-    def grow_context(self, length: int) -> bool: ...
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]: ...
 

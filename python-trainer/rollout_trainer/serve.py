@@ -41,7 +41,7 @@ def build_app(spec: JobSpec, emitter: Emitter, api_key: str | None = None) -> Ap
     choice comes first, so `engine: vllm` on a machine without vLLM fails before any
     weights are loaded."""
     hp = spec.params(ServeParams)
-    use_vllm = wants_vllm(hp.engine, spec.model.backend, importlib.util.find_spec("vllm") is not None)
+    use_vllm = wants_vllm(hp.engine, importlib.util.find_spec("vllm") is not None)
     policy = load_policy(spec, emitter=emitter)
     model = getattr(policy, "model", None)
     if model is not None:

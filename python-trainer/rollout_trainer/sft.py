@@ -5,7 +5,7 @@ The conversations are tokenised here (chat.assistant_labels), for every backend,
 labels do not depend on a template carrying `{% generation %}` markers. With the
 transformers backend and TRL installed, TRL's SFTTrainer runs the loop on those
 pre-tokenised examples (its optimiser, schedule, mixed precision and checkpointing);
-otherwise the package's own loop does, which is what the tiny backend always uses.
+otherwise the package's own loop does.
 
 Examples longer than max_length (or the model's context) are dropped and counted, not
 truncated: a conversation cut in the middle teaches the model to stop mid-turn."""
@@ -24,7 +24,7 @@ from .backends import load_policy
 from .backends.common import left_pad
 from .backends.hf import HfPolicy
 from .chat import IGNORE, assistant_labels
-from .context import fit_context, too_long_advice
+from .context import too_long_advice
 from .data import read_sft
 from .errors import DataError, TrainingError
 from .events import Emitter, now
@@ -52,12 +52,10 @@ def fit_examples(tokenized: list[Example], max_length: int) -> tuple[list[Exampl
 
 
 def sized_examples(policy: Policy, examples: list[dict[str, Any]], hp: SftParams, emitter: Emitter, source: str) -> tuple[list[Example], dict[str, int]]:
-    """The examples a job trains on: a model built from scratch first grows its context to
-    the longest example max_length lets in; what still does not fit is left out, counted,
-    with the setting that would keep it (DataError when nothing is left)."""
+    """The examples a job trains on: what does not fit max_length or the model's context is
+    left out, counted, with the setting that would keep it (DataError when nothing is left)."""
     tokenized = [assistant_labels(policy.tokenizer, ex["messages"], ex.get("tools")) for ex in examples]
     caps = [("max_length", hp.max_length)]
-    fit_context(policy, max((len(ids) for ids, _ in tokenized if len(ids) <= caps[0][1]), default=0), emitter)
     context = policy.max_positions()
     limit = caps[0][1] if not context else min(caps[0][1], int(context))
     data, dropped = fit_examples(tokenized, limit)

@@ -197,6 +197,9 @@ def load_spec(path: str) -> JobSpec:
         mark = getattr(exc, "problem_mark", None)
         at = f":{mark.line + 1}" if mark is not None else ""
         raise SpecError(f"{file.name}{at}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if isinstance(doc, dict) and isinstance(doc.get("model"), dict) and doc["model"].get("backend") == "tiny":
+        raise SpecError(f"{file.name}: model.backend: the tiny backend was removed — use backend transformers with model.config, a small model "
+                        "built from a config (model_type qwen2, ...; training.trainer.modelConfig in lab.json), and write the bundle again")
     validate_document(doc, file.name)
 
     model = doc["model"]

@@ -1,6 +1,6 @@
-"""What the trainer needs of a tokenizer, as protocols: both backends' tokenizers (the tiny
-model's ByteChatTokenizer, and HfTokenizer around a Hugging Face one) offer them, and the
-tests' stand-ins offer the parts they exercise. Pure Python: chat.py needs no torch."""
+"""What the trainer needs of a tokenizer, as protocols: HfTokenizer (around a Hugging Face
+tokenizer) offers them, and the tests' stand-ins offer the parts they exercise. Pure
+Python: chat.py needs no torch."""
 
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,13 +33,6 @@ class Tokenizer(ChatTokenizer, Protocol):
 
 @runtime_checkable
 class EncodesWithOffsets(Protocol):
-    """A tokenizer that says which characters each id came from (a fast Hugging Face one, the tiny one)."""
+    """A tokenizer that says which characters each id came from (a fast Hugging Face one)."""
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]: ...
-
-
-@runtime_checkable
-class HasTokenBytes(Protocol):
-    """A tokenizer that knows a token's bytes where its text cannot say them (byte-level tokens)."""
-
-    def token_bytes(self, i: int) -> bytes: ...

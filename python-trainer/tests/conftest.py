@@ -15,13 +15,18 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT.parent / "test" / "fixtures" / "train" / "golden"
 sys.path.insert(0, str(ROOT))
 
-TINY = {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "max_positions": 1024}
+# A one-layer Qwen2 built from this config, its tokenizer a byte-level BPE trained on the job's data: nothing is downloaded.
+QWEN2 = {"model_type": "qwen2", "vocab_size": 512, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+         "num_attention_heads": 2, "num_key_value_heads": 1, "max_position_embeddings": 1024, "tie_word_embeddings": True}
+MODEL = "{base: qwen2-test, backend: transformers, config: " + json.dumps(QWEN2) + "}"
 PREFIX = "@rollout-trainer "
 
 
 def write_bundle(tmp: Path, kind: str, data: str | None = None, hp: dict[str, Any] | None = None, extra: str = "") -> Path:
-    """job.yaml for a tiny-model job in tmp, with `data` (a golden fixture) copied to
-    data/; `extra` is appended inside the model mapping (e.g. ", adapter: adapters/v1")."""
+    """job.yaml for a job on a one-layer Qwen2 built from a config (QWEN2; the reference
+    LoRA settings, with the embeddings trained in full) in tmp, with `data` (a golden
+    fixture) copied to data/; `extra` is appended inside the model mapping (e.g.
+    ", adapter: adapters/v1")."""
     (tmp / "data").mkdir(parents=True, exist_ok=True)
     train = "null"
     if data:
@@ -34,7 +39,7 @@ def write_bundle(tmp: Path, kind: str, data: str | None = None, hp: dict[str, An
 kind: TrainingJob
 id: test-{kind}
 phase: {{name: test, kind: {kind}}}
-model: {{base: tiny, backend: tiny, config: {{hidden_size: 32, num_layers: 1, num_heads: 2, max_positions: 1024}}{extra}}}
+model: {MODEL[:-1]}{extra}}}
 hyperparameters: {{{hp_text}}}
 data: {{train: {train}}}
 output: {{dir: out}}
@@ -45,6 +50,23 @@ command: [python3, -m, rollout_trainer, {kind}, --spec, job.yaml]
         encoding="utf-8",
     )
     return tmp / "job.yaml"
+
+
+def set_adapter(job_yaml: Path, rel: str) -> None:
+    """Makes the bundle's model continue from the adapter at `rel` (relative to the bundle)."""
+    text = job_yaml.read_text(encoding="utf-8")
+    end = json.dumps(QWEN2)[-30:]
+    assert end in text
+    job_yaml.write_text(text.replace(end, f"{end}, adapter: {rel}"), encoding="utf-8")
+
+
+def built_policy(tmp: Path, kind: str = "grpo", data: str | None = "rl-equal.jsonl", hp: dict[str, Any] | None = None) -> Any:
+    """The policy of a bundle's job, in this process on the CPU: the built Qwen2 with a fresh
+    LoRA adapter, its tokenizer trained on `data`."""
+    from rollout_trainer.backends import load_policy
+    from rollout_trainer.spec import load_spec
+
+    return load_policy(load_spec(str(write_bundle(tmp, kind, data, hp))), "cpu")
 
 
 @pytest.fixture

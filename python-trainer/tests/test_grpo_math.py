@@ -1,13 +1,12 @@
 """GRPO's arithmetic: group advantages, the clipped surrogate, the k3 KL term, and the
-direction of the gradient on a real (tiny) model."""
+direction of the gradient on a real model (a one-layer Qwen2 built from a config, with LoRA)."""
 
 import math
 
 import pytest
 import torch
-from conftest import TINY
+from conftest import built_policy
 
-from rollout_trainer.backends.tiny import TinyPolicy
 from rollout_trainer.grpo import group_advantages, grpo_loss, pad_rows, signal_report
 
 
@@ -63,17 +62,9 @@ def test_aggregation_and_padding():
         grpo_loss(lp, lp, None, [1.0, 1.0], mask, 0.2, 0.0, "sum")
 
 
-def _policy():
-    class Spec:  # the bits of a JobSpec TinyPolicy.from_spec reads
-        class model:
-            config = TINY
-            adapter = None
-            base = "tiny"
-    return TinyPolicy.from_spec(Spec, "cpu")
-
-
-def test_descending_the_loss_raises_a_positive_advantage_completion_and_lowers_a_negative_one():
-    policy = _policy()
+def test_descending_the_loss_raises_a_positive_advantage_completion_and_lowers_a_negative_one(tmp_path):
+    # The same bundle builds the same model, tokenizer and LoRA initialisation each time.
+    policy = built_policy(tmp_path / "before")
     tok = policy.tokenizer
     prompt = tok.encode(tok.render([{"role": "user", "content": "Say yes."}], add_generation_prompt=True))
     completion = tok.encode("yes<|im_end|>")
@@ -81,7 +72,7 @@ def test_descending_the_loss_raises_a_positive_advantage_completion_and_lowers_a
     with torch.no_grad():
         before = policy.sequence_logprobs([ids], [start])[0]
     for advantage, direction in ((1.0, 1), (-1.0, -1)):
-        policy = _policy()
+        policy = built_policy(tmp_path / f"advantage{advantage}")
         opt = torch.optim.SGD(policy.trainable_parameters(), lr=0.05)
         logp, mask = pad_rows(policy.sequence_logprobs([ids], [start]), policy.device)
         ref = pad_rows(policy.sequence_logprobs([ids], [start], reference=True), policy.device)[0]

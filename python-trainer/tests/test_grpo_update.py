@@ -7,20 +7,12 @@ from dataclasses import replace
 
 import pytest
 import torch
-from conftest import TINY, golden
+from conftest import built_policy, golden
 
-from rollout_trainer.backends.tiny import TinyPolicy
 from rollout_trainer.errors import DataError
 from rollout_trainer.events import Emitter
 from rollout_trainer.grpo import grpo_update, prepare_samples
 from rollout_trainer.hparams import resolve_hparams
-
-
-class Spec:
-    class model:
-        config = TINY
-        adapter = None
-        base = "tiny"
 
 
 def quiet(fn, *args, **kwargs):
@@ -29,7 +21,7 @@ def quiet(fn, *args, **kwargs):
 
 
 def test_repeated_updates_continue_one_optimizer_and_number_their_steps(tmp_path):
-    policy = TinyPolicy.from_spec(Spec, "cpu")
+    policy = built_policy(tmp_path / "bundle")
     hp = resolve_hparams("serve", {"max_steps": 2, "batch_size": 4, "learning_rate": 0.001, "epochs": 1})
     emitter = Emitter(tmp_path)
     records = golden("rl-equal.jsonl")
@@ -49,7 +41,7 @@ def test_repeated_updates_continue_one_optimizer_and_number_their_steps(tmp_path
 
 
 def test_behaviour_logprobs_are_the_ratio_denominator_when_the_record_brings_them(tmp_path):
-    policy = TinyPolicy.from_spec(Spec, "cpu")
+    policy = built_policy(tmp_path / "bundle")
     hp = resolve_hparams("grpo", {"max_steps": 1, "batch_size": 2, "kl_coef": 0.0})
     tok = policy.tokenizer
     base = golden("rl-equal.jsonl")[2]
@@ -68,6 +60,10 @@ def test_behaviour_logprobs_are_the_ratio_denominator_when_the_record_brings_the
     recs[0]["logprobs"] = recs[0]["logprobs"][:-1]
     samples, counts = prepare_samples(policy, recs, hp)
     assert counts["behaviour_logprobs"] == 1 and not samples[0].behaviour and samples[0].ids == prompt + sampled
+    # Ids beyond the vocabulary are another model's: its completion is re-tokenised, its logprobs not used.
+    foreign = [{**r, "token_ids": [tok.vocab_size + 1] * len(sampled)} for r in recs]
+    samples, counts = prepare_samples(policy, foreign, hp)
+    assert counts["behaviour_logprobs"] == 0 and not samples[0].behaviour and samples[0].ids[len(prompt):] != foreign[0]["token_ids"]
     # Too long for max_response_length: dropped and counted, its reward still in its group's statistics.
     samples, counts = prepare_samples(policy, recs, replace(hp, max_response_length=3))
     assert counts["dropped_too_long"] == 2 and samples == []

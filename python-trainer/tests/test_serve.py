@@ -1,4 +1,4 @@
-"""The policy server on the tiny backend: the OpenAI endpoints, the control API, errors,
+"""The policy server on a one-layer Qwen2 built from a config: the OpenAI endpoints, the control API, errors,
 and a clean stop on SIGTERM. Servers listen on 127.0.0.1 port 0; most run in a thread of
 the test process, one as the real `python -m rollout_trainer serve` subprocess."""
 
@@ -111,12 +111,10 @@ def test_vllm_is_started_as_an_argument_array_with_lora_enabled():
 
 
 def test_the_engine_setting_decides_whether_vllm_serves():
-    assert wants_vllm("auto", "transformers", True) and wants_vllm("vllm", "transformers", True)
-    assert not wants_vllm("auto", "transformers", False) and not wants_vllm("auto", "tiny", True) and not wants_vllm("transformers", "transformers", True)
+    assert wants_vllm("auto", True) and wants_vllm("vllm", True)
+    assert not wants_vllm("auto", False) and not wants_vllm("transformers", True)
     with pytest.raises(SpecError, match="not installed"):
-        wants_vllm("vllm", "transformers", False)
-    with pytest.raises(SpecError, match="model.backend is tiny"):
-        wants_vllm("vllm", "tiny", True)
+        wants_vllm("vllm", False)
 
 
 def test_requests_are_read_field_by_field():
@@ -244,7 +242,7 @@ def test_top_logprobs_are_the_most_likely_tokens_where_each_token_was_sampled(se
         assert len(top) == 4 and lps == sorted(lps, reverse=True) and all(lp <= 0 for lp in lps)
         assert lps == pytest.approx(torch.topk(reference[n], 4).values.tolist(), abs=1e-4), "the 4 largest of a softmax of the logits at that position"
         assert lps == pytest.approx(reference[n][[t["id"] for t in top]].tolist(), abs=1e-4)
-        assert all(t["token"] == tok.token_text(t["id"]) and t["bytes"] == list(tok.token_bytes(t["id"])) for t in top)
+        assert all(t["token"] == tok.token_text(t["id"]) and t["bytes"] == list(t["token"].encode("utf-8")) for t in top)
         same = [t["logprob"] for t in top if t["id"] == i]
         assert same == [entry["logprob"]] or (not same and entry["logprob"] <= lps[-1])
     greedy = s.json("/v1/chat/completions", {**req, "temperature": 0})[1]["choices"][0]
@@ -389,7 +387,7 @@ def test_an_update_on_groups_becomes_the_next_version_and_an_adapter_can_be_load
     s = serve()
     status = s.json("/control/status")[1]
     assert {k: status[k] for k in ("state", "version", "base_model", "backend", "device", "steps")} == \
-        {"state": "idle", "version": "policy", "base_model": "tiny", "backend": "tiny", "device": "cpu", "steps": 0}
+        {"state": "idle", "version": "policy", "base_model": "qwen2-test", "backend": "transformers", "device": "cpu", "steps": 0}
     assert status["uptime_s"] >= 0
     assert s.json("/control/version")[1] == {"version": "policy", "adapter": None}
     assert s.json("/control/metrics")[1] == {"metrics": []}
@@ -405,7 +403,9 @@ def test_an_update_on_groups_becomes_the_next_version_and_an_adapter_can_be_load
     assert code == 200, trained
     assert trained["version"] == "policy-v1" and trained["adapter"] == "out/versions/policy-v1" and trained["updated"] is True
     assert trained["metrics"]["steps"] == 2 and "loss" in trained["metrics"]
-    assert (s.bundle_dir / "out" / "versions" / "policy-v1" / "tiny_model.pt").exists()
+    version_dir = s.bundle_dir / "out" / "versions" / "policy-v1"
+    assert (version_dir / "adapter_config.json").exists() and (version_dir / "adapter_model.safetensors").exists()
+    assert (version_dir / "base" / "config.json").exists(), "a version carries the model built from the config"
     assert s.json("/control/status")[1]["steps"] == 2 and s.json("/control/status")[1]["version"] == "policy-v1"
     assert s.json("/control/version")[1] == {"version": "policy-v1", "adapter": "out/versions/policy-v1"}
     metrics = s.json("/control/metrics")[1]["metrics"]

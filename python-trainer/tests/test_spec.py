@@ -14,7 +14,7 @@ def test_a_valid_spec_loads_as_a_tree_with_the_reference_defaults(bundle):
     path = bundle("grpo", "rl-equal.jsonl")
     spec = load_spec(str(path))
     assert spec.kind == spec.phase.kind == "grpo" and spec.phase.name == "test"
-    assert spec.model.backend == "tiny" and spec.model.adapter is None and spec.model.dtype == "auto"
+    assert spec.model.backend == "transformers" and spec.model.config["model_type"] == "qwen2" and spec.model.adapter is None and spec.model.dtype == "auto"
     assert spec.data.train == spec.train == "data/rl-equal.jsonl" and spec.data.manifest is None
     assert spec.output.dir == spec.output_dir == "out" and spec.out == path.parent.resolve() / "out"
     assert spec.resources.gpus == 0 and spec.resources.gpuType is None
@@ -36,11 +36,13 @@ def test_exponent_floats_written_by_the_javascript_yaml_package_are_numbers(bund
 
 @pytest.mark.parametrize("edit, message", [
     (("command: [python3, -m, rollout_trainer, sft, --spec, job.yaml]\n", ""), "job.yaml: (top level): 'command' is a required property"),
-    (("model: {base: tiny, ", "model: {"), "job.yaml: model: 'base' is a required property"),
+    (("model: {base: qwen2-test, ", "model: {"), "job.yaml: model: 'base' is a required property"),
     (("resources: {gpus: 0}", "resources: {gpus: two}"), "job.yaml: resources.gpus: 'two' is not of type 'integer'"),
     (("id: test-sft", "id: Test_SFT"), "job.yaml: id: 'Test_SFT' does not match"),
     (("kind: sft}", "kind: dpo}"), "job.yaml: phase.kind: 'dpo' is not one of"),
     (("output: {dir: out}", "output: {dir: out, extra: 1}"), "job.yaml: output: Additional properties are not allowed ('extra' was unexpected)"),
+    (("backend: transformers", "backend: tiny"), "job.yaml: model.backend: the tiny backend was removed — use backend transformers with model.config"),
+    (("backend: transformers", "backend: torch"), "job.yaml: model.backend: 'torch' is not one of ['transformers']"),
 ])
 def test_the_schema_names_the_field_that_is_wrong(bundle, edit, message):
     path = bundle("sft", "sft.jsonl")
@@ -59,7 +61,7 @@ def test_hyperparameters_are_type_checked_after_the_schema(bundle):
 
 
 @pytest.mark.parametrize("field, value", [("train: data/sft.jsonl", "train: ../../etc/passwd"), ("train: data/sft.jsonl", "train: /etc/passwd"),
-                                          ("dir: out", "dir: ../out"), ("backend: tiny", "backend: tiny, adapter: a/../../b")])
+                                          ("dir: out", "dir: ../out"), ("backend: transformers", "backend: transformers, adapter: a/../../b")])
 def test_paths_must_stay_inside_the_bundle(bundle, field, value):
     path = bundle("sft", "sft.jsonl")
     path.write_text(path.read_text().replace(field, value))

@@ -250,7 +250,7 @@ export const COMMAND_USAGE = {
   train: {
     about: "Runs a training phase: pre-flight, export, a job bundle launched on a target (local, SSH, SkyPilot, Kubernetes, Slurm), its log and curves, then the result served and registered.",
     forms: [
-      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|slurm|NAME]\n[--base-model M] [--backend tiny|transformers] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
+      '[--workspace DIR] --phase sft|grpo|bandit|apo|NAME [--target local|ssh|skypilot|k8s|slurm|NAME]\n[--base-model M] [--backend transformers] [--set KEY=VALUE ...] [--no-serve] [--detach] [--dry-run] [--include-simulated] [--json]',
       '[--workspace DIR] --phase grpo|NAME --online [--rounds R] [--tasks K] [--samples G] [--target T] [--include-simulated] [--keep-serving] [--json]',
     ],
     options: [
@@ -258,7 +258,7 @@ export const COMMAND_USAGE = {
       ['--phase KIND|NAME', 'the phase: a kind (sft, grpo, bandit, apo) or a name in training.phases (required)'],
       ['--target NAME', "where it runs: local, a key of training.targets or a target kind (default: the phase's, else training.trainer.target, else local)"],
       ['--base-model M', "the model to train from (default: the phase's, else training.trainer.baseModel)"],
-      ['--backend tiny|transformers', "the trainer's backend for this job (default training.trainer.backend): transformers a Hugging Face model (or one built from training.trainer.modelConfig) with a LoRA adapter (transformers, peft, TRL; a GPU, or the CPU for a small one), tiny the trainer's own byte-level torch model (torch only)"],
+      ['--backend transformers', "the trainer's backend for this job (default training.trainer.backend), the only one: a Hugging Face model (or one built from training.trainer.modelConfig) with a LoRA adapter (transformers, peft, TRL; a GPU, or the CPU for a small one)"],
       ['--set KEY=VALUE', 'a hyper-parameter, e.g. --set learning_rate=5e-7; repeat for more'],
       ['--no-serve', 'keep the adapter without serving it (jobs serve ID serves it later)'],
       ['--detach', 'launch the job and return; follow it with `rollout-lab jobs attach ID`'],

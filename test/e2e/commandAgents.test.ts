@@ -237,8 +237,8 @@ test('the Python example without the helper package installed fails its rollouts
 
 // The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): python-trainer's pinned stack.
 const PYTHON = join(REPO, '.venv-trainer/bin/python');
-const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
-const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`;
+const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, transformers, peft, tokenizers, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
+const noTrainer = trainerRuns ? false : `${PYTHON} with torch, transformers, peft, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`;
 if (noTrainer && process.env.CI) throw new Error(noTrainer);
 
 test('training on the command agents\' rows: SFT of the Router, served, and the gateway routes its next calls to the trained version', { skip: noTrainer }, async () => {
@@ -248,7 +248,8 @@ test('training on the command agents\' rows: SFT of the Router, served, and the 
     cfg.agents.Router.model = 'student';
     cfg.training = {
       groupSize: 2,
-      trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { vocab: 'bytes', hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 512, seed: 0 } },
+      // A one-layer Qwen2 built from this config on the transformers backend, its tokenizer trained on the exported rows.
+      trainer: { backend: 'transformers', baseModel: 'qwen2-router', modelConfig: { model_type: 'qwen2', vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 512, tie_word_embeddings: true } },
       targets: { cpu: { kind: 'local', python: PYTHON } },
       phases: [{ name: 'sft-router', kind: 'sft', agents: ['Router'], model: 'student', minReward: 1, hyperparameters: { max_steps: 2, batch_size: 2, grad_accum: 1, max_length: 512, save_steps: 0, warmup_steps: 0, seed: 0 } }],
     };

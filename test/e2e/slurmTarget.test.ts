@@ -11,15 +11,15 @@ import { cli, json, REPO, tempWorkspace, type RunDoc } from './cliHelpers';
 
 /**
  * `rollout-lab train --target <a slurm target>` against a real one-node Slurm started here (scripts/startSlurm.sh),
- * CPU only, with the real trainer (tiny model) from the trainer's venv: a phase launched, followed to its end and its
+ * CPU only, with the real trainer (a one-layer Qwen2 built from a config) from the trainer's venv: a phase launched, followed to its end and its
  * adapter fetched; a detached job cancelled with `jobs cancel` (scancel); one scancel'ed outside the lab, which a
  * reattach reports as such.
  */
 
 const TRAINER_PYTHON = join(REPO, '.venv-trainer/bin/python');
 const skipSlurm = slurmSkip('the Slurm target\'s CLI tests');
-const noTrainer = !skipSlurm && spawnSync(TRAINER_PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status !== 0
-  ? `${TRAINER_PYTHON} with torch, yaml and jsonschema is needed (bash scripts/setupTrainerVenv.sh)`
+const noTrainer = !skipSlurm && spawnSync(TRAINER_PYTHON, ['-c', 'import torch, transformers, peft, tokenizers, yaml, jsonschema'], { encoding: 'utf8' }).status !== 0
+  ? `${TRAINER_PYTHON} with torch, transformers, peft, yaml and jsonschema is needed (bash scripts/setupTrainerVenv.sh)`
   : false;
 if (noTrainer && process.env.CI) throw new Error(noTrainer);
 if (noTrainer) console.log(`# skipping the Slurm target's CLI tests: ${noTrainer}`);
@@ -50,7 +50,7 @@ before(() => {
     writeFileSync(join(ws, '.rollout-lab', agent.prompt ?? `prompts/${name}.md`), `You are the ${name}. Reply with one JSON object.\n`);
   }
   cfg.training = {
-    trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 2048 }, secrets: ['HF_TOKEN'] },
+    trainer: { backend: 'transformers', baseModel: 'qwen2-test', modelConfig: { model_type: 'qwen2', vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 2048, tie_word_embeddings: true }, secrets: ['HF_TOKEN'] },
     targets: {
       // No host: sbatch on this machine; the jobs run in their bundle folders (this machine is the cluster's node).
       hpc: { kind: 'slurm', partition: 'debug', timeLimit: '10', gpus: 0, cpus: 2, memoryGb: 1, python: TRAINER_PYTHON, setup: ['export OMP_NUM_THREADS=2'], pollSeconds: 1 },

@@ -10,11 +10,10 @@ import type { TrainResult } from '../../src/core/train/jobs/trainPhase';
 import { cli, cliAsync, json, REPO, tempWorkspace, type RunDoc, type SpanDoc } from './cliHelpers';
 import { FAKE_PYTHON_VERSION, fakePythons } from '../fakes/pythons';
 
-// The trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema (.ci/run installs them).
 // The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): python-trainer's pinned stack.
 const PYTHON = join(REPO, '.venv-trainer/bin/python');
-const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
-const noTrainer = trainerRuns ? false : `${PYTHON} with torch, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`;
+const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, transformers, peft, tokenizers, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
+const noTrainer = trainerRuns ? false : `${PYTHON} with torch, transformers, peft, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`;
 if (noTrainer && process.env.CI) throw new Error(noTrainer);
 
 const SECRET = 'hf_secret_value_never_written_5f2a';
@@ -27,7 +26,7 @@ let noTorchPython: string;
 before(() => {
   ws = tempWorkspace();
   noTorchPython = join(fakePythons(join(ws, 'pythons'), { python3: null }), 'python3');
-  // Short tasks, one-line prompts and no tools keep every conversation within the tiny model's context,
+  // Short tasks, one-line prompts and no tools keep every conversation within the small model's context,
   // so real training and serving on the CPU take seconds, not minutes.
   const tasks = join(ws, 'tasks.jsonl');
   const rows = [
@@ -45,11 +44,12 @@ before(() => {
   }
   // GRPO's pre-flight wants the behaviour policy's logprobs on the seniors' calls.
   cfg.models.senior.logprobs = true;
-  // The served tiny model writes no protocol anyway: a few tokens per call keep the rollout against it short.
+  // The served small model writes no protocol anyway: a few tokens per call keep the rollout against it short.
   cfg.models.senior.maxTokens = 8;
   cfg.training = {
     groupSize: 2,
-    trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 2048 }, secrets: ['HF_TOKEN'] },
+    // A one-layer Qwen2 built from this config on the transformers backend, its tokenizer trained on the exported data: nothing is downloaded.
+    trainer: { backend: 'transformers', baseModel: 'qwen2-test', modelConfig: { model_type: 'qwen2', vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 2048, tie_word_embeddings: true }, secrets: ['HF_TOKEN'] },
     targets: {
       cpu: { kind: 'local', python: PYTHON },
       bare: { kind: 'local', python: noTorchPython },
@@ -57,7 +57,7 @@ before(() => {
       cloud: { kind: 'skypilot', gpuType: 'H100', gpus: 1, useSpot: true },
       cluster: { kind: 'k8s', namespace: 'ml', gpus: 1 },
     },
-    // The rollouts come from the simulated endpoint (and the served tiny model): the phases train on them on purpose.
+    // The rollouts come from the simulated endpoint (and the served small model): the phases train on them on purpose.
     phases: [
       { name: 'gather', kind: 'gather', samples: 2 },
       { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, includeSimulated: true, hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 2048 } },
@@ -110,15 +110,18 @@ test('train --dry-run: the spec and the exact commands for each kind of target, 
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^DRY RUN — nothing is launched\. Job grpo-seniors-/);
   assert.match(text.stdout, /job\.yaml:\n {2}# Rollout Lab training job/);
-  // --backend chooses the trainer's backend for this job, over training.trainer.backend.
-  for (const backend of ['tiny', 'transformers']) {
-    const b = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'cpu', '--backend', backend, '--dry-run', '--json'], env);
-    assert.equal(b.code, 0, b.stderr);
-    assert.equal((JSON.parse(b.stdout) as DryRun).spec.model.backend, backend);
-  }
+  // --backend names the trainer's backend for this job: transformers, the only one; the removed tiny one says what to use instead.
+  const b = cli(['train', '--workspace', ws, '--phase', 'sft', '--target', 'cpu', '--backend', 'transformers', '--dry-run', '--json'], env);
+  assert.equal(b.code, 0, b.stderr);
+  const dry = JSON.parse(b.stdout) as DryRun;
+  assert.equal(dry.spec.model.backend, 'transformers');
+  assert.equal(dry.spec.model.config?.model_type, 'qwen2', 'the model is built from training.trainer.modelConfig');
   const bad = cli(['train', '--workspace', ws, '--phase', 'sft', '--backend', 'jax', '--dry-run'], env);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /--backend takes transformers .* or tiny .*, not "jax"/);
+  assert.match(bad.stderr, /--backend takes transformers .*, the only backend, not "jax"/);
+  const tiny = cli(['train', '--workspace', ws, '--phase', 'sft', '--backend', 'tiny', '--dry-run'], env);
+  assert.equal(tiny.code, 2);
+  assert.match(tiny.stderr, /--backend: the tiny backend was removed — use backend "transformers" with training\.trainer\.modelConfig/);
 });
 
 test('train --dry-run needs no torch: on a local python without it the plan runs that python and says only Dry Run works; a launch refuses it', () => {
@@ -164,7 +167,7 @@ test('train: bad targets, phases and hyper-parameters are usage errors that say 
   assert.match(none.stderr, /name the phase/);
 });
 
-test('train on this machine: SFT of the juniors with the tiny model, then GRPO of the seniors served and used by the next rollouts', { skip: noTrainer }, () => {
+test('train on this machine: SFT of the juniors on a one-layer Qwen2 built from a config, then GRPO of the seniors served and used by the next rollouts', { skip: noTrainer }, () => {
   const sft = cli(['train', '--workspace', ws, '--phase', 'sft-juniors', '--target', 'cpu', '--no-serve', '--json'], env);
   assert.equal(sft.code, 0, sft.stderr.slice(-3000));
   const s = JSON.parse(sft.stdout) as TrainResult;
@@ -195,7 +198,7 @@ test('train on this machine: SFT of the juniors with the tiny model, then GRPO o
   assert.equal(status.models.find((m) => m.name === 'senior')!.active, g.job!.id);
 
   try {
-    // The next rollout's senior agents call the served policy (the tiny model's text is no protocol: the graph records that and goes on).
+    // The next rollout's senior agents call the served policy (the small model's text is no protocol: the graph records that and goes on).
     const next = json<RunDoc>(cli(['run', '--workspace', ws, '--limit', '1', '--json']));
     assert.equal(next.rollouts, 1);
     const traces = json<{ rollouts: Array<{ id: string; runId: string }> }>(cli(['traces', '--workspace', ws, '--run', next.runId, '--json']));
@@ -327,16 +330,13 @@ test('the online loop: rollouts against the served policy, their groups sent to 
     const last = online.rounds.at(-1)!.version;
     const registry = JSON.parse(readFileSync(join(ws, '.rollout-lab', 'registry.json'), 'utf8')) as { models: Record<string, { versions: Array<{ version: string; adapter?: string }> }> };
     const adapter = registry.models.senior!.versions.find((v) => v.version === last)?.adapter;
-    assert.ok(adapter && existsSync(join(ws, '.rollout-lab', adapter, 'tiny_model.pt')), `the adapter of ${last} is saved: ${adapter}`);
+    assert.ok(adapter && existsSync(join(ws, '.rollout-lab', adapter, 'adapter_model.safetensors')) && existsSync(join(ws, '.rollout-lab', adapter, 'base', 'config.json')), `the adapter of ${last} is saved, with the model it was trained on: ${adapter}`);
   }
 });
 
-test('the transformers backend on a python without peft: the job and the phase say how to install it or use the tiny backend', { skip: noTrainer }, () => {
+test('the transformers backend on a python without peft: the job and the phase say how to install it', { skip: noTrainer }, () => {
   const file = join(ws, '.rollout-lab/lab.json');
   const text = readFileSync(file, 'utf8');
-  const cfg = JSON.parse(text);
-  cfg.training.trainer.backend = 'transformers';
-  writeFileSync(file, JSON.stringify(cfg, null, 2));
   // A peft that does not import, first on the job's PYTHONPATH: this python, as one without peft.
   const noPeft = join(ws, 'no-peft');
   mkdirSync(join(noPeft, 'peft'), { recursive: true });
@@ -349,7 +349,6 @@ test('the transformers backend on a python without peft: the job and the phase s
     for (const error of [t.job!.error!, t.phase.error!]) {
       assert.match(error, /model\.backend: transformers needs peft in this python \(.*\.venv-trainer\/bin\/python\)/);
       assert.match(error, /pip install -r python-trainer\/requirements\.txt \(in a clone of Rollout Lab, bash scripts\/setupTrainerVenv\.sh makes \.venv-trainer/);
-      assert.match(error, /set training\.trainer\.backend: "tiny" \(and, optionally, training\.trainer\.modelConfig, .*\) in \.rollout-lab\/lab\.json/);
     }
   } finally {
     writeFileSync(file, text);

@@ -1,5 +1,5 @@
-"""What both backends share: per-token logprobs of completions, sampling, the lock. The
-Policy interface they implement (policy.py) is all that serve.py, sft.py and grpo.py use.
+"""The backend-independent half of a policy: per-token logprobs of completions, sampling,
+the lock. The Policy interface (policy.py) is all that serve.py, sft.py and grpo.py use.
 
 Subclasses provide `_forward(ids, mask, keep, reference)` (the logits of the last `keep`
 positions of a left-padded batch) and replace `_gen_start`/`_gen_next` with decoding that
@@ -68,8 +68,6 @@ class PolicyBase(Generic[TokenizerT, ModelT]):
     and base_model, and provides the methods below that raise NotImplementedError."""
 
     backend = "base"
-    # Weights still the config's seed (the tiny model before it loads an adapter).
-    from_scratch = False
     tokenizer: TokenizerT
     model: ModelT
     device: torch.device
@@ -93,13 +91,8 @@ class PolicyBase(Generic[TokenizerT, ModelT]):
         return None
 
     def context_setting(self) -> str | None:
-        """The setting that sizes the model's context, where one does (the tiny model's)."""
+        """The setting that sizes the model's context, where one does (a model built from a config)."""
         return None
-
-    def grow_context(self, length: int) -> bool:
-        """Makes room for sequences of `length` tokens where that is free (a model built from
-        scratch); whether the context grew. Call it before training, never on a live policy."""
-        return False
 
     def save_adapter(self, directory: Path | str) -> None:
         raise NotImplementedError
@@ -142,7 +135,7 @@ class PolicyBase(Generic[TokenizerT, ModelT]):
         """Per sequence, the logprob of each completion token (ids[start:]) given what
         precedes it: a 1-D float32 tensor of len(ids) - start values. With the graph
         (for the loss) unless reference=True, which scores the reference policy (the
-        adapter switched off, or the tiny model's frozen starting copy) without one."""
+        adapter switched off) without one."""
         if not input_ids:
             return []
         if len(input_ids) != len(completion_starts):
@@ -181,8 +174,8 @@ class PolicyBase(Generic[TokenizerT, ModelT]):
         x = torch.tensor([state], dtype=torch.long, device=self.device)
         return self._forward(x, torch.ones_like(x), 1, False)[0, -1], state
 
-    # (next-token logits, state) after the prompt, and after one more token: the backends
-    # replace these with KV-cache decoding.
+    # (next-token logits, state) after the prompt, and after one more token: the transformers
+    # backend replaces these with KV-cache decoding.
     _gen_start = _recompute_start
     _gen_next = _recompute_next
 

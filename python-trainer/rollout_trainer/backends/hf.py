@@ -136,6 +136,8 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
         self.merged = False
         # The model built from a config (with its tokenizer) that every saved adapter carries; None for a loaded one.
         self.built_dir = built_dir
+        # Built by this job from model.config (not carried by an adapter): the config sizes its context.
+        self.built_here = False
 
     @classmethod
     def from_spec(cls, spec: JobSpec, device: str | None = None) -> "HfPolicy":
@@ -215,6 +217,7 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
             except ValueError as exc:
                 raise SpecError(f"hyperparameters.target_modules: {exc}") from None
         policy = cls(model, tokenizer, dev, spec.model.base, base, dtype, quantized, built_dir)
+        policy.built_here = built_dir is not None and carried is None
         if spec.model.adapter:
             policy.version = Path(spec.model.adapter).name
         return policy
@@ -222,6 +225,11 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
     def max_positions(self) -> int | None:
         n = getattr(self.model.config, "max_position_embeddings", None)
         return int(n) if n else None
+
+    def context_setting(self) -> str | None:
+        if not self.built_here:
+            return None
+        return "model.config.max_position_embeddings (training.trainer.modelConfig.max_position_embeddings in lab.json)"
 
     def _is_peft(self) -> bool:
         from peft import PeftModel

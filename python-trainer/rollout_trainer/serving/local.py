@@ -1,5 +1,4 @@
-"""Completions from the in-process policy (the tiny model, or transformers + peft when
-vLLM is not used). Every use of the model holds policy.lock, so a request never samples
+"""Completions from the in-process policy (transformers + peft, when vLLM is not used). Every use of the model holds policy.lock, so a request never samples
 from weights a /control/train is halfway through changing; requests wait instead."""
 
 import threading
@@ -8,7 +7,7 @@ from typing import Any
 
 from ..chat import end_of_turn_ids
 from ..policy import Policy, Sampled
-from ..tokenizer import HasTokenBytes, Tokenizer
+from ..tokenizer import Tokenizer
 from .protocol import ApiError, ChatRequest, Generation, TokenLogprob
 from .toolcalls import parse_tool_calls
 
@@ -46,11 +45,8 @@ def cut_at_stop(tok: Tokenizer, ids: list[int], stops: Sequence[str]) -> tuple[l
     return ids[:lo], text[: min(hits)], True
 
 
-def token_bytes(tok: Tokenizer, i: int, text: str) -> list[int]:
-    """A token's bytes: the tokenizer's own when it can say (byte-level tokens that are not
-    UTF-8 on their own), its text's UTF-8 otherwise."""
-    if isinstance(tok, HasTokenBytes):
-        return list(tok.token_bytes(i))
+def token_bytes(text: str) -> list[int]:
+    """A token's bytes: its text's UTF-8."""
     return list(text.encode("utf-8"))
 
 
@@ -119,9 +115,9 @@ class LocalGenerator:
                     call["id"] = f"call_{first + n}"
                 finish = "tool_calls"
         tokens = [tok.token_text(i) for i in ids]
-        return Generation(prompt_ids=prompt, ids=ids, logprobs=logprobs, tokens=tokens, token_bytes=[token_bytes(tok, i, t) for i, t in zip(ids, tokens)],
+        return Generation(prompt_ids=prompt, ids=ids, logprobs=logprobs, tokens=tokens, token_bytes=[token_bytes(t) for t in tokens],
                           content=content, tool_calls=calls, finish_reason=finish, top=[[self._alternative(i, lp) for i, lp in alts] for alts in top])
 
     def _alternative(self, i: int, logprob: float) -> TokenLogprob:
         text = self.policy.tokenizer.token_text(i)
-        return TokenLogprob(id=int(i), token=text, logprob=float(logprob), bytes=token_bytes(self.policy.tokenizer, i, text))
+        return TokenLogprob(id=int(i), token=text, logprob=float(logprob), bytes=token_bytes(text))

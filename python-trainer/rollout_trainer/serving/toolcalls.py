@@ -1,7 +1,8 @@
-"""Tool calls in generated text. Hermes-style chat templates (Qwen and the tiny model's)
-teach the model to write `<tool_call>{"name": .., "arguments": {..}}</tool_call>`; OpenAI
-clients expect them as `tool_calls` with the arguments as a JSON string. A block that is
-not such an object stays in the text, so nothing the model wrote is silently lost."""
+"""Tool calls in generated text. Hermes-style chat templates (Qwen's, and hf_build's for a
+model built from a config) teach the model to write `<tool_call>{"name": .., "arguments":
+{..}}</tool_call>`; OpenAI clients expect them as `tool_calls` with the arguments as a
+JSON string. A block that is not such an object stays in the text, so nothing the model
+wrote is silently lost."""
 
 import json
 import re

@@ -1,4 +1,4 @@
-"""The vLLM engine: with vLLM installed (engine auto or vllm, transformers backend) the
+"""The vLLM engine: with vLLM installed (engine auto or vllm) the
 chat endpoints are vLLM's own, reached through this server, which keeps the served names,
 the control API and the bearer check. Updates still train the in-process transformers
 policy; each new adapter is saved and hot-loaded into vLLM with /v1/load_lora_adapter
@@ -38,17 +38,15 @@ def lora_rank_for(r: int) -> int:
     return next((k for k in LORA_RANKS if k >= r), int(r))
 
 
-def wants_vllm(engine: str, backend: str, importable: bool) -> bool:
+def wants_vllm(engine: str, importable: bool) -> bool:
     """Whether to serve through vLLM; engine vllm where it cannot work is a spec error."""
     if engine == "transformers":
         return False
     if engine == "vllm":
-        if backend != "transformers":
-            raise SpecError(f"hyperparameters.engine: vllm serves transformers models, but model.backend is {backend}; use engine auto or transformers")
         if not importable:
             raise SpecError("hyperparameters.engine: vllm, but vllm is not installed on this machine; pip install vllm, or use engine auto")
         return True
-    return importable and backend == "transformers"
+    return importable
 
 
 def vllm_argv(base: str, served_name: str, port: int, lora_r: int, executable: str = "vllm",

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { errorMessage, UsageError } from '../../core/errors';
-import { TrainerBackend } from '../../core/config/trainingSchema';
+import { TINY_BACKEND_REMOVED, TrainerBackend } from '../../core/config/trainingSchema';
 import type { JobRecord } from '../../core/train/jobs/jobRecord';
 import type { TrainResult } from '../../core/train/jobs/trainPhase';
 import { dryRunText } from '../../core/train/jobs/dryRunText';
@@ -84,7 +84,8 @@ function printer(json: boolean): { onLine: (id: string, line: string) => void; o
 function backendOption(v: string): TrainerBackend {
   const parsed = TrainerBackend.safeParse(v);
   if (parsed.success) return parsed.data;
-  throw new UsageError(`--backend takes transformers (a Hugging Face model, or one built from training.trainer.modelConfig, + LoRA: transformers, peft and TRL) or tiny (the trainer's own byte-level torch model: torch only), not "${v}"`);
+  if (v === 'tiny') throw new UsageError(`--backend: ${TINY_BACKEND_REMOVED}`);
+  throw new UsageError(`--backend takes transformers (a Hugging Face model, or one built from training.trainer.modelConfig, + LoRA: transformers, peft and TRL), the only backend, not "${v}"`);
 }
 
 /**

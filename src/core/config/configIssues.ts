@@ -103,6 +103,8 @@ export function describeZodIssue(issue: z.core.$ZodIssue, jsonSchema: object): {
       };
     }
     case 'invalid_value':
+      // A message written in the schema (a removed value, say) says more than the generic one.
+      if (!issue.message.startsWith('Invalid')) return { path, message: issue.message };
       return { path, message: `expected one of ${issue.values.map(show).join(', ')}, got ${show(issue.input)}` };
     case 'too_small':
     case 'too_big': {

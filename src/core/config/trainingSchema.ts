@@ -93,7 +93,7 @@ export const TargetSchema = z.discriminatedUnion('kind', [
       ...gpuFields,
       gpus: z.number().int().min(0).default(0),
     })
-    .describe('A subprocess on this machine (one with its own GPU, or the CPU for tiny models).'),
+    .describe('A subprocess on this machine (one with its own GPU, or the CPU for a small model built from training.trainer.modelConfig).'),
   z
     .strictObject({
       kind: z.literal('ssh'),
@@ -179,14 +179,18 @@ export const TargetSchema = z.discriminatedUnion('kind', [
     .describe('A Slurm cluster: an sbatch script from the job\'s resources, submitted here or on a login node over SSH; squeue, scontrol/sacct and the job\'s output file followed; scancel.'),
 ]);
 
-/** The trainer's backends: a Hugging Face model with LoRA, or the trainer's own small torch model. */
-export const TrainerBackend = z.enum(['transformers', 'tiny']);
+/** Said to a lab.json or job spec that still names the removed tiny backend. */
+export const TINY_BACKEND_REMOVED =
+  'the tiny backend was removed — use backend "transformers" with training.trainer.modelConfig, a small model built from a config on the CPU (e.g. {"model_type": "qwen2", "vocab_size": 1024, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 1024, "tie_word_embeddings": true}; its tokenizer is trained on the job\'s data)';
+
+/** The trainer's backend: a Hugging Face model (downloaded, or built from training.trainer.modelConfig) with a LoRA adapter. */
+export const TrainerBackend = z.enum(['transformers'], { error: (issue) => (issue.input === 'tiny' ? TINY_BACKEND_REMOVED : undefined) });
 export type TrainerBackend = z.infer<typeof TrainerBackend>;
 
 export const TrainerSchema = z.strictObject({
   baseModel: z.string().min(1).default('Qwen/Qwen2.5-1.5B-Instruct').describe('Base model of the GPU phases (a Hugging Face id, or a directory on the target).'),
-  backend: TrainerBackend.default('transformers').describe('"tiny": the trainer\'s own small torch model, for trying the pipeline on a CPU.'),
-  modelConfig: z.record(z.string(), z.unknown()).optional().describe('Build the base model from this config instead of loading weights: for transformers a config with model_type (qwen2, llama, ...; its tokenizer is trained on the job\'s data), for tiny its own fields.'),
+  backend: TrainerBackend.default('transformers').describe('transformers (+ peft): the only backend; set modelConfig to try the pipeline on a CPU.'),
+  modelConfig: z.record(z.string(), z.unknown()).optional().describe('Build the base model from this config instead of loading weights: a transformers config with model_type (qwen2, llama, ...); its tokenizer is trained on the job\'s data, nothing is downloaded.'),
   secrets: z.array(envName).default([]).describe('Environment variables handed to the job (e.g. HF_TOKEN): from VS Code\'s SecretStorage or this process, never written to specs or logs.'),
   target: z.string().min(1).optional().describe('Key of training.targets used when none is named.'),
 });

@@ -128,7 +128,7 @@ async function launch(jobs: Jobs, arg: unknown): Promise<JobRecord | PhaseRecord
     const { referenceHyperparameters } = await core.jobBundle();
     const choice = await pickLaunch(loaded, pipelinePhases(loaded.config), referenceHyperparameters, fromPhase?.status.phase.name);
     if (!choice) return undefined;
-    opts = { phase: choice.phase.name, target: choice.target, baseModel: choice.baseModel, ...(choice.backend ? { backend: choice.backend } : {}), hyperparameters: choice.hyperparameters, serve: choice.serve };
+    opts = { phase: choice.phase.name, target: choice.target, baseModel: choice.baseModel, hyperparameters: choice.hyperparameters, serve: choice.serve };
   }
   opts.secrets = await jobSecrets(ctx, loaded.config.training.trainer.secrets);
   const { labJobContext } = await core.labJobContext();

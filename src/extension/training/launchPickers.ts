@@ -3,14 +3,12 @@ import { core } from '../coreLoader';
 import type { LoadedConfig } from '../../core/config/loader';
 import type { PhaseConfig, TargetConfig } from '../../core/config/trainingSchema';
 import { hyperparameterSummary, hyperparameterText, parseHyperparameterText, summaryKeys, type Hyperparameters } from './hyperparameterText';
-import { BACKENDS, type Backend } from './launchSummary';
 
 /** What the pickers of Launch Training Phase… settle; a local phase (bandit, apo) needs only its name. */
 export interface LaunchChoice {
   phase: PhaseConfig;
   target?: string;
   baseModel?: string;
-  backend?: Backend;
   hyperparameters?: Hyperparameters;
   serve?: boolean;
 }
@@ -18,7 +16,7 @@ export interface LaunchChoice {
 /** Phases the command launches: GPU jobs (sft, grpo) and the ones that train here (bandit, apo). */
 const LAUNCHABLE = new Set(['sft', 'grpo', 'bandit', 'apo']);
 const GPU = new Set(['sft', 'grpo']);
-const STEPS = 6;
+const STEPS = 5;
 
 /** "me@gpu-box:2222 · 1× A100", "cluster train-1 on aws · 1× H100, spot", "ml in kind-dev · 1 GPU". */
 export function targetDetail(t: TargetConfig): string {
@@ -81,12 +79,9 @@ export async function pickLaunch(
   const target = await pickTarget(training.targets, phase.target ?? training.trainer.target ?? 'local', phase.name);
   if (target === undefined) return undefined;
 
-  const backend = await pickBackend(training.trainer.backend, phase.name);
-  if (backend === undefined) return undefined;
-
-  // A model built from training.trainer.modelConfig (always, for tiny): its "base model" is only a name.
-  const baseModel = backend === 'tiny' || training.trainer.modelConfig ? (phase.baseModel ?? training.trainer.baseModel) : await vscode.window.showInputBox({
-    title: title(4, phase.name),
+  // The trainer has one backend (transformers): nothing to ask. A model built from training.trainer.modelConfig: its "base model" is only a name.
+  const baseModel = training.trainer.modelConfig ? (phase.baseModel ?? training.trainer.baseModel) : await vscode.window.showInputBox({
+    title: title(3, phase.name),
     prompt: 'Base model: a Hugging Face id, or a directory with weights on the target',
     value: phase.baseModel ?? training.trainer.baseModel,
     ignoreFocusOut: true,
@@ -106,20 +101,10 @@ export async function pickLaunch(
       },
       { label: 'Only train', detail: 'Keeps the trained adapter; serve it later with Serve Result', serve: false },
     ],
-    { title: title(6, phase.name), placeHolder: 'When the job succeeds', ignoreFocusOut: true },
+    { title: title(5, phase.name), placeHolder: 'When the job succeeds', ignoreFocusOut: true },
   );
   if (!serve) return undefined;
-  return { phase, target, backend, baseModel: baseModel.trim(), hyperparameters, serve: serve.serve };
-}
-
-/** The trainer's backend (training.trainer.backend first): what each is and what it needs on the target. */
-async function pickBackend(configured: Backend, phase: string): Promise<Backend | undefined> {
-  const order: Backend[] = configured === 'tiny' ? ['tiny', 'transformers'] : ['transformers', 'tiny'];
-  const picked = await vscode.window.showQuickPick(
-    order.map((b) => ({ label: b, description: `needs ${BACKENDS[b].needs}${b === configured ? ' · training.trainer.backend' : ''}`, detail: BACKENDS[b].what, backend: b })),
-    { title: title(3, phase), placeHolder: 'The trainer backend', ignoreFocusOut: true },
-  );
-  return picked?.backend;
+  return { phase, target, baseModel: baseModel.trim(), hyperparameters, serve: serve.serve };
 }
 
 /**
@@ -184,14 +169,14 @@ async function pickHyperparameters(kind: 'sft' | 'grpo', reference: Hyperparamet
       { label: own ? "Use the phase's settings" : 'Use reference defaults', description: hyperparameterSummary(kind, base), edit: false },
       { label: 'Edit…', description: 'change some settings for this job, as key=value pairs', edit: true },
     ],
-    { title: title(5, phase.name), placeHolder: 'Hyper-parameters', ignoreFocusOut: true },
+    { title: title(4, phase.name), placeHolder: 'Hyper-parameters', ignoreFocusOut: true },
   );
   if (!choice) return undefined;
   if (!choice.edit) return {};
   // The box starts with the settings people tune (and the phase's own); any other known name can be added.
   const shown = Object.fromEntries(Object.entries(base).filter(([k]) => k in phase.hyperparameters || summaryKeys(kind).includes(k)));
   const text = await vscode.window.showInputBox({
-    title: title(5, phase.name),
+    title: title(4, phase.name),
     prompt: `key=value, … over the ${own ? "phase's" : 'reference'} settings. Known: ${Object.keys(reference).join(', ')}`,
     value: hyperparameterText(shown),
     ignoreFocusOut: true,

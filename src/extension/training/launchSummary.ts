@@ -2,18 +2,10 @@ import type { PhaseConfig, TrainerBackend } from '../../core/config/trainingSche
 import type { DryRun } from '../../core/train/jobs/jobDraft';
 import { hyperparameterSummary, type Hyperparameters } from './hyperparameterText';
 
-/** The trainer's backends: what each is, and what it needs on the target. */
-export const BACKENDS: Record<TrainerBackend, { what: string; needs: string }> = {
-  tiny: {
-    what: "the trainer's own small torch model, built from training.trainer.modelConfig — for trying the pipeline; it learns the format, not the task",
-    needs: 'torch only; trains on a CPU in minutes',
-  },
-  transformers: {
-    what: 'a Hugging Face model (an id, a weights directory on the target, or one built from training.trainer.modelConfig) with a LoRA adapter',
-    needs: 'transformers, peft and TRL on the target (here: bash scripts/setupTrainerVenv.sh); a GPU for any model of real size',
-  },
+/** What the trainer's backend needs on the target. */
+const NEEDS: Record<TrainerBackend, string> = {
+  transformers: 'transformers, peft and TRL on the target (here: bash scripts/setupTrainerVenv.sh); a GPU for any model of real size, the CPU for one built from training.trainer.modelConfig',
 };
-export type Backend = TrainerBackend;
 
 export interface SummaryRow {
   label: string;
@@ -45,7 +37,7 @@ export function launchSummary(phase: PhaseConfig, dry: DryRun, reference: Hyperp
     { label: 'Model', value: `${phase.model ?? 'none (no version is registered)'} · base ${dry.spec.model.base}${dry.spec.model.adapter ? ' · continues from its active adapter' : ''}` },
     { label: 'Rows', value: rowsText(kind, dry.data) },
     { label: 'Target', value: `${dry.plan.target}${dry.spec.resources.gpus ? ` · ${dry.spec.resources.gpus}× ${dry.spec.resources.gpuType ?? 'GPU'}` : ' · CPU'}${dry.python ? ` · ${dry.python.summary}` : ''}` },
-    { label: 'Backend', value: `${backend} — needs ${BACKENDS[backend].needs}` },
+    { label: 'Backend', value: `${backend} — needs ${NEEDS[backend]}` },
     { label: 'Hyper-parameters', value: hyperparameterSummary(kind, hp) },
     { label: 'When it succeeds', value: serve ? (phase.model ? `serve it and make it the active version of "${phase.model}"` : 'serve it (no model version is registered)') : 'keep the adapter; serve it later' },
   ];

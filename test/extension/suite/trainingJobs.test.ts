@@ -37,7 +37,7 @@ interface TrainingJobsApiLike {
 // A real training job needs the trainer's CPU path: Debian's python3 with torch, PyYAML and jsonschema.
 // The trainer's venv (scripts/setupTrainerVenv.sh; .ci/run makes it): python-trainer's pinned stack.
 const PYTHON = join(REPO, '.venv-trainer', 'bin', 'python');
-const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
+const trainerRuns = spawnSync(PYTHON, ['-c', 'import torch, transformers, peft, tokenizers, yaml, jsonschema'], { encoding: 'utf8' }).status === 0;
 const JUNIORS = ['Geneticist', 'Pharmacologist', 'Neurologist'];
 const SECRET_NAME = 'ROLLOUT_LAB_TEST_TRAINER_TOKEN';
 const SECRET = `hf_test_${Math.random().toString(36).slice(2)}`;
@@ -56,11 +56,17 @@ describe('training jobs', () => {
     this.timeout(120_000);
     await ensureRun();
     original = readFileSync(labFile, 'utf8');
-    // The tiny trainer on this machine; an SFT phase that takes every succeeded rollout (the simulated rewards are modest).
+    // The trainer on this machine, on a one-layer Qwen2 built from a config (its tokenizer trained on the exported data, nothing downloaded);
+    // an SFT phase that takes every succeeded rollout (the simulated rewards are modest).
     const config = JSON.parse(original) as Record<string, unknown>;
     config.training = {
       ...(config.training as object | undefined),
-      trainer: { backend: 'tiny', baseModel: 'tiny', modelConfig: { hidden_size: 32, num_layers: 1, num_heads: 2, max_positions: 8192 }, secrets: [SECRET_NAME] },
+      trainer: {
+        backend: 'transformers',
+        baseModel: 'qwen2-test',
+        modelConfig: { model_type: 'qwen2', vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 8192, tie_word_embeddings: true },
+        secrets: [SECRET_NAME],
+      },
       targets: { local: { kind: 'local', python: PYTHON } },
       phases: [
         { name: 'sft-juniors', kind: 'sft', agents: JUNIORS, model: 'junior', minReward: 0, includeSimulated: true, hyperparameters: { batch_size: 1, grad_accum: 1, max_length: 8192 } },
@@ -84,8 +90,8 @@ describe('training jobs', () => {
     const dry = await vscode.commands.executeCommand<DryRunLike>('rolloutLab.launchTrainingPhase', { phase: 'sft', target: 'local', dryRun: true });
     assert.equal(dry.spec.phase.name, 'sft-juniors');
     assert.equal(dry.spec.phase.kind, 'sft');
-    assert.equal(dry.spec.model.base, 'tiny');
-    assert.equal(dry.spec.model.backend, 'tiny');
+    assert.equal(dry.spec.model.base, 'qwen2-test');
+    assert.equal(dry.spec.model.backend, 'transformers');
     assert.ok(dry.data.records! > 0, `exported records: ${JSON.stringify(dry.data)}`);
     assert.equal(dry.plan.target, 'local');
     assert.equal(dry.plan.steps.length, 1);
@@ -106,9 +112,9 @@ describe('training jobs', () => {
     await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.launchTrainingPhase', { phase: 'sft', serve: 'yes' })), /serve/);
   });
 
-  it('launches an SFT job of the tiny model on this machine, follows it to success, and the Jobs section and the curves show it', async function () {
+  it('launches an SFT job of a one-layer Qwen2 built from a config on this machine, follows it to success, and the Jobs section and the curves show it', async function () {
     if (!trainerRuns) {
-      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`);
+      console.log(`SKIPPED: ${PYTHON} with torch, transformers, peft, yaml and jsonschema is needed for a real training job (bash scripts/setupTrainerVenv.sh)`);
       this.skip();
     }
     this.timeout(420_000);
@@ -157,14 +163,14 @@ describe('training jobs', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
-  it('Launch Training Phase… asks for the backend, shows what will run to confirm (rows after pre-flight, target, backend…); Dry Run starts nothing', async function () {
+  it('Launch Training Phase… shows what will run to confirm (rows after pre-flight, target, backend…); Dry Run starts nothing', async function () {
     this.timeout(180_000);
     const jobs = (await api()) as unknown as { trainingJobs: TrainingJobsApiLike };
     const jobsDir = join(dir, '.rollout-lab', 'training', 'jobs');
     const before = existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [];
     let done = false;
     const launching = Promise.resolve(vscode.commands.executeCommand<DryRunLike | undefined>('rolloutLab.launchTrainingPhase')).finally(() => (done = true));
-    // Each picker's default (Enter) until the summary shows: phase, target, backend, hyper-parameters, serve.
+    // Each picker's default (Enter) until the summary shows: phase, target, hyper-parameters, serve (one backend and a model built from a config: neither is asked).
     let summary: string[] | undefined;
     for (let i = 0; !done && i < 400; i++) {
       summary = jobs.trainingJobs.launchSummary();
@@ -176,18 +182,18 @@ describe('training jobs', () => {
     const line = (label: string): string => summary!.find((l) => l.startsWith(`${label}: `)) ?? '';
     assert.equal(line('Phase'), 'Phase: sft-juniors (sft)');
     assert.equal(line('Agents'), `Agents: ${JUNIORS.join(', ')}`);
-    assert.match(line('Model'), /^Model: junior · base tiny/);
+    assert.match(line('Model'), /^Model: junior · base qwen2-test/);
     assert.match(line('Rows'), /^Rows: [1-9]\d* examples from [1-9]\d* rollouts? after pre-flight/);
     // The target says which python runs the job here and what that means (this machine may or may not have torch).
     assert.match(line('Target'), /^Target: local · CPU · \S+\/\.venv-trainer\/bin\/python \d+\.\d+\.\d+ (with torch \S+ \(training\.targets\.local\.python\)$|\(training\.targets\.local\.python\) without torch: only Dry Run works here)/);
-    assert.match(line('Backend'), /^Backend: tiny — needs torch only/);
+    assert.match(line('Backend'), /^Backend: transformers — needs transformers, peft and TRL on the target/);
     assert.match(line('Hyper-parameters'), /^Hyper-parameters: lr /);
     // Launch, then Dry Run: the second choice.
     await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
     await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
     const dry = await launching;
     assert.ok(dry && dry.spec, 'Dry Run returns what would run');
-    assert.equal(dry.spec.model.backend, 'tiny');
+    assert.equal(dry.spec.model.backend, 'transformers');
     assert.ok(dry.plan.steps.length > 0);
     assert.equal(jobs.trainingJobs.launchSummary(), undefined);
     assert.deepEqual(existsSync(jobsDir) ? readdirSync(jobsDir).sort() : [], before, 'no job was launched');
@@ -249,7 +255,7 @@ describe('training jobs', () => {
 
   it('Launch Training Phase… from the palette takes each picker\'s default and launches; Cancel Job stops it and the job stays cancelled', async function () {
     if (!trainerRuns) {
-      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed to launch a training job`);
+      console.log(`SKIPPED: ${PYTHON} with torch, transformers, peft, yaml and jsonschema is needed to launch a training job`);
       this.skip();
     }
     this.timeout(180_000);
@@ -290,7 +296,7 @@ describe('training jobs', () => {
 
   it('a job the CLI launched detached shows in the Jobs section, and Reattach follows it to its end', async function () {
     if (!trainerRuns) {
-      console.log(`SKIPPED: ${PYTHON} with torch, yaml and jsonschema is needed to launch a training job`);
+      console.log(`SKIPPED: ${PYTHON} with torch, transformers, peft, yaml and jsonschema is needed to launch a training job`);
       this.skip();
     }
     this.timeout(240_000);

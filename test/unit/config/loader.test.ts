@@ -108,6 +108,17 @@ test('a wrong type names the path, the expected and the actual type', async (t) 
   assert.match(err.message, /^`\.rollout-lab\/lab\.json`: agents\.Geneticist\.model: expected string, got number/);
 });
 
+test('the removed tiny backend is named as removed, with what to use instead; another unknown backend gets the allowed one', async (t) => {
+  const ws = workspace(t);
+  writeLab(ws, labText((c) => (c.training = { trainer: { backend: 'tiny' } })));
+  const err = await rejects(loadConfig(ws));
+  assert.match(err.message, /^`\.rollout-lab\/lab\.json`: training\.trainer\.backend: the tiny backend was removed — use backend "transformers" with training\.trainer\.modelConfig/);
+  assert.match(err.message, /"model_type": "qwen2"/);
+  writeLab(ws, labText((c) => (c.training = { trainer: { backend: 'jax' } })));
+  const other = await rejects(loadConfig(ws));
+  assert.match(other.message, /training\.trainer\.backend: expected one of "transformers", got "jax"/);
+});
+
 test('a JSON syntax error gives line and column and what to fix', async (t) => {
   const ws = workspace(t);
   writeLab(ws, '{\n  "version": 1,\n  "models": {}\n  "agents": {}\n}\n');

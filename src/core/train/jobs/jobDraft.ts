@@ -27,7 +27,7 @@ export interface TrainOptions {
   /** A key of training.targets, or a kind (local, ssh, skypilot, k8s, slurm). */
   target?: string;
   baseModel?: string;
-  /** The trainer's backend for this job (default training.trainer.backend): tiny (torch only, a CPU) or transformers (+ peft, a GPU). */
+  /** The trainer's backend for this job (default training.trainer.backend; transformers is the only one). */
   backend?: TrainerBackend;
   /** Over the phase's own hyper-parameters (which are over the reference defaults). */
   hyperparameters?: Record<string, HyperValue>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TrainerBackend } from '../../config/trainingSchema';
 
 /**
  * The job spec: one YAML file per training job, written by the extension or
@@ -40,7 +41,7 @@ export const JobSpecSchema = z
     }),
     model: z.strictObject({
       base: z.string().min(1).describe('Base model: a Hugging Face id or a local directory with weights.'),
-      backend: z.enum(['transformers', 'tiny']).default('transformers').describe('transformers (+ peft): real checkpoints; tiny: the trainer\'s own small torch model, built from `config` (CPU tests).'),
+      backend: TrainerBackend.default('transformers').describe('transformers (+ peft): a checkpoint, or a model built from `config`.'),
       config: z.record(z.string(), z.unknown()).nullable().default(null).describe('Build the model from this config instead of loading weights (transformers needs "model_type"; its tokenizer is trained on the job\'s data where model.base has none).'),
       adapter: relPath.nullable().default(null).describe('Start from this adapter (a previous version), relative to the bundle.'),
       dtype: z.enum(['auto', 'float32', 'bfloat16', 'float16']).default('auto'),

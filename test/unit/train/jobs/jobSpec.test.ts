@@ -39,11 +39,19 @@ test('the JSON Schema and the zod schema agree on good and bad specs', () => {
     ['empty command', spec({ command: [] }), false],
     ['bad env name', spec({ env: ['HF-TOKEN'] }), false],
     ['list hyper-parameter', spec({ hyperparameters: { target_modules: ['q_proj'], lora_r: 8 } }), true],
+    ['a model built from a config', spec({ model: { base: 'qwen2-test', backend: 'transformers', config: { model_type: 'qwen2', hidden_size: 32 } } }), true],
+    ['the removed tiny backend', { ...spec(), model: { base: 'tiny', backend: 'tiny' } }, false],
   ];
   for (const [name, value, ok] of cases) {
     assert.equal(JobSpecSchema.safeParse(value).success, ok, `zod: ${name}`);
     assert.equal(fromJson.safeParse(value).success, ok, `JSON Schema: ${name}`);
   }
+});
+
+test('a spec that names the removed tiny backend is told what to use instead', () => {
+  const parsed = JobSpecSchema.safeParse({ ...spec(), model: { base: 'tiny', backend: 'tiny' } });
+  assert.equal(parsed.success, false);
+  assert.match(parsed.error!.issues[0]!.message, /^the tiny backend was removed — use backend "transformers" with training\.trainer\.modelConfig/);
 });
 
 test('paths in a spec stay inside the bundle', () => {
@@ -95,7 +103,7 @@ test('job ids are valid as file names, SkyPilot clusters and Kubernetes names', 
 test('trainer events: parsed from prefixed lines; ordinary and malformed lines stay log text', () => {
   const lines = [
     'Loading model...',
-    '@rollout-trainer {"event":"start","job":"j","phase":"grpo","backend":"tiny","device":"cpu","examples":12,"steps":3}',
+    '@rollout-trainer {"event":"start","job":"j","phase":"grpo","backend":"transformers","device":"cpu","examples":12,"steps":3}',
     '@rollout-trainer {"event":"metrics","step":1,"epoch":0,"loss":0.5,"kl":0.001,"note":"x"}',
     '@rollout-trainer {"event":"metrics","step":2,"loss":0.25}',
     '@rollout-trainer {not json',
@@ -107,7 +115,7 @@ test('trainer events: parsed from prefixed lines; ordinary and malformed lines s
   assert.equal(events[0], null);
   assert.equal(events[4], null);
   assert.equal(events[5], null, 'a metrics event without a step is not a point');
-  assert.deepEqual(events[1], { event: 'start', backend: 'tiny', device: 'cpu', examples: 12, steps: 3, raw: JSON.parse(lines[1]!.slice(17)) });
+  assert.deepEqual(events[1], { event: 'start', backend: 'transformers', device: 'cpu', examples: 12, steps: 3, raw: JSON.parse(lines[1]!.slice(17)) });
   assert.deepEqual(metricPoints(events.filter((e): e is TrainerEvent => e !== null)), [
     { step: 1, values: { epoch: 0, loss: 0.5, kl: 0.001 } },
     { step: 2, values: { loss: 0.25 } },

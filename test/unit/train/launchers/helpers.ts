@@ -13,6 +13,20 @@ export const SECRET_NAME = 'ROLLOUT_TEST_SECRET';
 export const SECRET = 'hf_s3cr3t-value_never_in_files_7c1d';
 export const SECRET_SHA256 = createHash('sha256').update(SECRET).digest('hex');
 /** The Python the test jobs run with: Debian's when there, else whatever python3 is on PATH. */
+/** A one-layer Qwen2 built from a config on the transformers backend (its tokenizer trained on the job's data): the real trainer on a CPU, nothing downloaded. */
+export const QWEN2_MODEL = {
+  base: 'qwen2-test',
+  backend: 'transformers',
+  config: {
+    model_type: 'qwen2', vocab_size: 512, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1,
+    num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 1024, tie_word_embeddings: true,
+  },
+} as const;
+/** What a job on QWEN2_MODEL trains: LoRA on the attention, few steps. */
+export const QWEN2_HYPERPARAMETERS = { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 1024, lora_r: 4, lora_alpha: 8, target_modules: ['q_proj', 'v_proj'] };
+/** The python modules the real trainer needs for QWEN2_MODEL. */
+export const TRAINER_IMPORTS = 'import torch, transformers, peft, tokenizers, yaml, jsonschema';
+
 export const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 export function tempDir(prefix: string): string {
@@ -43,7 +57,7 @@ export function makeJob(root: string, o: JobOptions): PreparedJob {
       kind: 'TrainingJob',
       id,
       phase: { name: 'test', kind: o.serve ? 'serve' : 'sft' },
-      model: { base: 'tiny', backend: 'tiny' },
+      model: { base: 'stub', backend: 'transformers' },
       data: { train: o.serve ? null : 'job.py' },
       output: {},
       resources: o.resources ?? {},

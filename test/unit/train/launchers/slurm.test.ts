@@ -11,7 +11,7 @@ import { SCRIPT_FILE } from '../../../../src/core/train/jobs/launchers/slurm';
 import { freePort } from '../../../../src/core/train/jobs/launchers/net';
 import { parseTrainerEvent } from '../../../../src/core/train/jobs/trainerEvents';
 import { readRecord, recordingShim } from '../../../fakes/commandLineTools';
-import { allCommandLines, Lines, makeJob, PYTHON, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, which } from './helpers';
+import { allCommandLines, Lines, makeJob, PYTHON, QWEN2_HYPERPARAMETERS, QWEN2_MODEL, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, TRAINER_IMPORTS, which } from './helpers';
 import { assertNotInRegularFiles as assertNotInFiles, slurmSkip, startSlurm, type SlurmCluster } from './slurmCluster';
 import { SSHD, startSshd } from './sshd';
 
@@ -373,13 +373,13 @@ test('slurm: through a login node over ssh: the bundle goes over as a tar stream
 // The real trainer's CPU path on Slurm: the trainer's venv (scripts/setupTrainerVenv.sh makes .venv-trainer at the repo root).
 const trainerMissing = !existsSync(TRAINER_PYTHON)
   ? `${TRAINER_PYTHON} is missing (bash scripts/setupTrainerVenv.sh)`
-  : spawnSync(TRAINER_PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status !== 0
-    ? `${TRAINER_PYTHON} cannot import torch, yaml and jsonschema (bash scripts/setupTrainerVenv.sh)`
+  : spawnSync(TRAINER_PYTHON, ['-c', TRAINER_IMPORTS], { encoding: 'utf8' }).status !== 0
+    ? `${TRAINER_PYTHON} cannot ${TRAINER_IMPORTS} (bash scripts/setupTrainerVenv.sh)`
     : null;
 if (!skip && trainerMissing && process.env.CI) throw new Error(`the real trainer on Slurm: ${trainerMissing}`);
 if (!skip && trainerMissing) console.log(`# skipping the real trainer on Slurm: ${trainerMissing}`);
 
-test('slurm: the real trainer (tiny model, CPU) runs as a Slurm job: its events stream back and out/result.json is fetched', { skip: skip || (trainerMissing ?? false) }, async () => {
+test('slurm: the real trainer (a one-layer Qwen2 built from a config, CPU) runs as a Slurm job: its events stream back and out/result.json is fetched', { skip: skip || (trainerMissing ?? false) }, async () => {
   const job = cpuJob({
     id: 'trainer',
     target: { ...target, python: TRAINER_PYTHON, cpus: 2, setup: ['export OMP_NUM_THREADS=2'] },
@@ -387,8 +387,8 @@ test('slurm: the real trainer (tiny model, CPU) runs as a Slurm job: its events 
     command: ['python3', '-m', 'rollout_trainer', 'sft', '--spec', 'job.yaml'],
     files: { 'data/sft.jsonl': GOLDEN_SFT },
     spec: {
-      model: { base: 'tiny', backend: 'tiny', config: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 8192 } },
-      hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 8192 },
+      model: QWEN2_MODEL,
+      hyperparameters: QWEN2_HYPERPARAMETERS,
       data: { train: 'data/sft.jsonl' },
     },
   });

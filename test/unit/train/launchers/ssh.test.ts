@@ -9,7 +9,7 @@ import { launcherFor } from '../../../../src/core/train/jobs/launchers';
 import { accepts, freePort } from '../../../../src/core/train/jobs/launchers/net';
 import { parseTrainerEvent } from '../../../../src/core/train/jobs/trainerEvents';
 import { readRecord, recordingShim } from '../../../fakes/commandLineTools';
-import { allCommandLines, assertNotInFiles, Lines, makeJob, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, which } from './helpers';
+import { allCommandLines, assertNotInFiles, Lines, makeJob, QWEN2_HYPERPARAMETERS, QWEN2_MODEL, SECRET, SECRET_NAME, SECRET_SHA256, tempDir, TRAINER_IMPORTS, which } from './helpers';
 import { SSHD, startSshd } from './sshd';
 
 /**
@@ -174,19 +174,19 @@ test('ssh: forwardPort reaches a server the job started on the host\'s 127.0.0.1
 // The real trainer's CPU path over ssh: needs python-trainer and the trainer's venv.
 const trainerMissing = !existsSync(TRAINER_MAIN)
   ? 'python-trainer/rollout_trainer/__main__.py is not there yet'
-  : spawnSync(SYSTEM_PYTHON, ['-c', 'import torch, yaml, jsonschema'], { encoding: 'utf8' }).status !== 0
-    ? `${SYSTEM_PYTHON} cannot import torch, yaml and jsonschema (bash scripts/setupTrainerVenv.sh)`
+  : spawnSync(SYSTEM_PYTHON, ['-c', TRAINER_IMPORTS], { encoding: 'utf8' }).status !== 0
+    ? `${SYSTEM_PYTHON} cannot ${TRAINER_IMPORTS} (bash scripts/setupTrainerVenv.sh)`
     : null;
 if (!skip && trainerMissing) console.log(`# skipping the real trainer over ssh: ${trainerMissing}`);
 
-test('ssh: the real trainer (tiny model, CPU) runs over ssh: its events stream back and out/result.json is fetched', { skip: skip || (trainerMissing ?? false) }, async (t) => {
+test('ssh: the real trainer (a one-layer Qwen2 built from a config, CPU) runs over ssh: its events stream back and out/result.json is fetched', { skip: skip || (trainerMissing ?? false) }, async (t) => {
   const job = makeJob(root, {
     target,
     command: ['python3', '-m', 'rollout_trainer', 'sft', '--spec', 'job.yaml'],
     files: { 'data/sft.jsonl': GOLDEN_SFT },
     spec: {
-      model: { base: 'tiny', backend: 'tiny', config: { hidden_size: 16, num_layers: 1, num_heads: 2, max_positions: 8192 } },
-      hyperparameters: { max_steps: 2, batch_size: 1, grad_accum: 1, max_length: 8192 },
+      model: QWEN2_MODEL,
+      hyperparameters: QWEN2_HYPERPARAMETERS,
       data: { train: 'data/sft.jsonl' },
     },
   });
