@@ -93,3 +93,17 @@ test('traces --limit N --json lists the N newest rollouts and the total; without
     rmSync(ws, { recursive: true, force: true });
   }
 });
+
+test('demo --example chooses the learning run\'s example: only with --train, and only an example that has one', () => {
+  const alone = cli(['demo', '--example', 'stock-lookup']);
+  assert.equal(alone.code, 2, alone.stderr);
+  assert.match(alone.stderr, /--example chooses the learning run's example: pass it with --train/);
+  const ws = tempWorkspace();
+  try {
+    const other = cli(['demo', '--train', '--example', 'command-agents', '--workspace', ws]);
+    assert.equal(other.code, 2, other.stderr);
+    assert.match(other.stderr, /demo --train runs the learning run of ticket-routing or stock-lookup, not "command-agents"/);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});

@@ -41,7 +41,7 @@ export const PhaseSchema = z
       .describe('Agents the phase trains (sft, grpo, apo). Default: the research-lab graph\'s reference roles; for a module graph the agents marked "trainable", else every agent that made model calls.'),
     model: z.string().optional().describe('Logical model (a key of "models") whose new version the phase registers (sft, grpo).'),
     split: z.enum(['train', 'val', 'all']).default('train').describe('Tasks a gather phase runs, or rollouts the data comes from.'),
-    limit: z.number().int().positive().optional().describe('Tasks a gather phase runs (all when left out).'),
+    limit: z.number().int().positive().optional().describe('Tasks a gather phase runs (all when left out); for a grpo phase, the training tasks the learning run (demo --train) samples the served student on (default 48).'),
     samples: z.number().int().positive().max(64).optional().describe('Rollouts per task in a gather phase (the GRPO group size).'),
     minReward: z.number().min(0).max(1).optional().describe('Rollouts at or over this reward are used (sft default 0.7).'),
     includeSimulated: z

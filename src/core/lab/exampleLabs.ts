@@ -49,6 +49,8 @@ interface StudentLabOptions {
   maxTokens: number;
   dataset: { name: string; path: string; goal: string; expected: string };
   sftSteps: number;
+  /** The grpo phase's learning rate, and the training tasks its offline round samples the served student on (8 rollouts each). */
+  grpo: { learningRate: number; tasks: number };
   /** The Qwen2's width: hidden size (the MLP twice that) and attention heads (half as many key/value heads). */
   width: { hidden: number; heads: number };
 }
@@ -112,9 +114,10 @@ function studentLab(o: StudentLabOptions): ExampleLab {
             agents: [o.trained],
             model: 'student',
             samples: 8,
+            limit: o.grpo.tasks,
             // The helper's answers are simulated, which marks every rollout; the trained agent's calls are the served student's.
             includeSimulated: true,
-            hyperparameters: { ...LORA, learning_rate: 0.001, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 2, max_steps: -1, save_steps: 0, seed: 0, gradient_checkpointing: false },
+            hyperparameters: { ...LORA, learning_rate: o.grpo.learningRate, kl_coef: 0, batch_size: 16, grad_accum: 1, epochs: 2, max_steps: -1, save_steps: 0, seed: 0, gradient_checkpointing: false },
           },
         ],
       },
@@ -134,6 +137,7 @@ function ticketRouting(): ExampleLab {
     maxTokens: 8,
     dataset: { name: 'tickets', path: 'data/tickets.jsonl', goal: 'ticket', expected: 'queue' },
     sftSteps: 45,
+    grpo: { learningRate: 0.001, tasks: 48 },
     width: { hidden: 64, heads: 4 },
   });
 }
@@ -149,8 +153,12 @@ function stockLookup(): ExampleLab {
     model: 'qwen2-clerk',
     maxTokens: 40,
     dataset: { name: 'questions', path: 'data/questions.jsonl', goal: 'question', expected: 'answer' },
-    // Its prompt is longer (the tools are listed in the system turn, about 200 tokens) and the item has to be found in the question and written into the call: a wider model and more steps than the Router's.
-    sftSteps: 150,
+    // Its prompt is longer (the tools are listed in the system turn, about 200 tokens) and the item has to be found in the question and
+    // written into the call: a wider model and more SFT steps than the Router's. Its answer is some twenty tokens, of which two decide
+    // the reward: at the Router's GRPO learning rate one step already moves every token's distribution enough to lose more than the
+    // group teaches, so GRPO steps a third as far, over more tasks.
+    sftSteps: 250,
+    grpo: { learningRate: 0.0003, tasks: 128 },
     width: { hidden: 128, heads: 8 },
   });
 }

@@ -34,7 +34,7 @@ export interface LearningRunOptions {
   valLimit?: number;
   /** Samples of each validation task per evaluation (default 4): a task's reward is their mean, which steadies the comparison. */
   evalSamples?: number;
-  /** Training tasks the offline GRPO phase samples the served student on (default 48). */
+  /** Training tasks the offline GRPO phase samples the served student on (default: the grpo phase's "limit", else 48). */
   grpoTasks?: number;
   /** Online rounds after the offline GRPO phase (default 2), each on `onlineTasks` tasks (default 16). */
   onlineRounds?: number;
@@ -187,7 +187,7 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
       try {
         const cfg = runLab.loaded.config;
         const ds = await runLab.loadDataset();
-        const tasks = runLab.selectTasks(ds, { split: 'train', limit: opts.grpoTasks ?? 48, seed: cfg.runner.seed });
+        const tasks = runLab.selectTasks(ds, { split: 'train', limit: opts.grpoTasks ?? grpo.limit ?? 48, seed: cfg.runner.seed });
         log(`phase ${grpo.name}: the served student on ${tasks.length} training tasks × ${samples} samples`);
         const env = await runLab.environment(ds.tasks);
         return await runRollouts(env, {

@@ -179,7 +179,7 @@ const trainerMissing = !existsSync(TRAINER_MAIN)
     : null;
 if (!skip && trainerMissing) console.log(`# skipping the real trainer over ssh: ${trainerMissing}`);
 
-test('ssh: the real trainer (a one-layer Qwen2 built from a config, CPU) runs over ssh: its events stream back and out/result.json is fetched', { skip: skip || (trainerMissing ?? false) }, async (t) => {
+test('ssh: the real trainer (a one-layer Qwen2 built from a config, CPU) runs over ssh: its events stream back and out/result.json is fetched', { skip: skip || (trainerMissing ?? false) }, async () => {
   const job = makeJob(root, {
     target,
     command: ['python3', '-m', 'rollout_trainer', 'sft', '--spec', 'job.yaml'],
@@ -200,13 +200,7 @@ test('ssh: the real trainer (a one-layer Qwen2 built from a config, CPU) runs ov
   await launcher.fetchOutputs(handle, job, dest);
   const resultFile = path.join(dest, 'result.json');
   const result = existsSync(resultFile) ? (JSON.parse(readFileSync(resultFile, 'utf8')) as { status: string; error?: string | null }) : null;
-  if (exit.state !== 'succeeded' || result?.status !== 'succeeded') {
-    // A failure inside python-trainer (written concurrently) is its own; the launcher's part is checked above.
-    const why = `python-trainer did not succeed (exit ${exit.exitCode}): ${result?.error ?? lines.all.slice(-5).join(' | ')}`;
-    console.log(`# ${why}`);
-    t.skip(why);
-    return;
-  }
+  assert.ok(exit.state === 'succeeded' && result?.status === 'succeeded', `python-trainer did not succeed over ssh (exit ${exit.exitCode}): ${result?.error ?? lines.all.slice(-5).join(' | ')}`);
   assert.ok(lines.all.some((l) => l.startsWith('@rollout-trainer ')), 'trainer events stream back');
   assert.ok(events.some((e) => e.event === 'metrics'), 'metrics events');
   assert.ok(events.some((e) => e.event === 'done'), 'a done event');
