@@ -172,6 +172,7 @@ def train_with_trl(spec: JobSpec, policy: HfPolicy, data: list[Example], emitter
                                        mean_token_accuracy=logs.get("mean_token_accuracy"))
 
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            policy.carry_base(spec.out / f"checkpoint-{state.global_step}")
             emitter.checkpoint(state.global_step, f"{spec.output_dir}/checkpoint-{state.global_step}")
 
     pad = policy.tokenizer.pad_token_id

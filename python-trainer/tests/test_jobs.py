@@ -37,8 +37,9 @@ def test_sft_learns_the_assistant_turns_and_writes_events_checkpoints_adapter_an
     assert result["metrics"]["loss"] == losses[-1] and result["ended_at"] >= result["started_at"]
     for d in ("adapter", "checkpoint-6"):
         assert (out / d / "adapter_config.json").is_file() and (out / d / "adapter_model.safetensors").is_file()
-    # The adapter carries the model it was trained on, built from the config, with its tokenizer.
-    assert (out / "adapter" / "base" / "config.json").is_file() and (out / "adapter" / "base" / "tokenizer.json").is_file()
+    # The adapter and every checkpoint carry the model they were trained on, built from the config, with its tokenizer.
+    for d in ("adapter", "checkpoint-6", "checkpoint-12"):
+        assert (out / d / "base" / "config.json").is_file() and (out / d / "base" / "tokenizer.json").is_file(), d
     assert (out / "merged" / "config.json").is_file() and (out / "merged" / "tokenizer.json").is_file()
     assert read_events_file(out) == evs
 

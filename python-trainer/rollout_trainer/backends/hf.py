@@ -266,6 +266,11 @@ class HfPolicy(PolicyBase[HfTokenizer, Any]):
         Path(directory).mkdir(parents=True, exist_ok=True)
         with self.lock:
             self.model.save_pretrained(str(directory))
+        self.carry_base(directory)
+
+    def carry_base(self, directory: Path | str) -> None:
+        """A model built from a config goes with every adapter trained on it (`<adapter>/base`),
+        checkpoints written by another trainer (TRL's) included, so each loads on its own."""
         if self.built_dir is not None and Path(directory, BASE_DIR).resolve() != self.built_dir.resolve():
             shutil.copytree(self.built_dir, Path(directory, BASE_DIR), dirs_exist_ok=True)
 
