@@ -232,7 +232,8 @@ function exampleNextSteps(dir: string, example: string): string {
 async function demoTrain(v: Values): Promise<number> {
   const example = (v.example as string | undefined) ?? 'ticket-routing';
   if (!(LEARNING_EXAMPLES as readonly string[]).includes(example)) throw new UsageError(`demo --train runs the learning run of ${LEARNING_EXAMPLES.join(' or ')}, not "${example}"`);
-  const workspace = resolve((v.workspace as string) ?? 'demo-train-workspace');
+  // Each example its own default folder, so trying the second after the first sets it up instead of rerunning the first.
+  const workspace = resolve((v.workspace as string) ?? (example === 'ticket-routing' ? 'demo-train-workspace' : `demo-train-${example}`));
   if (!existsSync(resolve(workspace, '.rollout-lab/lab.json'))) {
     const r = await initWorkspace(workspace, { example });
     err(`initialised ${workspace} from the ${example} example (${r.created.length} files)`);

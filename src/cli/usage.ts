@@ -283,7 +283,7 @@ export const COMMAND_USAGE = {
     about: 'Sets up a demo workspace (the full PubMedQA set when ../shared has it, else the bundled 200-item sample; it says which), runs training rollouts, then evaluates on validation tasks. With --train: the learning run on an example lab (ticket-routing, or stock-lookup: a tool-calling agent), from an untrained model to SFT and GRPO, on this CPU.',
     forms: ['[--workspace DIR] [--limit N]', '--train [--example ticket-routing|stock-lookup] [--workspace DIR] [--json]'],
     options: [
-      ['--workspace DIR', 'the demo folder (default: demo-workspace; with --train: demo-train-workspace)'],
+      ['--workspace DIR', 'the demo folder (default: demo-workspace; with --train: demo-train-workspace, or demo-train-EXAMPLE with --example)'],
       ['--limit N', 'tasks of each of the two runs (default: 10)'],
       ['--example NAME', '--train: the example lab to set up in a new workspace: ticket-routing (default; a Router names a queue) or stock-lookup (a Clerk answers by calling get_price or get_stock, rewarded by what the call returns)'],
       ['--train', 'init --example ticket-routing (or --example), then: gather with the simulated teacher, evaluate the untrained student, SFT it, evaluate, GRPO it (offline, then online), evaluate; prints validation reward per stage (a few minutes on 2 CPU cores; needs the trainer venv: bash scripts/setupTrainerVenv.sh)'],
