@@ -109,7 +109,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
 function workerShard(runId: string, params: BatchRunParams, asked: Shard | undefined): Shard | undefined {
   const count = params.shards ?? null;
   if (!asked) return count ? { index: 0, count: 1 } : undefined;
-  if (count === null) throw new UsageError(`run "${runId}" is not split into slices: resume it without --shard (or start a new run with --workers N or --shard K/N)`);
+  if (count === null) throw new UsageError(`run "${runId}" is not split into slices: resume it without --shard or --workers (or start a new run with --workers N or --shard K/N)`);
   if (asked.count !== count) throw new UsageError(`run "${runId}" is split into ${count} slices, not ${asked.count}: join it with --shard K/${count} (K from 0 to ${count - 1})`);
   return asked;
 }
