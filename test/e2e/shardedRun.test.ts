@@ -155,6 +155,10 @@ test('a worker killed mid-run and started again redoes only its unfinished rollo
   assert.ok(superseded.every((r) => r.status === 'failed' && r.failure === 'interrupted'), superseded.map((r) => `${r.id} ${r.status} ${r.failure}`).join(', '));
   assert.equal(all.length, PLANNED + superseded.length);
   assert.equal(doc.outcome.superseded, superseded.length);
+
+  const wrong = cli(['run', '--workspace', ws, '--resume', w0.runId, '--shard', '0/3']);
+  assert.equal(wrong.code, 2, wrong.stderr);
+  assert.match(wrong.stderr, /is split into 2 slices, not 3: join it with --shard K\/2/);
 });
 
 test('two copies of the same slice run at once leave one current rollout per key', async () => {
