@@ -72,7 +72,8 @@ export async function runWorkers(command: 'run' | 'eval', v: Values, plan: Batch
       const shard = shardText({ index: k, count });
       const args = [command, '--resume', run.runId, '--shard', shard, ...passed];
       // Its own process group: a Ctrl+C in the terminal reaches the coordinator only, which passes it on once.
-      const child = spawn(process.execPath, [entry, ...args, '--json'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+      // The node options this CLI runs under (a loader, when it runs from source) go to the workers too.
+      const child = spawn(process.execPath, [...process.execArgv, entry, ...args, '--json'], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
       const w: Worker = {
         shard,
         child,
