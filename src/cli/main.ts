@@ -35,12 +35,17 @@ import { cappedAttributes, MAX_PRINTED_VALUE_CHARS } from './cappedValues';
 import { terminalSafe } from '../core/analysis/terminalText';
 import type { SpanRecord } from '../core/trace/span';
 import { COMMAND_NAMES, commandUsage, globalUsage, isCommandName } from './usage';
+import { runWorkers, workersOption } from './commands/workers';
+import { parseShard, shardText } from '../core/rollout/shards';
 
 const RUN_OPTIONS = {
   ...COMMON,
   ...BATCH_OPTIONS,
   resume: { type: 'string' },
   'retry-failed': { type: 'boolean' },
+  shard: { type: 'string' },
+  workers: { type: 'string' },
+  on: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 /** The start of a rollout id that progress lines show: what `traces --rollout` takes. */
@@ -67,11 +72,15 @@ interface BatchOutput {
   metrics: EvalMetrics;
   /** Per kind, over the rollouts this invocation ran. */
   warnings: RunWarning[];
+  /** A worker's slice (--shard): `rollouts`, `succeeded`, `failed` and `metrics` are the slice's; `runDone` whether the whole run stands now. */
+  shard?: { index: number; count: number; planned: number; runDone: boolean };
 }
 
 async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
   const json = Boolean(v.json);
   // Checked before the lab opens: a wrong option starts no store and no simulator.
+  const workers = workersOption(v);
+  const shard = v.shard === undefined ? undefined : parseShard(String(v.shard));
   const plan = parseBatchPlan({
     command,
     dataset: v.dataset,
@@ -82,14 +91,16 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
     seed: intOption(v, 'seed', 0),
     resume: v.resume,
     retryFailed: v['retry-failed'] === true ? true : undefined,
+    shard,
   });
+  if (workers !== undefined) return runWorkers(command, v, plan, workers);
   return withRunningLab(v, async (lab, signal) => {
     const result = await runBatch(lab, plan, {
       signal,
-      onPlanned: ({ params, concurrency, tasks, datasetFile }) => {
+      onPlanned: ({ params, concurrency, tasks, datasetFile, shard: slice }) => {
         const { samples } = params;
         err(
-          `${command}: ${tasks} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${datasetFile} (${params.split} split), concurrency ${concurrency}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
+          `${command}: ${tasks} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${datasetFile} (${params.split} split)${slice && slice.count > 1 ? `, slice ${shardText(slice)} of them` : ''}, concurrency ${concurrency}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
         );
       },
       onStart: ({ runId, total, skipped, resume }) => err(`run ${runId}: ${resume ? resumeSummaryText(resume) : `${total} rollouts to do${skipped ? `, ${skipped} already done` : ''}`}`),
@@ -109,17 +120,23 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       outcome: result.outcome,
       metrics,
       warnings: result.warnings,
+      ...(result.shard ? { shard: result.shard } : {}),
     };
     if (json) out(JSON.stringify(doc));
     else {
       if (simulated) out('SIMULATED endpoint: outputs and rewards below come from the built-in simulator, not a model.');
       out(`run ${result.runId}${result.cancelled ? ' cancelled' : ''}: ${runOutcomeText(result.outcome)}`);
+      if (result.shard && result.shard.count > 1) {
+        const s = result.shard;
+        out(`slice ${shardText(s)}: ${result.rollouts.length} of its ${s.planned} rollouts finished; the run is ${s.runDone ? 'done: every slice stands' : 'not done yet (other slices)'}; the table is this slice's`);
+      }
       out(metricsTable(metrics, simulated));
       printWarnings(result.warnings, result.ranNow);
       out(`store: ${lab.store.dir}`);
     }
     if (result.cancelled) {
-      err(`cancelled — resume with: rollout-lab ${command} --resume ${result.runId}${v.workspace ? ` --workspace ${String(v.workspace)}` : ''}`);
+      const slice = result.shard && result.shard.count > 1 ? ` --shard ${shardText(result.shard)}` : '';
+      err(`cancelled — resume with: rollout-lab ${command} --resume ${result.runId}${slice}${v.workspace ? ` --workspace ${String(v.workspace)}` : ''}`);
       return 1;
     }
     // Some failed rollouts are data (recorded, counted); a batch where every rollout failed is a runtime failure.

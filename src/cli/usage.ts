@@ -34,12 +34,16 @@ const batch = (split: 'train' | 'val'): Option[] => [
   ['--seed S', 'seed of the task draw and of every model call (default: runner.seed)'],
   ['--resume RUN_ID', 'finish a run with its own options: redoes what was interrupted, cancelled, never started or failed on transport (connection, timeout, 5xx, 429); the attempts it redoes stay in the store, superseded'],
   ['--retry-failed', 'with --resume: also redo the rollouts that failed for the agent\'s own reasons (invalid output, no output, a tool error...)'],
+  ['--shard K/N', 'run only slice K of N of the plan (K is 0-based: 0 to N-1), picked by a stable hash of each task and sample, not by position; with --resume RUN_ID, join a run split into N slices as its worker K (it skips what stands, so a restarted worker redoes only its unfinished rollouts); without, start a new run split so'],
+  ['--workers N', 'split a new run (or, with --resume, a run split into N slices) over N worker processes, each `--resume RUN_ID --shard K/N` with --concurrency C of its own; prints their combined progress, then the metrics of the whole run, and the command that reruns any slice that failed'],
+  ['--on local', 'with --workers: where the workers run — local (this machine) is the only place built so far'],
   BASE_URL,
   MODEL,
   json('{"runId", "simulated", "rollouts", "succeeded", "failed", "outcome", "metrics", "warnings"}'),
 ];
 
 const BATCH_NOTES = [
+  'A run split over workers is done only when every planned task and sample stands; each slice\'s worker ends without marking the run done or cancelled for the others. Two attempts of one task and sample that ran at once count once: the first that ended with a success stands.',
   'Warnings (prompts the server cut, answers cut at max_tokens, a custom reward that failed, a graph past runner.maxTurns) go to stderr once per run when they first happen; the summary and --json give their totals.',
   'Ctrl+C finishes the rollouts in flight and prints the --resume command.',
 ];
@@ -60,13 +64,17 @@ export const COMMAND_USAGE = {
   },
   run: {
     about: "Runs the lab's graph on dataset tasks (the train split by default), traces every step into the store and scores each rollout.",
-    forms: ['[--workspace DIR] [--dataset FILE] [--split train|val|all] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID [--retry-failed]] [--json]'],
+    forms: [
+      '[--workspace DIR] [--dataset FILE] [--split train|val|all] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID [--retry-failed]] [--shard K/N | --workers N [--on local]] [--json]',
+    ],
     options: batch('train'),
     notes: BATCH_NOTES,
   },
   eval: {
     about: 'Runs the validation split like `run` and prints the evaluation table.',
-    forms: ['[--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID [--retry-failed]] [--json]'],
+    forms: [
+      '[--workspace DIR] [--dataset FILE] [--split val] [--limit N] [--samples G]\n[--concurrency C] [--seed S] [--resume RUN_ID [--retry-failed]] [--shard K/N | --workers N [--on local]] [--json]',
+    ],
     options: batch('val'),
     notes: BATCH_NOTES,
   },

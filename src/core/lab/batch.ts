@@ -10,6 +10,8 @@ import { liveOtlpExport } from '../otlp/liveExport';
 import { listenForRetries, type RetryNotice } from '../llm/retryNotices';
 import type { Lab } from './lab';
 import { decisionLabelsOf } from '../data/decisionAlignment';
+import { everyKeyStands, newRunId, rolloutKey } from '../rollout/runner';
+import { shardOfKey, shardText, type Shard } from '../rollout/shards';
 
 /** What a batch will do, once its tasks are chosen and before anything runs. */
 export interface BatchPlanned {
@@ -19,6 +21,8 @@ export interface BatchPlanned {
   tasks: number;
   datasetFile: string;
   resumed: boolean;
+  /** The slice this invocation runs, when the run is split over workers. */
+  shard?: Shard;
 }
 
 export interface BatchHooks extends Pick<RunRequest, 'signal' | 'onStart' | 'onProgress' | 'onWarning'> {
@@ -49,10 +53,11 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
   const checked = parseBatchPlan(plan);
   const { config } = lab.loaded;
   const params = checked.resume ? storedParams(lab, checked.resume) : resolveBatchParams(checked, config.runner);
+  const shard = checked.resume ? workerShard(checked.resume, params, checked.shard) : checked.shard;
   const concurrency = checked.concurrency ?? config.runner.concurrency;
   const ds = await lab.loadDataset(params.dataset ?? undefined);
   const tasks = lab.selectTasks(ds, { split: params.split, limit: params.limit ?? undefined, seed: params.seed });
-  hooks.onPlanned?.({ params, concurrency, tasks: tasks.length, datasetFile: ds.file, resumed: checked.resume !== undefined });
+  hooks.onPlanned?.({ params, concurrency, tasks: tasks.length, datasetFile: ds.file, resumed: checked.resume !== undefined, ...(shard ? { shard } : {}) });
   const env = await lab.environment(ds.tasks);
   // lab.json's otlp.export: each rollout goes to the collector as it ends, off the run's path.
   const otlp = config.otlp?.export ? liveOtlpExport(config.otlp.export) : null;
@@ -65,6 +70,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     seed: params.seed,
     resumeRunId: checked.resume,
     retryFailed: checked.retryFailed,
+    ...(shard ? { shard } : {}),
     signal: hooks.signal,
     onStart: hooks.onStart,
     onProgress: hooks.onProgress,
@@ -92,6 +98,105 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     outcome: runOutcome(lab.store, result.runId),
     allFailedError: allFailed ? (result.rollouts.find((r) => r.error)?.error ?? 'unknown error') : null,
   };
+}
+
+/**
+ * The slice a resumed invocation runs: the one asked for, which must be of the
+ * count the run was split into; a run split over workers resumed without
+ * --shard runs as its one worker (every slice), so it too marks the run done
+ * only once every key stands (runner.ts shardedRunStatus).
+ */
+function workerShard(runId: string, params: BatchRunParams, asked: Shard | undefined): Shard | undefined {
+  const count = params.shards ?? null;
+  if (!asked) return count ? { index: 0, count: 1 } : undefined;
+  if (count === null) throw new UsageError(`run "${runId}" is not split into slices: resume it without --shard or --workers (or start a new run with --workers N or --shard K/N)`);
+  if (asked.count !== count) throw new UsageError(`run "${runId}" is split into ${count} slices, not ${asked.count}: join it with --shard K/${count} (K from 0 to ${count - 1})`);
+  return asked;
+}
+
+/** A run split into `count` slices, created for workers to join (`--resume RUN --shard K/N`) and for its coordinator to follow. */
+export interface ShardedRun {
+  runId: string;
+  params: BatchRunParams;
+  datasetFile: string;
+  /** Tasks chosen (each runs `params.samples` times). */
+  tasks: number;
+  /** Every planned key (`task#sample`) of the whole run, and its slice. */
+  keys: Array<{ key: string; shard: number }>;
+}
+
+/**
+ * Creates the record of a run split over `count` workers, with the batch's
+ * options and the slice count, and nothing run yet: the coordinator (`run
+ * --workers N`, a cluster launcher) writes it, owns its status while it
+ * follows the workers (finishShardedRun), and each worker joins it.
+ */
+export async function createShardedRun(lab: Lab, plan: BatchPlan, count: number): Promise<ShardedRun> {
+  const checked = parseBatchPlan({ ...plan, shard: { index: 0, count } });
+  if (checked.resume) throw new UsageError('a run split over workers is created new: to finish one, join it with --resume RUN_ID --shard K/N');
+  const { config } = lab.loaded;
+  const params = resolveBatchParams(checked, config.runner);
+  const ds = await lab.loadDataset(params.dataset ?? undefined);
+  const tasks = lab.selectTasks(ds, { split: params.split, limit: params.limit ?? undefined, seed: params.seed });
+  const keys = shardedKeys(tasks.map((t) => t.id), params.samples, count);
+  const runId = newRunId();
+  lab.store.startRun({ id: runId, startTime: Date.now(), endTime: null, status: 'running', params, simulated: lab.simulated, planned: keys.length });
+  return { runId, params, datasetFile: ds.file, tasks: tasks.length, keys };
+}
+
+/** A run split over workers, taken up again by a coordinator (`run --resume RUN --workers N`): its stored options, its keys, status running. */
+export async function reopenShardedRun(lab: Lab, runId: string, count: number): Promise<ShardedRun> {
+  const params = storedParams(lab, runId);
+  workerShard(runId, params, { index: 0, count });
+  const ds = await lab.loadDataset(params.dataset ?? undefined);
+  const tasks = lab.selectTasks(ds, { split: params.split, limit: params.limit ?? undefined, seed: params.seed });
+  const keys = shardedKeys(tasks.map((t) => t.id), params.samples, count);
+  lab.store.updateRun(runId, { status: 'running', endTime: null });
+  return { runId, params, datasetFile: ds.file, tasks: tasks.length, keys };
+}
+
+/** A run's planned keys with the slice of each. */
+export function shardedKeys(taskIds: readonly string[], samples: number, count: number): Array<{ key: string; shard: number }> {
+  const out: Array<{ key: string; shard: number }> = [];
+  for (const id of taskIds) for (let s = 0; s < samples; s++) out.push({ key: rolloutKey(id, s), shard: shardOfKey(rolloutKey(id, s), count) });
+  return out;
+}
+
+/** Where a sharded run's slices stand, from the store: finished keys per slice (whatever worker ran them). */
+export function shardProgress(lab: Lab, run: ShardedRun, count: number): Array<{ shard: string; planned: number; finished: number; succeeded: number; failed: number; running: number }> {
+  const current = new Map<string, string>();
+  for (const a of lab.store.currentAttempts(run.runId)) {
+    const k = rolloutKey(a.taskId, a.sample);
+    // A key with a finished attempt counts as finished even beside a copy still running.
+    if (current.get(k) === undefined || current.get(k) === 'running') current.set(k, a.status);
+  }
+  const rows = Array.from({ length: count }, (_, i) => ({ shard: shardText({ index: i, count }), planned: 0, finished: 0, succeeded: 0, failed: 0, running: 0 }));
+  for (const { key, shard } of run.keys) {
+    const row = rows[shard]!;
+    row.planned++;
+    const status = current.get(key);
+    if (status === 'running') row.running++;
+    else if (status !== undefined) {
+      row.finished++;
+      if (status === 'succeeded') row.succeeded++;
+      else if (status === 'failed') row.failed++;
+    }
+  }
+  return rows;
+}
+
+/** The coordinator's end of a sharded run: the metrics over every slice, and the run's status (done only when every key stands). */
+export async function finishShardedRun(lab: Lab, run: ShardedRun, end: { failedShards: number; cancelled: boolean }): Promise<{ metrics: EvalMetrics; outcome: RunOutcome; rollouts: number; simulated: boolean; done: boolean }> {
+  await lab.store.refresh();
+  const { config } = lab.loaded;
+  const rollouts = lab.store
+    .listRollouts({ runId: run.runId, superseded: false, limit: Number.MAX_SAFE_INTEGER })
+    .rollouts.filter((r) => r.status === 'succeeded' || r.status === 'failed');
+  const simulated = rollouts.length ? rollouts.some((r) => r.simulated) : lab.simulated;
+  const done = everyKeyStands(run.keys.map((k) => k.key), lab.store, run.runId);
+  const status = done ? 'done' : end.cancelled ? 'cancelled' : 'failed';
+  lab.store.updateRun(run.runId, { status, endTime: Date.now(), simulated });
+  return { metrics: computeMetrics(rollouts, rewardSetupOf(config), decisionLabelsOf(config)), outcome: runOutcome(lab.store, run.runId), rollouts: rollouts.length, simulated, done };
 }
 
 function storedParams(lab: Lab, runId: string): BatchRunParams {

@@ -27,6 +27,12 @@ export const BatchPlanSchema = z.strictObject({
   resume: z.string().min(1).optional(),
   /** With `resume`: redo the rollouts that failed for the agent's own reasons too (transport failures are always redone). */
   retryFailed: z.boolean().optional(),
+  /**
+   * Run only slice `index` (0-based) of `count` (shards.ts). With `resume`, a
+   * worker joining a run split into `count` slices; without, a new run split so,
+   * of which this runs the first worker's share.
+   */
+  shard: z.strictObject({ index: z.number().int().min(0), count: Count }).refine((s) => s.index < s.count, { message: 'the slice index is 0-based: below the slice count' }).optional(),
 }).refine((p) => !p.retryFailed || p.resume !== undefined, { message: 'retryFailed goes with resume: it redoes failed rollouts of the run being resumed', path: ['retryFailed'] });
 export type BatchPlan = z.infer<typeof BatchPlanSchema>;
 
@@ -41,6 +47,8 @@ export const BatchRunParamsSchema = z.object({
   limit: Count.nullable(),
   samples: Count,
   seed: z.number().int().min(0),
+  /** How many slices the run is split into, for workers (`--shard K/N`, `--workers N`); null or absent for a run of one process. */
+  shards: Count.nullable().optional(),
 });
 export type BatchRunParams = z.infer<typeof BatchRunParamsSchema>;
 
@@ -75,5 +83,6 @@ export function resolveBatchParams(plan: BatchPlan, runner: LabConfig['runner'])
     limit: plan.limit ?? null,
     samples: plan.samples ?? runner.samples,
     seed: plan.seed ?? runner.seed,
+    ...(plan.shard ? { shards: plan.shard.count } : {}),
   };
 }

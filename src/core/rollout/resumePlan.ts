@@ -41,7 +41,8 @@ const bump = (counts: Partial<Record<FailureKind, number>>, k: FailureKind): voi
  * timeout, 5xx, 429), an interrupted, cancelled or unfinished attempt is
  * redone; a failure of the agent's own (invalid output, no output, a tool
  * error...) stands unless `retryFailed`. A redone attempt is superseded by the
- * new one, never deleted.
+ * new one, never deleted; one still running is left to end, and the store keeps
+ * one of the two (CatalogEvents.resolveDuplicates).
  */
 export function resumePlan(planned: readonly string[], attempts: readonly RolloutAttempt[], opts: { retryFailed?: boolean } = {}): ResumePlan {
   const byKey = new Map<string, RolloutAttempt[]>();
@@ -77,7 +78,9 @@ export function resumePlan(planned: readonly string[], attempts: readonly Rollou
     if (kind) bump(summary.retried, kind);
     else if (last.status === 'failed' && isTransportFailure(kindOf(last))) bump(summary.transport, kindOf(last));
     else summary.unfinished++;
-    supersedes.set(k, list.map((a) => a.id));
+    // An attempt still running (another process is at it, or was presumed dead and is not) is not replaced by name:
+    // whichever of the two ends first with a success stands, as the store resolves attempts that ran at once.
+    supersedes.set(k, list.filter((a) => a.status !== 'running').map((a) => a.id));
   }
   return { skip, supersedes, summary };
 }

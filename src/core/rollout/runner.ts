@@ -23,6 +23,7 @@ import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';
 import { rewardDefinitionKey } from '../reward/rewardDefinition';
 import { resumePlan, type ResumePlan, type ResumeSummary } from './resumePlan';
+import { inShard, type Shard } from './shards';
 
 export type PlannedTask = Task & { split: Split };
 
@@ -74,6 +75,12 @@ export interface RunRequest {
   resumeRunId?: string;
   /** With resumeRunId: redo the rollouts that failed for the agent's own reasons too. */
   retryFailed?: boolean;
+  /**
+   * Run only this slice of the plan (shards.ts): a worker of a run split into
+   * `shard.count` slices. The run's planned count stays the whole plan's; see
+   * shardedRunStatus for who writes the run's status.
+   */
+  shard?: Shard;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
   /** Called once the run id is known, before the first rollout starts. */
@@ -97,6 +104,8 @@ export interface RunResult {
   warnings: RunWarning[];
   /** The simulated endpoint answered some of its rollouts (not merely: it was started for a model of lab.json). */
   simulated: boolean;
+  /** A worker's slice: `rollouts` are its slice's; `runDone` says whether the whole run stands now. */
+  shard?: Shard & { planned: number; runDone: boolean };
 }
 
 /** A 31-bit seed from the run seed, the task and the sample (FNV-1a). */
@@ -122,8 +131,10 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
   const guard = guardStore(labEnv.store, (err) => stop.abort(err));
   const env: RolloutEnvironment = { ...labEnv, store: guard.store };
   const { store } = env;
-  const plan: Array<{ task: PlannedTask; sample: number }> = [];
-  for (const task of req.tasks) for (let s = 0; s < req.samples; s++) plan.push({ task, sample: s });
+  const whole: Array<{ task: PlannedTask; sample: number }> = [];
+  for (const task of req.tasks) for (let s = 0; s < req.samples; s++) whole.push({ task, sample: s });
+  const { shard } = req;
+  const plan = shard ? whole.filter((p) => inShard(rolloutKey(p.task.id, p.sample), shard)) : whole;
 
   let runId: string;
   let skip = new Set<string>();
@@ -134,10 +145,11 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
     runId = run.id;
     resumed = resumePlan(plan.map((p) => rolloutKey(p.task.id, p.sample)), store.currentAttempts(runId), { retryFailed: req.retryFailed });
     skip = resumed.skip;
-    store.updateRun(runId, { status: 'running', endTime: null });
+    // A worker of a sharded run leaves the run's status to its coordinator (shardedRunStatus).
+    if (!shard) store.updateRun(runId, { status: 'running', endTime: null });
   } else {
-    runId = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${newTraceId().slice(0, 6)}`;
-    const run: RunRecord = { id: runId, startTime: Date.now(), endTime: null, status: 'running', params: req.params, simulated: env.simulated, planned: plan.length };
+    runId = newRunId();
+    const run: RunRecord = { id: runId, startTime: Date.now(), endTime: null, status: 'running', params: req.params, simulated: env.simulated, planned: whole.length };
     store.startRun(run);
   }
   const todo = plan.filter((p) => !skip.has(rolloutKey(p.task.id, p.sample)));
@@ -190,14 +202,64 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
   const storeFailure = guard.failure();
   if (storeFailure) throw new RunStoreFailure(runId, storeFailure);
   const cancelled = Boolean(req.signal?.aborted);
+  // Other workers' rollouts of the run (and a copy of this slice run at once elsewhere) count in what follows.
+  if (shard) await store.refresh();
+  const inPlan = new Set(plan.map((p) => rolloutKey(p.task.id, p.sample)));
   // Each task's current attempt: the ones a resume redid are kept in the store, superseded, and count no more.
   const rollouts = store
     .listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER })
-    .rollouts.filter((r: RolloutRecord) => r.status === 'succeeded' || r.status === 'failed');
+    .rollouts.filter((r: RolloutRecord) => (r.status === 'succeeded' || r.status === 'failed') && inPlan.has(rolloutKey(r.taskId, r.sample)));
   // The run is simulated when its rollouts are, not merely because the simulator was started for a model it never called.
   const simulated = rollouts.length ? rollouts.some((r) => r.simulated) : env.simulated;
-  store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now(), simulated });
-  return { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled, warnings: warnings.list(), simulated };
+  const result: RunResult = { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled, warnings: warnings.list(), simulated };
+  if (!shard) {
+    store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now(), simulated });
+    return result;
+  }
+  const runDone = everyKeyStands(whole.map((p) => rolloutKey(p.task.id, p.sample)), store, runId);
+  const status = shardedRunStatus({ runDone, cancelled, createdHere: !req.resumeRunId });
+  if (status) store.updateRun(runId, { status, endTime: status === 'done' || status === 'cancelled' ? Date.now() : null, ...(status === 'done' ? { simulated: simulatedRun(store, runId, env.simulated) } : {}) });
+  return { ...result, shard: { ...shard, planned: plan.length, runDone } };
+}
+
+/** `run-20261202T143901-1a2b3c`: the time it started, and a random tail. */
+export function newRunId(): string {
+  return `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${newTraceId().slice(0, 6)}`;
+}
+
+/** Whether every planned key of a run has a current attempt that stands (the resume rules) and none is still running. */
+export function everyKeyStands(keys: readonly string[], store: Pick<TraceStore, 'currentAttempts'>, runId: string): boolean {
+  const attempts = store.currentAttempts(runId);
+  if (attempts.some((a) => a.status === 'running')) return false;
+  return resumePlan(keys, attempts).skip.size === new Set(keys).size;
+}
+
+function simulatedRun(store: Pick<TraceStore, 'listRollouts'>, runId: string, fallback: boolean): boolean {
+  const current = store.listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER }).rollouts;
+  return current.length ? current.some((r) => r.simulated) : fallback;
+}
+
+/**
+ * The status a worker of a sharded run writes when its slice ends, or null to
+ * leave the run's record alone. A run split over workers is kept honest this
+ * way: it is done only when every planned key of the WHOLE run stands — each
+ * worker checks that against the store when it ends (after catching up with
+ * the other workers), so whichever finishes last marks it done, and a slice
+ * rerun by hand after its coordinator gave up finishes the run too. Short of
+ * that, a worker never writes the run's status: the coordinator that created
+ * the run owns it ('running' while it follows its workers; 'failed' or
+ * 'cancelled' when one failed or it was stopped; the store marks it
+ * interrupted if the coordinator itself dies), so a worker that ends, fails or
+ * is cancelled says nothing for the slices still running. A run created by a
+ * worker itself (`run --shard K/N` with no --resume) has that worker for its
+ * coordinator: it marks the run cancelled when it was stopped, and otherwise
+ * leaves 'running', which the store turns into interrupted once it exits —
+ * nothing follows that run any more — until a later worker marks it done.
+ */
+export function shardedRunStatus(s: { runDone: boolean; cancelled: boolean; createdHere: boolean }): RunRecord['status'] | null {
+  if (s.runDone) return 'done';
+  if (s.createdHere && s.cancelled) return 'cancelled';
+  return null;
 }
 
 /** Runs one rollout end to end; never throws (its failure is recorded on the rollout). */

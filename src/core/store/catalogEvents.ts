@@ -50,6 +50,7 @@ export class CatalogEvents {
         this.applyLatestReward(r.id);
       }
       this.linkAttempts(r);
+      this.resolveDuplicates(r.runId, r.taskId, r.sample);
     });
     this.db.dirty = true;
   }
@@ -63,6 +64,7 @@ export class CatalogEvents {
       this.insertAgents(rid, r);
       this.applyLatestReward(r.id);
       this.linkAttempts(r);
+      this.resolveDuplicates(r.runId, r.taskId, r.sample);
       this.traces.flushPending(r.id);
     });
     this.db.dirty = true;
@@ -119,8 +121,10 @@ export class CatalogEvents {
   /** A writer that is gone leaves no running rollouts or runs: they failed, and resume must redo them. */
   private interruptWriter(writerId: string): void {
     this.db.transaction(() => {
+      const keys = this.db.all(`SELECT DISTINCT run_id, task_id, sample FROM rollouts WHERE writer = ? AND status = 'running'`, [writerId]);
       this.db.run(`UPDATE rollouts SET status = 'failed', error = ?, failure = 'interrupted' WHERE writer = ? AND status = 'running'`, [INTERRUPTED, writerId]);
       this.db.run(`UPDATE runs SET status = 'interrupted' WHERE writer = ? AND status = 'running'`, [writerId]);
+      for (const k of keys) this.resolveDuplicates(String(k['run_id']), String(k['task_id']), Number(k['sample']));
     });
     this.db.dirty = true;
   }
@@ -137,6 +141,38 @@ export class CatalogEvents {
     }
     const by = this.db.get('SELECT new_id FROM rollout_supersedes WHERE old_id = ?', [r.id]);
     if (by) this.db.run('UPDATE rollouts SET superseded_by = ? WHERE id = ?', [String(by['new_id']), r.id]);
+  }
+
+  /**
+   * One current attempt per run, task and sample, also when two attempts of it
+   * ran at once (two workers given the same slice, or a worker presumed dead
+   * that was still running beside its restart): neither names the other, so
+   * both would count. Of the attempts no resume replaced, the finished ones are
+   * ranked — succeeded first, then failed, then interrupted or cancelled; the
+   * earlier end, then the smaller id, breaks ties — and the first stands: the
+   * others (and any still running beside a finished one) are marked superseded
+   * by it. Worked out from the key's rows alone, so every process gets the same
+   * answer whatever order it read the journals in, and an attempt that ends
+   * later with a better outcome takes over.
+   */
+  private resolveDuplicates(runId: string, taskId: string, sample: number): void {
+    const rows = this.db.all(
+      `SELECT r.id, r.status, r.failure, r.end_time, r.superseded_by, s.new_id AS linked
+       FROM rollouts r LEFT JOIN rollout_supersedes s ON s.old_id = r.id
+       WHERE r.run_id = ? AND r.task_id = ? AND r.sample = ?`,
+      [runId, taskId, sample],
+    );
+    if (rows.length < 2) return;
+    const open = rows.filter((r) => r['linked'] === null);
+    const rank = (r: (typeof rows)[number]): number => (r['status'] === 'succeeded' ? 0 : r['status'] === 'failed' && r['failure'] !== 'interrupted' ? 1 : 2);
+    const finished = open
+      .filter((r) => r['status'] !== 'running')
+      .sort((a, b) => rank(a) - rank(b) || Number(a['end_time'] ?? Infinity) - Number(b['end_time'] ?? Infinity) || String(a['id']).localeCompare(String(b['id'])));
+    const winner = finished[0];
+    for (const r of open) {
+      const by = winner && r !== winner ? String(winner['id']) : null;
+      if ((r['superseded_by'] ?? null) !== by) this.db.run('UPDATE rollouts SET superseded_by = ? WHERE id = ?', [by, String(r['id'])]);
+    }
   }
 
   private rid(id: string): number {

@@ -156,6 +156,13 @@ export const MIGRATIONS: readonly Migration[] = [
       db.run('CREATE TABLE IF NOT EXISTS rollout_supersedes(old_id TEXT PRIMARY KEY, new_id TEXT NOT NULL)');
     },
   },
+  {
+    version: 8,
+    description: "a run's attempts by task and sample: two attempts of one key that ran at once (workers of a sharded run) resolve to one current attempt",
+    up: (db) => {
+      db.run('CREATE INDEX IF NOT EXISTS rollouts_key ON rollouts(run_id, task_id, sample)');
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -35,3 +35,11 @@ test('resume plan: what stands, what is redone and which attempts the redo super
   assert.deepEqual(retry.supersedes.get('own#0'), ['a2']);
   assert.deepEqual([retry.summary.retried, retry.summary.keptFailed, retry.summary.done], [{ tool_error: 1 }, {}, 2]);
 });
+
+test('resume plan: an attempt still running (another worker at it) is redone without being named: the store keeps whichever ends first with a success', () => {
+  const plan = resumePlan(['busy#0', 'mixed#0'], [attempt('r1', 'busy', 'running'), attempt('f1', 'mixed', 'failed', 'connection', 'connection failed'), attempt('r2', 'mixed', 'running')]);
+  assert.equal(plan.skip.size, 0);
+  assert.deepEqual(plan.supersedes.get('busy#0'), []);
+  assert.deepEqual(plan.supersedes.get('mixed#0'), ['f1'], 'the finished failure is replaced by name, the running attempt is not');
+  assert.equal(plan.summary.unfinished, 2);
+});
