@@ -8,6 +8,7 @@ import { metricsTable } from '../../core/analysis/metricsTable';
 import { runOutcomeText } from '../../core/analysis/runOutcome';
 import { err, out, type Values } from '../args';
 import { withRunningLab } from '../labSession';
+import { LineSplitter } from '../../core/train/jobs/launchers/exec';
 
 /** Where workers can be started: only this machine so far (the cluster launchers come later). */
 export const WORKER_PLACES = ['local'] as const;
@@ -81,17 +82,14 @@ export async function runWorkers(command: 'run' | 'eval', v: Values, plan: Batch
         tail: [],
         exit: new Promise((done) => child.on('close', (code, sig) => done({ code, signal: sig }))),
       };
-      let partial = '';
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-        const lines = (partial + d).split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) {
-          w.tail.push(line);
-          if (w.tail.length > TAIL_LINES) w.tail.shift();
-          // Progress lines are summed up below; what a user must see (warnings, retries, errors) is passed on.
-          if (/warning|retr(y|ied)|error|rollout-lab:/i.test(line) && !line.startsWith('[')) err(`[${shard}] ${line}`);
-        }
+      const lines = new LineSplitter((line) => {
+        w.tail.push(line);
+        if (w.tail.length > TAIL_LINES) w.tail.shift();
+        // Progress lines are summed up below; what a user must see (warnings, retries, errors) is passed on.
+        if (/warning|retr(y|ied)|error|rollout-lab:/i.test(line) && !line.startsWith('[')) err(`[${shard}] ${line}`);
       });
+      child.stderr!.on('data', (d: Buffer) => lines.push(d));
+      child.stderr!.on('end', () => lines.end());
       workers.push(w);
     }
     // Ctrl+C: every worker is asked to stop (it finishes its rollouts in flight); a second one stops them at once.
@@ -128,7 +126,7 @@ export async function runWorkers(command: 'run' | 'eval', v: Values, plan: Batch
       process.off('exit', stopAll);
     }
     const failedWorkers = workers.filter((w) => ended.get(w.shard)?.code !== 0);
-    const end = await finishShardedRun(lab, run, { failedShards: failedWorkers.length, cancelled });
+    const end = await finishShardedRun(lab, run, { cancelled });
     const exits = workers.map((w) => ({ shard: w.shard, code: ended.get(w.shard)?.code ?? null, signal: ended.get(w.shard)?.signal ?? null, command: w.command }));
     if (json) {
       out(JSON.stringify({ runId: run.runId, simulated: end.simulated, rollouts: end.rollouts, succeeded: end.metrics.succeeded, failed: end.metrics.failed, cancelled, done: end.done, outcome: end.outcome, metrics: end.metrics, workers: exits }));

@@ -10,7 +10,7 @@ import { liveOtlpExport } from '../otlp/liveExport';
 import { listenForRetries, type RetryNotice } from '../llm/retryNotices';
 import type { Lab } from './lab';
 import { decisionLabelsOf } from '../data/decisionAlignment';
-import { everyKeyStands, newRunId, rolloutKey } from '../rollout/runner';
+import { everyKeyStands, newRunId, rolloutKey, simulatedOf } from '../rollout/runner';
 import { shardOfKey, shardText, type Shard } from '../rollout/shards';
 
 /** What a batch will do, once its tasks are chosen and before anything runs. */
@@ -134,25 +134,25 @@ export interface ShardedRun {
 export async function createShardedRun(lab: Lab, plan: BatchPlan, count: number): Promise<ShardedRun> {
   const checked = parseBatchPlan({ ...plan, shard: { index: 0, count } });
   if (checked.resume) throw new UsageError('a run split over workers is created new: to finish one, join it with --resume RUN_ID --shard K/N');
-  const { config } = lab.loaded;
-  const params = resolveBatchParams(checked, config.runner);
-  const ds = await lab.loadDataset(params.dataset ?? undefined);
-  const tasks = lab.selectTasks(ds, { split: params.split, limit: params.limit ?? undefined, seed: params.seed });
-  const keys = shardedKeys(tasks.map((t) => t.id), params.samples, count);
-  const runId = newRunId();
-  lab.store.startRun({ id: runId, startTime: Date.now(), endTime: null, status: 'running', params, simulated: lab.simulated, planned: keys.length });
-  return { runId, params, datasetFile: ds.file, tasks: tasks.length, keys };
+  const run = await shardedPlan(lab, newRunId(), resolveBatchParams(checked, lab.loaded.config.runner), count);
+  lab.store.startRun({ id: run.runId, startTime: Date.now(), endTime: null, status: 'running', params: run.params, simulated: lab.simulated, planned: run.keys.length });
+  return run;
 }
 
 /** A run split over workers, taken up again by a coordinator (`run --resume RUN --workers N`): its stored options, its keys, status running. */
 export async function reopenShardedRun(lab: Lab, runId: string, count: number): Promise<ShardedRun> {
   const params = storedParams(lab, runId);
   workerShard(runId, params, { index: 0, count });
+  const run = await shardedPlan(lab, runId, params, count);
+  lab.store.updateRun(runId, { status: 'running', endTime: null });
+  return run;
+}
+
+/** The tasks a run's options choose, and every key of them with its slice. */
+async function shardedPlan(lab: Lab, runId: string, params: BatchRunParams, count: number): Promise<ShardedRun> {
   const ds = await lab.loadDataset(params.dataset ?? undefined);
   const tasks = lab.selectTasks(ds, { split: params.split, limit: params.limit ?? undefined, seed: params.seed });
-  const keys = shardedKeys(tasks.map((t) => t.id), params.samples, count);
-  lab.store.updateRun(runId, { status: 'running', endTime: null });
-  return { runId, params, datasetFile: ds.file, tasks: tasks.length, keys };
+  return { runId, params, datasetFile: ds.file, tasks: tasks.length, keys: shardedKeys(tasks.map((t) => t.id), params.samples, count) };
 }
 
 /** A run's planned keys with the slice of each. */
@@ -186,13 +186,13 @@ export function shardProgress(lab: Lab, run: ShardedRun, count: number): Array<{
 }
 
 /** The coordinator's end of a sharded run: the metrics over every slice, and the run's status (done only when every key stands). */
-export async function finishShardedRun(lab: Lab, run: ShardedRun, end: { failedShards: number; cancelled: boolean }): Promise<{ metrics: EvalMetrics; outcome: RunOutcome; rollouts: number; simulated: boolean; done: boolean }> {
+export async function finishShardedRun(lab: Lab, run: ShardedRun, end: { cancelled: boolean }): Promise<{ metrics: EvalMetrics; outcome: RunOutcome; rollouts: number; simulated: boolean; done: boolean }> {
   await lab.store.refresh();
   const { config } = lab.loaded;
   const rollouts = lab.store
     .listRollouts({ runId: run.runId, superseded: false, limit: Number.MAX_SAFE_INTEGER })
     .rollouts.filter((r) => r.status === 'succeeded' || r.status === 'failed');
-  const simulated = rollouts.length ? rollouts.some((r) => r.simulated) : lab.simulated;
+  const simulated = simulatedOf(rollouts, lab.simulated);
   const done = everyKeyStands(run.keys.map((k) => k.key), lab.store, run.runId);
   const status = done ? 'done' : end.cancelled ? 'cancelled' : 'failed';
   lab.store.updateRun(run.runId, { status, endTime: Date.now(), simulated });

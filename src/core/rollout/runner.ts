@@ -209,8 +209,7 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
   const rollouts = store
     .listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER })
     .rollouts.filter((r: RolloutRecord) => (r.status === 'succeeded' || r.status === 'failed') && inPlan.has(rolloutKey(r.taskId, r.sample)));
-  // The run is simulated when its rollouts are, not merely because the simulator was started for a model it never called.
-  const simulated = rollouts.length ? rollouts.some((r) => r.simulated) : env.simulated;
+  const simulated = simulatedOf(rollouts, env.simulated);
   const result: RunResult = { runId, rollouts, ranNow: done, skipped: plan.length - todo.length, cancelled, warnings: warnings.list(), simulated };
   if (!shard) {
     store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now(), simulated });
@@ -218,7 +217,8 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
   }
   const runDone = everyKeyStands(whole.map((p) => rolloutKey(p.task.id, p.sample)), store, runId);
   const status = shardedRunStatus({ runDone, cancelled, createdHere: !req.resumeRunId });
-  if (status) store.updateRun(runId, { status, endTime: status === 'done' || status === 'cancelled' ? Date.now() : null, ...(status === 'done' ? { simulated: simulatedRun(store, runId, env.simulated) } : {}) });
+  const wholeRunSimulated = (): boolean => simulatedOf(store.listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER }).rollouts, env.simulated);
+  if (status) store.updateRun(runId, { status, endTime: status === 'done' || status === 'cancelled' ? Date.now() : null, ...(status === 'done' ? { simulated: wholeRunSimulated() } : {}) });
   return { ...result, shard: { ...shard, planned: plan.length, runDone } };
 }
 
@@ -234,9 +234,9 @@ export function everyKeyStands(keys: readonly string[], store: Pick<TraceStore, 
   return resumePlan(keys, attempts).skip.size === new Set(keys).size;
 }
 
-function simulatedRun(store: Pick<TraceStore, 'listRollouts'>, runId: string, fallback: boolean): boolean {
-  const current = store.listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER }).rollouts;
-  return current.length ? current.some((r) => r.simulated) : fallback;
+/** A run is simulated when its rollouts are, not merely because the simulator was started for a model it never called; with none, `fallback`. */
+export function simulatedOf(rollouts: readonly Pick<RolloutRecord, 'simulated'>[], fallback: boolean): boolean {
+  return rollouts.length ? rollouts.some((r) => r.simulated) : fallback;
 }
 
 /**
