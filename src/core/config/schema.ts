@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BanditSchema, OptimizeSchema, TrainingSchema } from './trainingSchema';
+import { WorkersSchema } from './workersSchema';
 
 /** Reference criteria and weights of the research-lab judge. */
 export const DEFAULT_CRITERIA = {
@@ -398,6 +399,7 @@ export const LabConfigSchema = z
     training: TrainingSchema.prefault({}).describe('Pre-flight limits and the phased training pipeline.'),
     simulator: SimulatorSchema.optional().describe('What the built-in simulated endpoint answers for models without a baseUrl.'),
     otlp: OtlpSchema.optional(),
+    workers: WorkersSchema.prefault({}),
   })
   .describe('Rollout Lab configuration (.rollout-lab/lab.json).')
   .superRefine((cfg, ctx) => {

@@ -76,7 +76,12 @@ const gpuFields = {
 };
 
 /** Characters safe on an #SBATCH line: no spaces, no shell or option syntax. */
-const slurmWord = z.string().regex(/^[A-Za-z0-9_.,-]+$/, 'letters, digits, "_", "-", "." or ","');
+/** A Slurm time limit as sbatch --time takes it. */
+export const slurmTime = z
+  .string()
+  .regex(/^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}(:\d{1,2}){0,2})$/, 'a Slurm time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS');
+
+export const slurmWord = z.string().regex(/^[A-Za-z0-9_.,-]+$/, 'letters, digits, "_", "-", "." or ","');
 
 const sshFields = {
   port: z.number().int().min(1).max(65535).optional(),
@@ -154,9 +159,7 @@ export const TargetSchema = z.discriminatedUnion('kind', [
       partition: slurmWord.optional().describe('sbatch --partition (a partition, or a comma-separated list).'),
       account: slurmWord.optional().describe('sbatch --account.'),
       qos: slurmWord.optional().describe('sbatch --qos.'),
-      timeLimit: z
-        .string()
-        .regex(/^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}(:\d{1,2}){0,2})$/, 'a Slurm time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS')
+      timeLimit: slurmTime
         .optional()
         .describe('sbatch --time, e.g. "4:00:00" (the partition\'s default when left out). A job that reaches it ends with that reason.'),
       setup: z

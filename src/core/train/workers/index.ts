@@ -1,0 +1,21 @@
+import type { WorkersConfig } from '../../config/workersSchema';
+import { localWorkers } from './localWorkers';
+import { slurmWorkers } from './slurmWorkers';
+import type { WorkerPlace } from './workerPlace';
+
+/** Where `run --workers N --on PLACE` can start workers. */
+export const WORKER_PLACES = ['local', 'slurm'] as const;
+export type WorkerPlaceName = (typeof WORKER_PLACES)[number];
+
+/** The place a name stands for, with its settings from lab.json's "workers". */
+export function workerPlace(name: WorkerPlaceName, config: WorkersConfig): WorkerPlace {
+  switch (name) {
+    case 'local':
+      return localWorkers;
+    case 'slurm':
+      return slurmWorkers(config.slurm);
+  }
+}
+
+export { followWorkers, hasEnded, type WorkersProgress } from './coordinator';
+export { rerunCommand, shellWord, type WorkerGroup, type WorkerRequest, type WorkerStatus } from './workerPlace';
