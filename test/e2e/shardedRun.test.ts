@@ -99,10 +99,10 @@ test('4 local workers on one run store every planned rollout once, with the rewa
   const one = json<RunDoc>(single);
   const sharded = await cliAsync(['run', ...base, ...plan, '--workers', '4', '--concurrency', '2', '--json']).done;
   assert.equal(sharded.code, 0, sharded.stderr);
-  const doc = json<RunDoc & { workers: Array<{ shard: string; code: number }>; done: boolean }>(sharded);
-  assert.deepEqual(doc.workers.map((w) => [w.shard, w.code]), [['0/4', 0], ['1/4', 0], ['2/4', 0], ['3/4', 0]]);
+  const doc = json<RunDoc & { workers: Array<{ shard: string; state: string }>; done: boolean }>(sharded);
+  assert.deepEqual(doc.workers.map((w) => [w.shard, w.state]), [['0/4', 'succeeded'], ['1/4', 'succeeded'], ['2/4', 'succeeded'], ['3/4', 'succeeded']]);
   assert.equal(doc.done, true);
-  assert.match(sharded.stderr, /over 4 local workers/);
+  assert.match(sharded.stderr, /on 4 local worker processes/);
   assert.match(sharded.stderr, new RegExp(`\\[${PLANNED}/${PLANNED}\\] ${PLANNED} succeeded`), 'the combined progress line reaches the whole plan');
 
   const all = await attempts(doc.runId);
@@ -189,7 +189,7 @@ test('--shard and --workers are checked before anything runs', async () => {
     [['--shard', '1'], /takes K\/N/],
     [['--workers', '0'], /--workers must be an integer/],
     [['--workers', '2', '--shard', '0/2'], /--workers or --shard, not both/],
-    [['--workers', '2', '--on', 'slurm'], /only --on local .* is built so far/],
+    [['--workers', '2', '--on', 'mars'], /--on mars: workers start on local, slurm/],
     [['--on', 'local'], /pass it with --workers/],
   ] as const) {
     const r = cli(['run', '--workspace', ws, ...args]);

@@ -5,7 +5,7 @@ import { createShardedRun, finishShardedRun, reopenShardedRun, type ShardedRun }
 import { MAX_SHARDS } from '../../core/rollout/shards';
 import { metricsTable } from '../../core/analysis/metricsTable';
 import { runOutcomeText } from '../../core/analysis/runOutcome';
-import { followWorkers, shellWord, WORKER_PLACES, workerPlace, type WorkerPlaceName, type WorkersProgress, type WorkerStatus } from '../../core/train/workers';
+import { followWorkers, shellWord, WORKER_PLACES, workerPlace, type WorkerPlaceName, type WorkerGroup, type WorkersProgress, type WorkerStatus } from '../../core/train/workers';
 import { err, out, type Values } from '../args';
 import { withRunningLab } from '../labSession';
 
@@ -55,7 +55,14 @@ export async function runWorkers(command: 'run' | 'eval', v: Values, plan: Batch
     if (v['base-url'] !== undefined) args.push('--base-url', String(v['base-url']));
     if (v.model !== undefined) args.push('--model', String(v.model));
     // The node options this CLI runs under (a loader, when it runs from source) go to the workers too.
-    const group = await place.start({ command, runId: run.runId, count, cli: [process.execPath, ...process.execArgv, process.argv[1]!], args, workspace });
+    let group: WorkerGroup;
+    try {
+      group = await place.start({ command, runId: run.runId, count, cli: [process.execPath, ...process.execArgv, process.argv[1]!], args, workspace });
+    } catch (e) {
+      // No worker started: the run is not left running for nobody.
+      await finishShardedRun(lab, run, { cancelled: false });
+      throw e;
+    }
     const { samples } = run.params;
     err(
       `${command}: run ${run.runId}, ${run.tasks} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${run.datasetFile} (${run.params.split} split) on ${group.label}${plan.concurrency ? `, concurrency ${plan.concurrency} each` : ''}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,

@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SlurmWorkersConfig } from '../../config/workersSchema';
-import { ConfigError } from '../../errors';
+import { ConfigError, RuntimeFailure } from '../../errors';
 import { LineSplitter, run } from '../jobs/launchers/exec';
 import { TAIL_LINES } from './localWorkers';
 import { shellWord, workerArgv, worthShowing, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
@@ -161,7 +161,14 @@ export function slurmWorkers(cfg: SlurmWorkersConfig): WorkerPlace {
       mkdirSync(dir, { recursive: true });
       const script = path.join(dir, 'workers.sbatch');
       writeFileSync(script, slurmWorkerScript(req, cfg, dir), { mode: 0o755 });
-      const submitted = await run(['sbatch', '--parsable', script]);
+      const submitted = await run(['sbatch', '--parsable', script]).catch((e: Error) => {
+        if (/not installed or not on PATH/.test(e.message)) {
+          throw new RuntimeFailure(
+            'sbatch is not on PATH: --on slurm submits the job array from this machine, so run the coordinator on a login node of the cluster (where sbatch, scontrol and scancel work), in a workspace on the filesystem the nodes share',
+          );
+        }
+        throw e;
+      });
       const jobId = submitted.stdout.trim().split(';')[0]!;
       if (!/^\d+$/.test(jobId)) throw new Error(`sbatch answered "${submitted.stdout.trim()}", not a job id`);
       const logs = Array.from({ length: req.count }, (_, k) => ({ file: path.join(dir, `worker-${k}.log`), offset: 0, tail: [] as string[], lines: null as LineSplitter | null }));
