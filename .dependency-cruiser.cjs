@@ -21,7 +21,7 @@ const above = (i) => LAYERS.slice(i + 1).flat();
 const CATALOGUE = [
   'src/core/trace/(span|requestedToolCalls)\\.ts',
   'src/core/store/(types|tableQuery|failureKinds|rolloutText)\\.ts',
-  'src/core/config/(schema|trainingSchema)\\.ts',
+  'src/core/config/(schema|trainingSchema|workersSchema)\\.ts',
   'src/core/reward/(air|airRules|weighted)\\.ts',
   'src/core/analysis/(numberFormat|reportFormat|statistics)\\.ts',
   'src/core/data/decisionAlignment\\.ts',
