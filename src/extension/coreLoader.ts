@@ -58,6 +58,7 @@ export const core = {
   jobLifecycle: () => import('../core/train/jobs/jobLifecycle'),
   phases: () => import('../core/train/phases/phases'),
   jobContext: () => import('../core/train/jobs/jobContext'),
+  workers: () => import('../core/train/workers'),
   jobDraft: () => import('../core/train/jobs/jobDraft'),
   localPython: () => import('../core/train/jobs/launchers/localPython'),
   trainPhase: () => import('../core/train/jobs/trainPhase'),

@@ -6,6 +6,7 @@ import { filterRolloutsCommand } from './commands/filterRollouts';
 import { initializeLab } from './commands/initializeLab';
 import { ContextKeys, type ContextKey } from './contextKeys';
 import { runBatchCommand } from './commands/runCommands';
+import { runOnWorkersCommand } from './commands/workersCommand';
 import { SimEndpoint } from './commands/simEndpoint';
 import { labRequestHandlers } from './labRequests';
 import { LabService } from './labService';
@@ -135,6 +136,7 @@ export function activate(context: vscode.ExtensionContext): RolloutLabApi {
   register('rolloutLab.openWalkthrough', () => vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#${WALKTHROUGH}`, false));
   register('rolloutLab.runRollouts', (arg) => runBatchCommand(runContext, 'run', arg));
   register('rolloutLab.evaluate', (arg) => runBatchCommand(runContext, 'eval', arg));
+  register('rolloutLab.runOnWorkers', (arg) => runOnWorkersCommand(runContext, arg));
   const traceOpened = (): void => void contextKeys.set('rolloutLab.traceOpened', true);
   register('rolloutLab.openTraceExplorer', (arg) => openTraceExplorer(lab, panels!, arg, traceOpened));
   const openGraph = (arg: unknown): void => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WORKER_PLACES } from '../core/config/workersSchema';
 
 /**
  * The optional argument of Run Rollouts and Evaluate: given (by a test, a
@@ -17,11 +18,20 @@ export const RunArgsSchema = z.strictObject({
 });
 export type RunArgs = z.infer<typeof RunArgsSchema>;
 
+/** Run Rollouts on Workers takes the same, and how many workers where (the places of core/train/workers). */
+export const WorkersArgsSchema = RunArgsSchema.extend({
+  workers: z.number().int().min(1).max(10_000).optional(),
+  on: z.enum(WORKER_PLACES).optional(),
+});
+export type WorkersArgs = z.infer<typeof WorkersArgsSchema>;
+
 /** undefined when the command was run without an argument (from the palette or a menu). */
-export function parseRunArgs(raw: unknown): RunArgs | undefined {
+export function parseRunArgs(raw: unknown): RunArgs | undefined;
+export function parseRunArgs(raw: unknown, schema: typeof WorkersArgsSchema): WorkersArgs | undefined;
+export function parseRunArgs(raw: unknown, schema: typeof RunArgsSchema | typeof WorkersArgsSchema = RunArgsSchema): RunArgs | WorkersArgs | undefined {
   // A view/title menu passes nothing; a tree context passes its element: both mean "ask".
   if (raw === undefined || raw === null) return undefined;
-  const r = RunArgsSchema.safeParse(raw);
+  const r = schema.safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0];
     const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';

@@ -6,7 +6,7 @@ import { startSimServer, type SimServer } from '../../src/core/sim/simServer';
 import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../src/core/store/types';
 import { shardOfKey } from '../../src/core/rollout/shards';
-import { cli, cliAsync, json, tempWorkspace, type RunDoc } from './cliHelpers';
+import { cli, cliAsync, editLab, json, tempWorkspace, type RunDoc } from './cliHelpers';
 
 /*
  * A run split over worker processes, on a real store on disk, against the
@@ -181,6 +181,28 @@ test('two copies of the same slice run at once leave one current rollout per key
   const traces = json<{ total: number; rollouts: Array<{ supersededBy: string | null }> }>(cli(['traces', '--workspace', ws, '--run', runId, '--json']));
   assert.equal(traces.rollouts.filter((r) => !r.supersededBy).length, PLANNED, '`traces` counts each key once');
   assert.equal(await runStatus(runId), 'done');
+});
+
+test('a gather phase with "workers" runs its rollouts over worker processes; its record follows the whole run', async () => {
+  editLab(ws, (cfg) => {
+    (cfg.training ??= {}).phases = [{ name: 'gather-wide', kind: 'gather', limit: 6, samples: 2, workers: { count: 3 } }];
+  });
+  const r = await cliAsync(['pipeline', 'run', 'gather-wide', ...base, '--json']).done;
+  assert.equal(r.code, 0, r.stderr);
+  const rec = JSON.parse(r.stdout) as { state: string; runId: string; counts: Record<string, number>; error?: string };
+  assert.equal(rec.state, 'done', rec.error);
+  assert.equal(rec.counts['rollouts'], 12);
+  assert.equal(rec.counts['succeeded'], 12);
+  assert.match(r.stderr, /phase gather-wide: run \S+ on 3 local worker processes/);
+  const all = await attempts(rec.runId);
+  assert.equal(new Set(all.map((x) => `${x.taskId}#${x.sample}`)).size, 12);
+  assert.equal(all.length, 12, 'each planned rollout once');
+  const store = await TraceStore.open(ws, { readOnly: true });
+  try {
+    assert.equal(store.getRun(rec.runId)?.params['shards'], 3, 'the phase\'s run is split in 3');
+  } finally {
+    await store.close();
+  }
 });
 
 test('--shard and --workers are checked before anything runs', async () => {

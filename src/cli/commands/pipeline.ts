@@ -140,7 +140,7 @@ async function run(v: Values, phase: string): Promise<number> {
   const limit = intOption(v, 'limit', 1);
   const samples = intOption(v, 'samples', 1);
   return withRunningLab(v, async (lab, signal) => {
-    const rec = await runPhase(lab, phase, { signal, log: err, limit, samples, ...(v['include-simulated'] ? { includeSimulated: true } : {}) });
+    const rec = await runPhase(lab, phase, { signal, log: err, limit, samples, workerCli: { cli: [process.execPath, ...process.execArgv, process.argv[1]!] }, ...(v['include-simulated'] ? { includeSimulated: true } : {}) });
     if (v.json) out(JSON.stringify(rec, null, 2));
     else out(phaseLine(rec));
     return rec.state === 'done' ? 0 : 1;

@@ -1,11 +1,10 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../../core/errors';
 import type { BatchPlan } from '../../core/rollout/batchPlan';
-import { createShardedRun, finishShardedRun, reopenShardedRun, type ShardedRun } from '../../core/lab/batch';
 import { MAX_SHARDS } from '../../core/rollout/shards';
 import { metricsTable } from '../../core/analysis/metricsTable';
 import { runOutcomeText } from '../../core/analysis/runOutcome';
-import { followWorkers, shellWord, WORKER_PLACES, workerPlace, type WorkerPlaceName, type WorkerGroup, type WorkersProgress, type WorkerStatus } from '../../core/train/workers';
+import { runOnWorkers, shellWord, WORKER_PLACES, workerPlace, type WorkerPlaceName, type WorkersProgress, type WorkerStatus } from '../../core/train/workers';
 import { err, out, type Values } from '../args';
 import { withRunningLab } from '../labSession';
 
@@ -46,39 +45,36 @@ export async function runWorkers(command: 'run' | 'eval', v: Values, plan: Batch
   const json = Boolean(v.json);
   const { count } = asked;
   return withRunningLab(v, async (lab, signal) => {
-    const place = workerPlace(asked.on, lab.loaded.config.workers);
-    const run: ShardedRun = plan.resume ? await reopenShardedRun(lab, plan.resume, count) : await createShardedRun(lab, plan, count);
     const workspace = resolve((v.workspace as string) ?? '.');
     const args: string[] = ['--workspace', workspace];
     if (plan.concurrency) args.push('--concurrency', String(plan.concurrency));
     if (plan.retryFailed) args.push('--retry-failed');
     if (v['base-url'] !== undefined) args.push('--base-url', String(v['base-url']));
     if (v.model !== undefined) args.push('--model', String(v.model));
-    // The node options this CLI runs under (a loader, when it runs from source) go to the workers too.
-    let group: WorkerGroup;
-    try {
-      group = await place.start({ command, runId: run.runId, count, cli: [process.execPath, ...process.execArgv, process.argv[1]!], args, workspace });
-    } catch (e) {
-      // No worker started: the run is not left running for nobody.
-      await finishShardedRun(lab, run, { cancelled: false });
-      throw e;
-    }
-    const { samples } = run.params;
-    err(
-      `${command}: run ${run.runId}, ${run.tasks} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${run.datasetFile} (${run.params.split} split) on ${group.label}${plan.concurrency ? `, concurrency ${plan.concurrency} each` : ''}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
-    );
-    group.onLine = (k, line) => err(`[${k}/${count}] ${line}`);
     let last = '';
-    const followed = await followWorkers(lab, run, group, {
+    const { run, group, workers, cancelled, end } = await runOnWorkers(lab, {
+      command,
+      plan,
+      count,
+      place: workerPlace(asked.on, lab.loaded.config.workers),
+      // The node options this CLI runs under (a loader, when it runs from source) go to the workers too.
+      cli: [process.execPath, ...process.execArgv, process.argv[1]!],
+      args,
+      workspace,
       signal,
+      onStarted: (r, g) => {
+        const { samples } = r.params;
+        err(
+          `${command}: run ${r.runId}, ${r.tasks} tasks × ${samples} sample${samples > 1 ? 's' : ''} from ${r.datasetFile} (${r.params.split} split) on ${g.label}${plan.concurrency ? `, concurrency ${plan.concurrency} each` : ''}${lab.simulated ? ' — SIMULATED endpoint' : ''}`,
+        );
+      },
+      onLine: (k, line) => err(`[${k}/${count}] ${line}`),
       onProgress: (p) => {
         const line = progressLine(p);
         if (line !== last) err(line);
         last = line;
       },
     });
-    const { cancelled, workers } = followed;
-    const end = await finishShardedRun(lab, run, { cancelled });
     const failed = workers.filter((w) => w.state !== 'succeeded');
     if (json) {
       const exits = workers.map((w) => ({ shard: `${w.shard}/${count}`, state: w.state, detail: w.detail, restarts: w.restarts, rerun: group.rerun(w.shard) }));

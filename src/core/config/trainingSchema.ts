@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { slurmTime, slurmWord, WORKER_PLACES } from './workersSchema';
 
 /**
  * The training side of lab.json: the Supervisor's contextual bandit, prompt
@@ -64,6 +65,13 @@ export const PhaseSchema = z
       .describe('Trainer settings (learning_rate, max_steps, lora_r, kl_coef, ...); python-trainer/README.md lists them with the reference defaults.'),
     baseModel: z.string().min(1).optional().describe('Base model the GPU job trains (a Hugging Face id or a directory on the target); default training.trainer.baseModel.'),
     target: z.string().min(1).optional().describe('Key of training.targets the phase launches on by default.'),
+    workers: z
+      .strictObject({
+        count: z.number().int().min(1).max(10_000).describe('Workers, each running one slice of the phase\'s tasks.'),
+        on: z.enum(WORKER_PLACES).default('local').describe('Where they start (lab.json "workers" holds each place\'s settings).'),
+      })
+      .optional()
+      .describe('A gather phase: run its rollouts over workers, as `rollout-lab run --workers COUNT --on ON` does.'),
   })
   .describe('One phase of the training pipeline.');
 
@@ -75,13 +83,6 @@ const gpuFields = {
   memoryGb: z.number().positive().optional(),
 };
 
-/** Characters safe on an #SBATCH line: no spaces, no shell or option syntax. */
-/** A Slurm time limit as sbatch --time takes it. */
-export const slurmTime = z
-  .string()
-  .regex(/^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}(:\d{1,2}){0,2})$/, 'a Slurm time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS');
-
-export const slurmWord = z.string().regex(/^[A-Za-z0-9_.,-]+$/, 'letters, digits, "_", "-", "." or ","');
 
 const sshFields = {
   port: z.number().int().min(1).max(65535).optional(),

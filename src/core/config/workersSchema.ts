@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { slurmTime, slurmWord } from './trainingSchema';
+
+/** Where `run --workers N --on PLACE` can start workers. */
+export const WORKER_PLACES = ['local', 'slurm'] as const;
+export type WorkerPlaceName = (typeof WORKER_PLACES)[number];
+
+/** A Slurm time limit as sbatch --time takes it. */
+export const slurmTime = z
+  .string()
+  .regex(/^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}(:\d{1,2}){0,2})$/, 'a Slurm time: MINUTES, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS');
+
+/** Characters safe on an #SBATCH line: no spaces, no shell or option syntax. */
+export const slurmWord = z.string().regex(/^[A-Za-z0-9_.,-]+$/, 'letters, digits, "_", "-", "." or ","');
 
 const shellLines = z.array(z.string().regex(/^[^\n\r]*$/, 'one shell line each (no line breaks)'));
 

@@ -23,7 +23,7 @@ export interface RunCommandContext {
 }
 
 /** The batch plan as the pickers or the argument give it: the command comes from the mode, the seed from lab.json. */
-type RunPlan = Pick<BatchPlan, 'dataset' | 'limit'> & Required<Pick<BatchPlan, 'split' | 'samples' | 'concurrency'>>;
+export type RunPlan = Pick<BatchPlan, 'dataset' | 'limit'> & Required<Pick<BatchPlan, 'split' | 'samples' | 'concurrency'>>;
 
 const BROWSE = '$(folder-opened) Browse…';
 
@@ -90,7 +90,7 @@ function proposal(mode: 'run' | 'eval', params: Record<string, unknown> | undefi
 }
 
 /** null: the user dismissed the picker; undefined: the only (or active) lab. */
-async function pickLabFolder(service: LabService): Promise<string | null | undefined> {
+export async function pickLabFolder(service: LabService): Promise<string | null | undefined> {
   const folders = service.labFolders();
   if (folders.length <= 1) return undefined;
   const picked = await vscode.window.showQuickPick(
@@ -100,7 +100,7 @@ async function pickLabFolder(service: LabService): Promise<string | null | undef
   return picked ? picked.folder : null;
 }
 
-function planFromArgs(lab: Lab, mode: 'run' | 'eval', a: RunArgs): RunPlan {
+export function planFromArgs(lab: Lab, mode: 'run' | 'eval', a: RunArgs): RunPlan {
   const runner = lab.loaded.config.runner;
   return {
     dataset: a.dataset,
@@ -111,7 +111,7 @@ function planFromArgs(lab: Lab, mode: 'run' | 'eval', a: RunArgs): RunPlan {
   };
 }
 
-async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}): Promise<RunPlan | undefined> {
+export async function askPlan(lab: Lab, mode: 'run' | 'eval', proposed: Proposal = {}): Promise<RunPlan | undefined> {
   const { config, workspaceDir } = lab.loaded;
   const title = mode === 'eval' ? 'Rollout Lab: Evaluate on Validation Set' : 'Rollout Lab: Run Rollouts';
   const steps = mode === 'eval' ? 3 : 4;

@@ -1,3 +1,4 @@
+import { bundledCli } from '../bundledCli';
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { core } from '../coreLoader';
@@ -84,6 +85,7 @@ async function runTrainingPhase(ctx: FeatureContext, tree: TrainingTree, arg: un
             log: ctx.log,
             limit: args.limit,
             samples: args.samples,
+            workerCli: bundledCli(),
             ...(args.includeSimulated ? { includeSimulated: true } : {}),
             onUpdate: (r) => {
               const c = r.counts;

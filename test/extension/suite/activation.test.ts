@@ -9,6 +9,7 @@ export const COMMANDS = [
   'rolloutLab.initialize',
   'rolloutLab.runRollouts',
   'rolloutLab.evaluate',
+  'rolloutLab.runOnWorkers',
   'rolloutLab.openTraceExplorer',
   'rolloutLab.openGraphView',
   'rolloutLab.openRewardCurve',

@@ -82,6 +82,15 @@ describe('commands', () => {
     }
   });
 
+  it('Run Rollouts on Workers splits the run over worker processes of the bundled CLI and follows them to the end', async function () {
+    this.timeout(180_000);
+    const r = await vscode.commands.executeCommand<RunSummaryLike & { done: boolean; workers: Array<{ shard: string; state: string }> }>('rolloutLab.runOnWorkers', { limit: 4, workers: 2, on: 'local' });
+    assert.equal(r?.done, true, JSON.stringify(r));
+    assert.deepEqual(r.workers.map((w) => [w.shard, w.state]), [['0/2', 'succeeded'], ['1/2', 'succeeded']]);
+    assert.equal(r.succeeded, 4);
+    await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.runOnWorkers', { limit: 2, workers: 2, on: 'mars' })), /on:/);
+  });
+
   it('Run Rollouts rejects a malformed argument with a message', async () => {
     await assert.rejects(Promise.resolve(vscode.commands.executeCommand('rolloutLab.runRollouts', { limit: -1 })), /limit/);
   });

@@ -3,6 +3,7 @@ import type { PhaseConfig } from '../../config/trainingSchema';
 import { errorMessage, UsageError } from '../../errors';
 import type { Lab } from '../../lab/lab';
 import { runRollouts } from '../../rollout/runner';
+import type { WorkersProgress } from '../workers/coordinator';
 import { findPhase } from '../phases/phases';
 import {
   emptyPhaseRecord,
@@ -34,6 +35,8 @@ export interface RunPhaseOptions {
   onUpdate?: (rec: PhaseRecord) => void;
   /** A data phase: also use simulated rollouts, whatever the phase's own includeSimulated says. */
   includeSimulated?: boolean;
+  /** How this machine starts the CLI, for a gather phase whose rollouts run over workers (its "workers"). */
+  workerCli?: { cli: string[]; env?: Record<string, string> };
 }
 
 /**
@@ -93,10 +96,11 @@ async function gather(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunP
   const ds = await lab.loadDataset();
   const tasks = lab.selectTasks(ds, { split: phase.split, limit, seed: cfg.runner.seed });
   opts.log?.(`phase ${phase.name}: ${tasks.length} tasks × ${samples} samples (${phase.split} split)${lab.simulated ? ' — SIMULATED endpoint' : ''}`);
-  const env = await lab.environment(ds.tasks);
   let runId: string | null = null;
   const progress = (done: number, succeeded: number, failed: number, total: number): void =>
     save({ ...rec, runId, counts: { rollouts: done, succeeded, failed, planned: total } });
+  if (phase.workers) return gatherOnWorkers(lab, phase, phase.workers, { samples, limit }, opts, (id, p) => ((runId = id), progress(p.finished, p.succeeded, p.failed, p.planned)));
+  const env = await lab.environment(ds.tasks);
   const result = await runRollouts(env, {
     tasks,
     samples,
@@ -110,14 +114,19 @@ async function gather(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunP
     },
     onProgress: (p) => progress(p.done, p.succeeded, p.failed, p.total),
   });
-  const succeeded = result.rollouts.filter((r) => r.status === 'succeeded').length;
-  const rewards = result.rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
-  const out: Record<string, number> = { rollouts: result.rollouts.length, succeeded, failed: result.rollouts.length - succeeded, tasks: tasks.length, samples };
+  return gathered(lab, result.runId, result.rollouts, { tasks: tasks.length, samples }, result.cancelled);
+}
+
+/** A gather phase's result from the rollouts it ran. */
+function gathered(lab: Lab, runId: string, rollouts: ReadonlyArray<{ status: string; finalReward: number | null }>, plan: { tasks: number; samples: number }, cancelled: boolean, error?: string): PhaseResult {
+  const succeeded = rollouts.filter((r) => r.status === 'succeeded').length;
+  const rewards = rollouts.map((r) => r.finalReward).filter((x): x is number => x !== null);
+  const out: Record<string, number> = { rollouts: rollouts.length, succeeded, failed: rollouts.length - succeeded, ...plan };
   if (rewards.length) out.meanReward = rewards.reduce((a, b) => a + b, 0) / rewards.length;
   return {
-    runId: result.runId,
+    runId,
     counts: out,
-    produced: { kind: 'data', id: result.runId },
+    produced: { kind: 'data', id: runId },
     // The simulator is a test double: what it gathers demonstrates the pipeline and teaches a model nothing real.
     ...(lab.simulated
       ? {
@@ -126,8 +135,50 @@ async function gather(lab: Lab, phase: PhaseConfig, rec: PhaseRecord, opts: RunP
             : 'SIMULATED endpoint: these rollouts are a demo of the pipeline, not training data; the data phases leave them out unless they set "includeSimulated": true',
         }
       : {}),
-    ...(result.cancelled ? { error: 'cancelled' } : {}),
+    ...(cancelled ? { error: 'cancelled' } : error ? { error } : {}),
   };
+}
+
+/**
+ * A gather phase whose rollouts run over workers (its "workers": `run
+ * --workers COUNT --on ON`), each a process of the CLI the caller names; the
+ * phase is done when every planned rollout stands, and failed with the
+ * workers that did not end well otherwise.
+ */
+async function gatherOnWorkers(
+  lab: Lab,
+  phase: PhaseConfig,
+  workers: NonNullable<PhaseConfig['workers']>,
+  plan: { samples: number; limit: number | undefined },
+  opts: RunPhaseOptions,
+  onProgress: (runId: string, p: WorkersProgress) => void,
+): Promise<PhaseResult> {
+  const cfg = lab.loaded.config;
+  if (!opts.workerCli) return { error: `phase ${phase.name} runs on workers, and this caller cannot start them: run it with \`rollout-lab pipeline run ${phase.name}\` or from VS Code` };
+  const { runOnWorkers, workerPlace } = await import('../workers');
+  const workspace = lab.loaded.workspaceDir;
+  let runId = '';
+  const r = await runOnWorkers(lab, {
+    command: 'run',
+    plan: { command: 'run', split: phase.split, limit: plan.limit, samples: plan.samples, seed: cfg.runner.seed, concurrency: cfg.runner.concurrency },
+    count: workers.count,
+    place: workerPlace(workers.on, cfg.workers),
+    cli: opts.workerCli.cli,
+    env: opts.workerCli.env,
+    args: ['--workspace', workspace, '--concurrency', String(cfg.runner.concurrency)],
+    workspace,
+    signal: opts.signal,
+    onStarted: (run, group) => {
+      runId = run.runId;
+      opts.log?.(`phase ${phase.name}: run ${run.runId} on ${group.label}`);
+    },
+    onLine: (k, line) => opts.log?.(`phase ${phase.name}: [worker ${k}/${workers.count}] ${line}`),
+    onProgress: (p) => onProgress(runId, p),
+  });
+  const rollouts = lab.store.listRollouts({ runId: r.run.runId, superseded: false, limit: Number.MAX_SAFE_INTEGER }).rollouts.filter((x) => x.status !== 'running');
+  const bad = r.workers.filter((w) => w.state !== 'succeeded');
+  const error = r.end.done ? undefined : `not every rollout stands: ${bad.map((w) => `worker ${w.shard}/${workers.count} ${w.state} (${w.detail ?? ''}), rerun with ${r.group.rerun(w.shard)}`).join('; ') || 'resume the run'}`;
+  return gathered(lab, r.run.runId, rollouts, { tasks: r.run.tasks, samples: plan.samples }, r.cancelled, error);
 }
 
 async function banditPhase(lab: Lab, declared: PhaseConfig, opts: RunPhaseOptions): Promise<PhaseResult> {

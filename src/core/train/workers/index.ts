@@ -1,11 +1,9 @@
 import type { WorkersConfig } from '../../config/workersSchema';
 import { localWorkers } from './localWorkers';
 import { slurmWorkers } from './slurmWorkers';
+import type { WorkerPlaceName } from '../../config/workersSchema';
 import type { WorkerPlace } from './workerPlace';
 
-/** Where `run --workers N --on PLACE` can start workers. */
-export const WORKER_PLACES = ['local', 'slurm'] as const;
-export type WorkerPlaceName = (typeof WORKER_PLACES)[number];
 
 /** The place a name stands for, with its settings from lab.json's "workers". */
 export function workerPlace(name: WorkerPlaceName, config: WorkersConfig): WorkerPlace {
@@ -17,5 +15,5 @@ export function workerPlace(name: WorkerPlaceName, config: WorkersConfig): Worke
   }
 }
 
-export { followWorkers, hasEnded, type WorkersProgress } from './coordinator';
-export { rerunCommand, shellWord, type WorkerGroup, type WorkerRequest, type WorkerStatus } from './workerPlace';
+export { followWorkers, hasEnded, runOnWorkers, type WorkersProgress, type WorkersRunResult } from './coordinator';
+export { WORKER_PLACES, type WorkerPlaceName, rerunCommand, shellWord, type WorkerGroup, type WorkerRequest, type WorkerStatus } from './workerPlace';

@@ -42,7 +42,7 @@ export const localWorkers: WorkerPlace = {
     };
     for (let k = 0; k < req.count; k++) {
       const [exe, ...args] = workerArgv(req, `${k}/${req.count}`);
-      const child = spawn(exe!, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true, cwd: req.workspace });
+      const child = spawn(exe!, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true, cwd: req.workspace, env: { ...process.env, ...req.env } });
       const w: LocalWorker = { child, tail: [], exit: null };
       child.on('close', (code, signal) => (w.exit = { code, signal }));
       // A worker that could not start at all ('error' without a pid) has ended too.

@@ -66,6 +66,7 @@ export function slurmWorkerScript(req: WorkerRequest, cfg: SlurmWorkersConfig, d
     ...(cfg.memoryGb ? [`--mem=${Math.ceil(cfg.memoryGb * 1024)}M`] : []),
     ...cfg.sbatchOptions,
   ];
+  for (const k of Object.keys(req.env ?? {})) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new ConfigError(`"${k}" is not an environment variable name`);
   for (const d of directives) if (/\s/.test(d)) throw new ConfigError(`a Slurm directive may not contain spaces: "${d}" (move the workspace to a path without spaces)`);
   const argv = cfg.cli ? workerArgv({ ...req, cli: cfg.cli }, '@SHARD@') : workerArgv(req, '@SHARD@');
   const line = argv.map((a) => (a === '@SHARD@' ? `"$SLURM_ARRAY_TASK_ID/${req.count}"` : shellWord(a))).join(' ');
@@ -73,6 +74,7 @@ export function slurmWorkerScript(req: WorkerRequest, cfg: SlurmWorkersConfig, d
     '#!/bin/bash',
     ...directives.map((d) => `#SBATCH ${d}`),
     `# Rollout Lab: the workers of run ${req.runId}, one array task per slice of ${req.count}.`,
+    ...Object.entries(req.env ?? {}).map(([k, v]) => `export ${k}=${shellWord(v)}`),
     'set -e',
     ...cfg.setup,
     'set +e',

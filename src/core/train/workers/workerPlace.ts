@@ -1,3 +1,5 @@
+export { WORKER_PLACES, type WorkerPlaceName } from '../../config/workersSchema';
+
 /**
  * Where the workers of a sharded run (`run --workers N --on PLACE`) run: N
  * processes of this machine, a Slurm job array, a Kubernetes Indexed Job or
@@ -33,6 +35,8 @@ export interface WorkerRequest {
   args: string[];
   /** The workspace, absolute: every worker opens this one. */
   workspace: string;
+  /** Environment a worker on this machine starts with besides this process's. */
+  env?: Record<string, string>;
 }
 
 export interface WorkerGroup {
