@@ -2,7 +2,8 @@
  * Rollouts spread over workers, each figure beside its baseline in the same run:
  * - scaleout.slurm: rollouts/s of `run --workers 4 --on slurm` (a job array of four
  *   tasks on the one-node Slurm of scripts/startSlurm.sh) vs `--workers 1 --on slurm`,
- *   each worker at concurrency 4, the research-lab graph against the simulated
+ *   each worker at concurrency 4, a one-call graph (fixtures/singleCall.graph.ts,
+ *   so the workers' cost is measured rather than a graph's) against the simulated
  *   endpoint in its own process with 200 ms per model call. Timed as a user waits:
  *   from the command's start (submit, scheduling, the workers' start) to its end.
  *   Needs ratio >= 3.5.
@@ -25,7 +26,9 @@ import { slurmMissing, startSlurm } from '../test/unit/train/launchers/slurmClus
 
 const CLI = resolve(__dirname, '../dist/cli.js');
 const LATENCY_MS = 200;
-const TASKS = 96;
+const TASKS = 800;
+const SAMPLES = 2;
+const ROLLOUTS = TASKS * SAMPLES;
 const SHARDS = 4;
 const ROLLOUTS_PER_SHARD = 250;
 const SPANS_PER_ROLLOUT = 100;
@@ -51,15 +54,15 @@ async function simProcess(): Promise<{ url: string; close(): void }> {
 
 async function timeWorkers(ws: string, url: string, workers: number, seed: number): Promise<number> {
   const t = performance.now();
-  const r = spawnSync(process.execPath, [CLI, 'run', '--workspace', ws, '--base-url', url, '--limit', String(TASKS), '--seed', String(seed), '--workers', String(workers), '--on', 'slurm', '--concurrency', '4', '--json'], {
+  const r = spawnSync(process.execPath, [CLI, 'run', '--workspace', ws, '--base-url', url, '--limit', String(TASKS), '--samples', String(SAMPLES), '--seed', String(seed), '--workers', String(workers), '--on', 'slurm', '--concurrency', '4', '--json'], {
     encoding: 'utf8',
     env: { ...process.env, ROLLOUT_LAB_BASE_URL: '' },
   });
   const s = (performance.now() - t) / 1000;
   if (r.status !== 0) throw new Error(`run --workers ${workers} --on slurm failed (${r.status}): ${r.stderr.slice(-2000)}`);
   const doc = JSON.parse(r.stdout) as { done: boolean; succeeded: number };
-  if (!doc.done || doc.succeeded !== TASKS) throw new Error(`run --workers ${workers}: ${doc.succeeded} of ${TASKS} rollouts succeeded`);
-  return TASKS / s;
+  if (!doc.done || doc.succeeded !== ROLLOUTS) throw new Error(`run --workers ${workers}: ${doc.succeeded} of ${ROLLOUTS} rollouts succeeded`);
+  return ROLLOUTS / s;
 }
 
 async function benchSlurm(): Promise<BenchResult> {
@@ -68,7 +71,7 @@ async function benchSlurm(): Promise<BenchResult> {
   const cluster = startSlurm('bench');
   cluster.use();
   const sim = await simProcess();
-  const ws = await benchWorkspace('rl-bench-scaleout-', false);
+  const ws = await benchWorkspace('rl-bench-scaleout-', true);
   try {
     const file = join(ws, '.rollout-lab/lab.json');
     const cfg = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -81,7 +84,7 @@ async function benchSlurm(): Promise<BenchResult> {
       one.push(await timeWorkers(ws, sim.url, 1, round + 1));
       four.push(await timeWorkers(ws, sim.url, SHARDS, round + 1));
     }
-    return result('scaleout.slurm', 'rollouts/s', median(four), median(one), `${SHARDS} array tasks vs 1, concurrency 4 each, ${LATENCY_MS} ms per model call, ${TASKS} rollouts; need ratio >= 3.5`);
+    return result('scaleout.slurm', 'rollouts/s', median(four), median(one), `${SHARDS} array tasks vs 1, concurrency 4 each, ${LATENCY_MS} ms per model call, ${ROLLOUTS} one-call rollouts; need ratio >= 3.5`);
   } finally {
     sim.close();
     cluster.stop();
