@@ -375,10 +375,12 @@ export class TraceStore implements SpanSink {
     const { rollouts, spans } = this.catalog.queries.counts();
     const files = this.catalog.journals.liveFiles();
     let bytes = files.bytes;
-    try {
-      bytes += statSync(this.paths.catalog).size;
-    } catch {
-      // no checkpoint yet
+    for (const file of [this.paths.catalog, this.paths.textIndex]) {
+      try {
+        bytes += statSync(file).size;
+      } catch {
+        // no checkpoint yet
+      }
     }
     return { rollouts, spans, journals: files.journals, bytes };
   }
