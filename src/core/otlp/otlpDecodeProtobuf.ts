@@ -102,10 +102,12 @@ function* readScopeSpans(r: Reader, where: string, b: RequestBudget): Sliced<Otl
   return { scope, spans };
 }
 
-function hexId(bytes: Uint8Array, length: number, where: () => string): string {
-  if (bytes.length !== length) throw new OtlpPayloadError(`${where()} has ${bytes.length} bytes; OTLP ids are ${length} bytes`);
+function hexId(bytes: Uint8Array, length: number, where: () => string, field: string): string {
+  if (bytes.length !== length) throw new OtlpPayloadError(`${where()}.${field} has ${bytes.length} bytes; OTLP ids are ${length} bytes`);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
+
+const NO_BYTES = new Uint8Array();
 
 /** fixed64 nanoseconds → milliseconds, kept to the microsecond (a double cannot hold epoch nanoseconds exactly). */
 function nanosToMs(r: Reader): number {
@@ -155,7 +157,7 @@ function* readSpan(r: Reader, scopeWhere: string, index: number, b: RequestBudge
         continue;
       case 9:
         if (wire !== LEN) break;
-        yield* readKeyValue(r, span.attributes, where, 0, b);
+        if (!readScalarKeyValue(r, span.attributes, where, b)) yield* readKeyValue(r, span.attributes, where, 0, b);
         if (span.attributes.size > OTLP_LIMITS.maxAttributes) throw new OtlpPayloadError(`${where()} has more than ${OTLP_LIMITS.maxAttributes} attributes`);
         continue;
       case 11:
@@ -183,9 +185,9 @@ function* readSpan(r: Reader, scopeWhere: string, index: number, b: RequestBudge
     r.skipType(wire);
   }
   close(r, end);
-  span.traceId = hexId(traceId ?? new Uint8Array(), 16, () => `${where()}.traceId`);
-  span.spanId = hexId(spanId ?? new Uint8Array(), 8, () => `${where()}.spanId`);
-  span.parentSpanId = parent && (parent as Uint8Array).length ? hexId(parent, 8, () => `${where()}.parentSpanId`) : null;
+  span.traceId = hexId(traceId ?? NO_BYTES, 16, where, 'traceId');
+  span.spanId = hexId(spanId ?? NO_BYTES, 8, where, 'spanId');
+  span.parentSpanId = parent && (parent as Uint8Array).length ? hexId(parent, 8, where, 'parentSpanId') : null;
   return span;
 }
 
@@ -197,7 +199,9 @@ function* readEvent(r: Reader, spanWhere: () => string, b: RequestBudget): Slice
     const tag = r.uint32();
     if (tag === ((1 << 3) | I64)) e.timeMs = nanosToMs(r);
     else if (tag === ((2 << 3) | LEN)) e.name = r.string();
-    else if (tag === ((3 << 3) | LEN)) yield* readKeyValue(r, e.attributes, where, 0, b);
+    else if (tag === ((3 << 3) | LEN)) {
+      if (!readScalarKeyValue(r, e.attributes, where, b)) yield* readKeyValue(r, e.attributes, where, 0, b);
+    }
     else r.skipType(tag & 7);
   }
   close(r, end);
@@ -215,11 +219,49 @@ function* readLink(r: Reader, spanWhere: () => string, b: RequestBudget): Sliced
     const tag = r.uint32();
     if (tag === ((1 << 3) | LEN)) traceId = r.bytes();
     else if (tag === ((2 << 3) | LEN)) spanId = r.bytes();
-    else if (tag === ((4 << 3) | LEN)) yield* readKeyValue(r, attributes, where, 0, b);
+    else if (tag === ((4 << 3) | LEN)) {
+      if (!readScalarKeyValue(r, attributes, where, b)) yield* readKeyValue(r, attributes, where, 0, b);
+    }
     else r.skipType(tag & 7);
   }
   close(r, end);
-  return { traceId: hexId(traceId, 16, () => `${where()}.traceId`), spanId: hexId(spanId, 8, () => `${where()}.spanId`), attributes };
+  return { traceId: hexId(traceId, 16, where, 'traceId'), spanId: hexId(spanId, 8, where, 'spanId'), attributes };
+}
+
+function attributeWhere(where: string | (() => string), key: string): string {
+  return `${typeof where === 'string' ? where : where()} attribute "${key.slice(0, 80)}"`;
+}
+
+/**
+ * One KeyValue whose value holds no array or list into `into`, read at once
+ * (most attributes are: no steps to create for them); false, with the reader
+ * back where it was and nothing spent, when the value is an array or list
+ * (readKeyValue reads it then).
+ */
+function readScalarKeyValue(r: Reader, into: OtlpAttrs, where: string | (() => string), b: RequestBudget): boolean {
+  const start = r.pos;
+  let key = '';
+  let value: OtlpValue = null;
+  let values = 0;
+  const end = open(r);
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === ((1 << 3) | LEN)) key = r.string();
+    else if (tag === ((2 << 3) | LEN)) {
+      const v = scalarAnyValue(r);
+      if (v === CONTAINER) {
+        r.pos = start;
+        return false;
+      }
+      values++;
+      value = v;
+    } else r.skipType(tag & 7);
+  }
+  close(r, end);
+  if (!b.take(values)) throw b.exceeded(attributeWhere(where, key));
+  if (key === '__proto__') throw new OtlpPayloadError(`${typeof where === 'string' ? where : where()} has an attribute named "__proto__", which is refused; rename it`);
+  into.set(key, value);
+  return true;
 }
 
 /** One KeyValue into `into`; `where` builds the error text only when there is an error. */
@@ -231,7 +273,7 @@ function* readKeyValue(r: Reader, into: OtlpAttrs, where: string | (() => string
     const tag = r.uint32();
     if (tag === ((1 << 3) | LEN)) key = r.string();
     else if (tag === ((2 << 3) | LEN)) {
-      const at = (): string => `${typeof where === 'string' ? where : where()} attribute "${key.slice(0, 80)}"`;
+      const at = (): string => attributeWhere(where, key);
       b.spend(1, at);
       const v = scalarAnyValue(r);
       value = v === CONTAINER ? yield* readContainer(r, depth, at, b) : v;

@@ -37,15 +37,23 @@ export class RequestBudget {
 
   /** Spends `n` units; throws OtlpLimitError past the budget. */
   spend(n: number, where: () => string): void {
+    if (!this.take(n)) throw this.exceeded(where());
+  }
+
+  /** Spends `n` units; false past the budget (the caller throws `exceeded`), for callers that name the place only then. */
+  take(n: number): boolean {
     this.spent += n;
     this.untilCheck -= n;
-    if (this.spent > this.maxValues) {
-      throw new OtlpLimitError(
-        `the request holds more than ${this.maxValues} values (attribute values, array elements and key-value entries together; the limit maxValuesPerRequest), exceeded at ${where()}; export smaller batches or smaller attributes`,
-        'maxValuesPerRequest',
-        this.maxValues,
-      );
-    }
+    return this.spent <= this.maxValues;
+  }
+
+  /** The error for a request over its budget at `where`. */
+  exceeded(where: string): OtlpLimitError {
+    return new OtlpLimitError(
+      `the request holds more than ${this.maxValues} values (attribute values, array elements and key-value entries together; the limit maxValuesPerRequest), exceeded at ${where}; export smaller batches or smaller attributes`,
+      'maxValuesPerRequest',
+      this.maxValues,
+    );
   }
 
   /** True when the current slice has run its time: the caller yields. */

@@ -51,20 +51,25 @@ function spanKind(a: OtlpAttrs, op: string | undefined, oiKind: string | undefin
   return 'node';
 }
 
+function readEvaluation(a: OtlpAttrs, out: Evaluation[]): void {
+  const name = str(a, 'gen_ai.evaluation.name');
+  const score = num(a, 'gen_ai.evaluation.score.value');
+  if (name !== undefined && score !== undefined) out.push({ name, score });
+}
+
 function evaluationsOf(span: OtlpSpan, used: Set<OtlpEvent>): Evaluation[] {
   const out: Evaluation[] = [];
-  const read = (a: OtlpAttrs): void => {
-    const name = str(a, 'gen_ai.evaluation.name');
-    const score = num(a, 'gen_ai.evaluation.score.value');
-    if (name !== undefined && score !== undefined) out.push({ name, score });
-  };
   for (const e of span.events) {
     if (e.name !== 'gen_ai.evaluation.result') continue;
-    read(e.attributes);
+    readEvaluation(e.attributes, out);
     used.add(e);
   }
-  if (span.attributes.has('gen_ai.evaluation.name')) read(span.attributes);
+  if (span.attributes.has('gen_ai.evaluation.name')) readEvaluation(span.attributes, out);
   return out;
+}
+
+function setIf(attributes: Attributes, key: string, v: string | number | undefined): void {
+  if (v !== undefined) attributes[key] = v;
 }
 
 /** The agent a span names itself, by the GenAI or OpenInference conventions (or the lab's own). */
@@ -95,14 +100,11 @@ export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedS
   const kind = aiOperation ? vercelAiKind(aiOperation) : spanKind(a, op, oiKind);
   if (op) attributes[Attr.operationName] = op;
 
-  const setIf = (key: string, v: string | number | undefined): void => {
-    if (v !== undefined) attributes[key] = v;
-  };
-  setIf(Attr.providerName, str(a, Attr.providerName, 'gen_ai.system', 'llm.provider', 'llm.system'));
-  setIf(Attr.requestModel, str(a, Attr.requestModel, 'llm.model_name'));
-  setIf(Attr.responseModel, str(a, Attr.responseModel, 'llm.model_name'));
-  setIf(Attr.inputTokens, num(a, Attr.inputTokens, 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt'));
-  setIf(Attr.outputTokens, num(a, Attr.outputTokens, 'gen_ai.usage.completion_tokens', 'llm.token_count.completion'));
+  setIf(attributes, Attr.providerName, str(a, Attr.providerName, 'gen_ai.system', 'llm.provider', 'llm.system'));
+  setIf(attributes, Attr.requestModel, str(a, Attr.requestModel, 'llm.model_name'));
+  setIf(attributes, Attr.responseModel, str(a, Attr.responseModel, 'llm.model_name'));
+  setIf(attributes, Attr.inputTokens, num(a, Attr.inputTokens, 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt'));
+  setIf(attributes, Attr.outputTokens, num(a, Attr.outputTokens, 'gen_ai.usage.completion_tokens', 'llm.token_count.completion'));
 
   const used = new Set<OtlpEvent>();
   const isAgentSpan = (op !== undefined && AGENT_OPERATIONS.has(op)) || oiKind === 'AGENT';
@@ -111,8 +113,8 @@ export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedS
 
   if (kind === 'llm') fillMessages(span, attributes, used);
   if (kind === 'tool') {
-    setIf(Attr.toolName, str(a, Attr.toolName, 'tool.name', 'tool_call.function.name') ?? (oiKind === 'TOOL' ? span.name : undefined));
-    setIf(Attr.toolCallId, str(a, Attr.toolCallId, 'tool_call.id'));
+    setIf(attributes, Attr.toolName, str(a, Attr.toolName, 'tool.name', 'tool_call.function.name') ?? (oiKind === 'TOOL' ? span.name : undefined));
+    setIf(attributes, Attr.toolCallId, str(a, Attr.toolCallId, 'tool_call.id'));
     const args = a.get(Attr.toolArguments) ?? a.get('tool_call.function.arguments') ?? a.get('input.value');
     if (args !== undefined) attributes[Attr.toolArguments] = asText(toPlain(args));
     const result = a.get(Attr.toolResult) ?? a.get('output.value');
@@ -124,7 +126,7 @@ export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedS
   const aiAgentSpan = aiOperation !== undefined && fillVercelAiSpan(a, aiOperation, attributes, resource);
 
   const evaluations = evaluationsOf(span, used);
-  const kept = span.events.filter((e) => !used.has(e));
+  const kept = span.events.length ? span.events.filter((e) => !used.has(e)) : span.events;
   if (kept.length) attributes[EVENTS_ATTR] = JSON.stringify(kept.map((e) => ({ name: e.name, timeMs: e.timeMs, attributes: toPlain(e.attributes) })));
   if (span.links.length) attributes[LINKS_ATTR] = JSON.stringify(span.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId, attributes: toPlain(l.attributes) })));
 
@@ -143,21 +145,17 @@ export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedS
   return { record, evaluations, isAgentSpan: isAgentSpan || aiAgentSpan };
 }
 
+const NO_EVENT_MESSAGES: ReturnType<typeof eventMessages> = { input: null, output: null, finishReasons: [], used: new Set() };
+
 function fillMessages(span: OtlpSpan, attributes: Attributes, used: Set<OtlpEvent>): void {
   const a = span.attributes;
-  // The older shapes are looked for only when the current one is absent: most spans carry one shape.
-  let events: ReturnType<typeof eventMessages> | null = null;
-  const fromEvents = (): ReturnType<typeof eventMessages> => {
-    if (!events) {
-      events = eventMessages(span.events);
-      for (const e of events.used) used.add(e);
-    }
-    return events;
-  };
+  // The older shapes are looked for only when the current one is absent: most spans carry one shape, and no events.
+  const events = span.events.length ? eventMessages(span.events) : NO_EVENT_MESSAGES;
+  for (const e of events.used) used.add(e);
   let olderOutput: ReturnType<typeof olderIndexedMessages> = null;
 
   let input: ChatMessageRecord[] | null = messageList(parsedJson(a.get(Attr.inputMessages)), 'user');
-  if (!input) input = olderIndexedMessages(a, 'gen_ai.prompt', 'user')?.messages ?? openInferenceMessages(a, 'llm.input_messages', 'user') ?? fromEvents().input;
+  if (!input) input = olderIndexedMessages(a, 'gen_ai.prompt', 'user')?.messages ?? openInferenceMessages(a, 'llm.input_messages', 'user') ?? events.input;
   const system = systemInstructions(parsedJson(a.get('gen_ai.system_instructions')));
   if (system) input = [system, ...(input ?? [])];
   if (!input && typeof a.get('input.value') === 'string') input = [{ role: 'user', content: a.get('input.value') as string }];
@@ -166,15 +164,14 @@ function fillMessages(span: OtlpSpan, attributes: Attributes, used: Set<OtlpEven
   let output: ChatMessageRecord[] | null = messageList(rawOutput, 'assistant');
   if (!output) {
     olderOutput = olderIndexedMessages(a, 'gen_ai.completion', 'assistant');
-    output = olderOutput?.messages ?? openInferenceMessages(a, 'llm.output_messages', 'assistant') ?? fromEvents().output;
+    output = olderOutput?.messages ?? openInferenceMessages(a, 'llm.output_messages', 'assistant') ?? events.output;
   }
   if (!output && typeof a.get('output.value') === 'string') output = [{ role: 'assistant', content: a.get('output.value') as string }];
-  if (span.events.length) fromEvents();
 
   if (input) attributes[Attr.inputMessages] = JSON.stringify(input);
   if (output) attributes[Attr.outputMessages] = JSON.stringify(output);
   if (!Array.isArray(attributes[Attr.finishReasons])) {
-    const reasons = [...outputFinishReasons(rawOutput), ...(olderOutput?.finishReasons ?? []), ...(span.events.length ? fromEvents().finishReasons : [])];
+    const reasons = [...outputFinishReasons(rawOutput), ...(olderOutput?.finishReasons ?? []), ...events.finishReasons];
     const single = str(a, Attr.finishReasons);
     if (single) reasons.push(single);
     if (reasons.length) attributes[Attr.finishReasons] = reasons;

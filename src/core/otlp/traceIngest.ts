@@ -134,6 +134,19 @@ function linkToolCall(rec: SpanRecord, spans: () => Iterable<SpanRecord>): void 
   if (typeof rec.attributes[Attr.agentName] !== 'string' && typeof found.agent === 'string') rec.attributes[Attr.agentName] = found.agent;
 }
 
+/** The llm spans among a request's spans of a trace and the trace's earlier ones (a span sent again counts once, as this request has it) whose answer asked for tools. */
+function toolCallers(list: readonly Planned[], earlier: ReadonlyMap<string, SpanRecord> | undefined): SpanRecord[] {
+  const out: SpanRecord[] = [];
+  const asks = (s: SpanRecord): boolean => s.kind === 'llm' && s.attributes[Attr.unmatchedCall] !== true && requestedToolCalls(s).length > 0;
+  const inList = new Set<string>();
+  for (const p of list) {
+    inList.add(p.record.spanId);
+    if (asks(p.record)) out.push(p.record);
+  }
+  if (earlier) for (const s of earlier.values()) if (!inList.has(s.spanId) && asks(s)) out.push(s);
+  return out;
+}
+
 function attr(span: OtlpAttrs, resource: OtlpAttrs, key: string): unknown {
   return span.get(key) ?? resource.get(key);
 }
@@ -370,20 +383,25 @@ export class OtlpIngest {
     }
     if (trace) trace.lastSpanAt = Date.now();
     const lookup = (id: string): SpanRecord | undefined => batch.get(id) ?? trace?.spans.get(id);
+    // The model calls of this trace that asked for tools: this request's (in list) and those received before it. Found once, when a tool span first needs them.
+    let callers: SpanRecord[] | null = null;
+    const modelCalls = (): SpanRecord[] => (callers ??= toolCallers(list, trace?.spans));
     let root: SpanRecord | null = null;
     for (const p of list) {
       const rec = p.record;
       this.fillAgent(rec, lookup);
-      // The model calls of this trace: those stored before this request, and this request's (in list).
-      if (rec.kind === 'tool') linkToolCall(rec, () => (trace ? [...list.map((q) => q.record), ...trace.spans.values()] : list.map((q) => q.record)));
+      if (rec.kind === 'tool') linkToolCall(rec, modelCalls);
       if (rec.parentSpanId === null && trace) {
         if (rec.kind === 'node') rec.kind = 'rollout';
         root = rec;
       }
-      this.store.writeSpan(rec);
-      if (trace) {
-        trace.spans.set(rec.spanId, rec);
-        trace.evaluations.push(...p.evaluations);
+    }
+    // One write for the trace's spans of this request.
+    this.store.writeSpans(list.map((p) => p.record));
+    if (trace) {
+      for (const p of list) {
+        trace.spans.set(p.record.spanId, p.record);
+        for (const e of p.evaluations) trace.evaluations.push(e);
       }
     }
     if (!trace || !root) return false;

@@ -164,7 +164,7 @@ export class CatalogQueries {
 
   /** One page of the rollouts table: filters, full-text search and sort in SQL (see tableQuerySql), then the page's agents. */
   queryTable(q: RolloutTableQuery, prices: ModelPrices | null = null, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): RolloutTablePage {
-    if (q.text) this.traces.flushText();
+    if (q.text) this.traces.searchable();
     const sql = tableQuerySql(q, prices, labels);
     const total = Number(this.db.get(sql.countSql, sql.countParams)?.['n'] ?? 0);
     const rows = this.db.all(sql.pageSql, sql.pageParams);
@@ -210,7 +210,7 @@ export class CatalogQueries {
 
   /** The ids of every rollout a table query matches, in its order (no page). */
   queryTableIds(q: RolloutTableQuery, prices: ModelPrices | null = null, labels: DecisionLabels = RESEARCH_LAB_DECISIONS): string[] {
-    if (q.text) this.traces.flushText();
+    if (q.text) this.traces.searchable();
     const sql = tableQuerySql(q, prices, labels);
     return this.db.all(sql.idsSql, sql.idsParams).map((r) => String(r['id']));
   }

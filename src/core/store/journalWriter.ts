@@ -42,6 +42,25 @@ export class JournalWriter {
     return { file: this.file, offset, length: frame.length };
   }
 
+  /**
+   * Several frames in one write, in order, where they fit in the current file
+   * together (else frame by frame, rotating as append does). Each frame stays
+   * whole: a torn write is cut off as in append.
+   */
+  appendAll(frames: readonly Buffer[]): AppendedFrame[] {
+    let total = 0;
+    for (const f of frames) total += f.length;
+    if (frames.length < 2 || this.fd === null || (this.size + total > this.rotateBytes && this.size > this.headerBytes)) return frames.map((f) => this.append(f));
+    const out: AppendedFrame[] = [];
+    let offset = this.size;
+    for (const f of frames) {
+      out.push({ file: this.file, offset, length: f.length });
+      offset += f.length;
+    }
+    this.writeAll(Buffer.concat(frames as Buffer[], total));
+    return out;
+  }
+
   /** The header frame that starts each file: who wrote it, so readers can tell whether that writer is still alive. */
   private header(): JournalHeader {
     return { v: JOURNAL_FORMAT_VERSION, kind: 'journal', writer: this.writerId, pid: process.pid, host: HOST, seq: this.seq, startTime: Date.now() };

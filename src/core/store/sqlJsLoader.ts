@@ -44,7 +44,9 @@ export function loadSqlJs(wasmPath?: string): Promise<SqlJsStatic> {
   let p = loaded.get(path);
   if (!p) {
     const bytes = readFileSync(path);
-    p = initSqlJs({ wasmBinary: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer });
+    // The file's own buffer when the bytes fill it (no second copy of the wasm in memory).
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    p = initSqlJs({ wasmBinary: (whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer });
     loaded.set(path, p);
     p.catch(() => loaded.delete(path));
   }

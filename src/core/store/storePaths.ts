@@ -8,6 +8,8 @@ export interface StorePaths {
   journalDir: string;
   segmentDir: string;
   catalog: string;
+  /** The full-text index, saved beside the catalog (see TextIndexDb). */
+  textIndex: string;
   compactLock: string;
 }
 
@@ -18,6 +20,7 @@ export function storePaths(workspaceDir: string): StorePaths {
     journalDir: join(root, 'journal'),
     segmentDir: join(root, 'segments'),
     catalog: join(root, 'catalog.sqlite'),
+    textIndex: join(root, 'catalog-text.sqlite'),
     compactLock: join(root, 'compact.lock'),
   };
 }

@@ -37,7 +37,7 @@ export class StoredCatalog {
     let scratch = false;
     let origin: CatalogOrigin = 'created';
     for (let attempt = 0; attempt < 4; attempt++) {
-      const opened = Catalog.open(this.SQL, scratch ? null : readIfPresent(this.paths.catalog));
+      const opened = Catalog.open(this.SQL, scratch ? null : readIfPresent(this.paths.catalog), () => readIfPresent(this.paths.textIndex));
       if (!scratch) {
         origin = opened.origin;
         this.keepStored = opened.origin === 'newer';
@@ -80,7 +80,11 @@ export class StoredCatalog {
       fsyncPath(filePath(this.paths, f));
       this.synced.set(f.name, f.consumed);
     }
-    writeFileAtomic(this.paths.catalog, this.catalog.export());
+    const bytes = this.catalog.export();
+    // The index first: a crash between the two leaves a catalog that names the index it was saved with, which then is not this one (see TextIndexDb).
+    if (bytes.text) writeFileAtomic(this.paths.textIndex, bytes.text);
+    writeFileAtomic(this.paths.catalog, bytes.catalog);
+    this.catalog.textSaved();
     this.catalog.dirty = false;
     return true;
   }

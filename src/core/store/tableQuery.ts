@@ -185,7 +185,8 @@ export function tableQuerySql(q: RolloutTableQuery, prices: ModelPrices | null =
   }
   const match = q.text === undefined ? null : ftsMatchExpression(q.text);
   if (match !== null) {
-    where.push('r.rid IN (SELECT d.rid FROM rollout_text_docs d WHERE d.docid IN (SELECT docid FROM rollout_text WHERE rollout_text MATCH ?))');
+    // The full-text index is attached as `text` (see TextIndexDb) before a search.
+    where.push('r.rid IN (SELECT d.rid FROM text.rollout_text_docs d WHERE d.docid IN (SELECT docid FROM text.rollout_text WHERE rollout_text MATCH ?))');
     params.push(match);
   }
   const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';

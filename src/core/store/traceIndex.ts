@@ -2,6 +2,7 @@ import type { SpanRecord } from '../trace/span';
 import { TEXT_BACKFILL } from './catalogSchema';
 import type { CatalogDb } from './catalogDb';
 import { spanTextPieces } from './rolloutText';
+import type { TextIndexDb } from './textIndexDb';
 import { appendLoc, decodeLocs, encodeLocs } from './spanLocations';
 
 /**
@@ -29,7 +30,11 @@ export class TraceIndex {
   /** Searchable text of spans not yet in the full-text index, each piece once per trace. */
   private readonly pendingText = new Map<string, Set<string>>();
 
-  constructor(private readonly db: CatalogDb) {}
+  constructor(
+    private readonly db: CatalogDb,
+    /** The full-text index, loaded when there is first text to index or search. */
+    readonly text: TextIndexDb,
+  ) {}
 
   addSpanLoc(traceId: string, fileId: number, offset: number, length: number, spans = 1): void {
     let p = this.pending.get(traceId);
@@ -78,16 +83,22 @@ export class TraceIndex {
   flushText(traceId?: string): void {
     const ids = traceId === undefined ? [...this.pendingText.keys()] : this.pendingText.has(traceId) ? [traceId] : [];
     if (!ids.length) return;
-    this.db.transaction(() => {
-      for (const id of ids) {
-        const rid = this.db.get('SELECT rid FROM rollouts WHERE id = ?', [id])?.['rid'];
-        if (rid === undefined) continue;
-        const text = indexedWords(this.pendingText.get(id)!);
-        this.pendingText.delete(id);
-        this.db.run('INSERT INTO rollout_text_docs(rid) VALUES(?)', [Number(rid)]);
-        this.db.run('INSERT INTO rollout_text(docid, body) VALUES(last_insert_rowid(), ?)', [text]);
-      }
+    const docs: Array<{ id: string; rid: number; body: string }> = [];
+    for (const id of ids) {
+      const rid = this.db.get('SELECT rid FROM rollouts WHERE id = ?', [id])?.['rid'];
+      if (rid !== undefined) docs.push({ id, rid: Number(rid), body: indexedWords(this.pendingText.get(id)!) });
+    }
+    if (!docs.length) return;
+    this.text.write((insertDoc) => {
+      for (const d of docs) insertDoc(d.rid, d.body);
     });
+    for (const d of docs) this.pendingText.delete(d.id);
+  }
+
+  /** Makes the index ready for a search: attached, with every pending text in it. */
+  searchable(): void {
+    this.text.attach();
+    this.flushText();
   }
 
   /**
@@ -96,17 +107,19 @@ export class TraceIndex {
    * Returns how many rollouts were indexed (0 when nothing was waiting).
    */
   backfillText(spansOf: (traceId: string) => readonly SpanRecord[]): number {
+    this.text.attach();
     if (this.db.get('SELECT value FROM meta WHERE key = ?', [TEXT_BACKFILL]) === null) return 0;
-    const ids = this.db.all('SELECT r.id FROM rollouts r WHERE NOT EXISTS (SELECT 1 FROM rollout_text_docs d WHERE d.rid = r.rid)').map((r) => String(r['id']));
-    this.db.transaction(() => {
-      for (const id of ids) {
+    const ids = this.db.all('SELECT r.id FROM rollouts r WHERE NOT EXISTS (SELECT 1 FROM text.rollout_text_docs d WHERE d.rid = r.rid)').map((r) => String(r['id']));
+    // In batches, as rollouts are written: one index segment per batch.
+    for (let i = 0; i < ids.length; i += TEXT_BATCH) {
+      for (const id of ids.slice(i, i + TEXT_BATCH)) {
         const pieces: string[] = [];
         for (const span of spansOf(id)) spanTextPieces(span, pieces);
         this.addSpanText(id, pieces);
-        this.flushText(id);
       }
-      this.db.run('DELETE FROM meta WHERE key = ?', [TEXT_BACKFILL]);
-    });
+      this.flushText();
+    }
+    this.db.run('DELETE FROM meta WHERE key = ?', [TEXT_BACKFILL]);
     this.db.dirty = true;
     return ids.length;
   }

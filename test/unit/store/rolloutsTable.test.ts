@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { SCHEMA_VERSION, schemaVersionOf } from '../../../src/core/store/catalogSchema';
@@ -190,10 +190,11 @@ describe('rollouts table query', () => {
     // Turn the stored catalog back into what version 5 wrote.
     const SQL = await loadSqlJs();
     const db = new SQL.Database(readFileSync(catalogPath));
-    db.run(`DROP TABLE rollout_text; DROP TABLE rollout_text_docs; ALTER TABLE rollouts DROP COLUMN input_tokens; ALTER TABLE rollouts DROP COLUMN output_tokens;
+    db.run(`ALTER TABLE rollouts DROP COLUMN input_tokens; ALTER TABLE rollouts DROP COLUMN output_tokens; DELETE FROM meta WHERE key = 'text_generation';
             UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
     writeFileSync(catalogPath, db.export());
     db.close();
+    rmSync(join(ws.dir, '.rollout-lab/store/catalog-text.sqlite'));
     // A read-only open does not index on open (it could not save it): other queries answer at once, a search builds the index.
     store = await TraceStore.open(ws.dir, { readOnly: true });
     assert.equal(store.openedFrom, 'migrated');
@@ -215,6 +216,42 @@ describe('rollouts table query', () => {
     store = await TraceStore.open(ws.dir, { readOnly: true });
     assert.equal(store.openedFrom, 'loaded');
     assert.deepEqual(ids({ text: 'microglia' }), ['t-b']);
+  });
+
+  it('keeps the index in a file of its own, loaded for the first search and not on open', async () => {
+    const textPath = join(ws.dir, '.rollout-lab/store/catalog-text.sqlite');
+    assert.ok(existsSync(textPath), 'the writer saved the index beside the catalog');
+    const SQL = await loadSqlJs();
+    const catalog = new SQL.Database(readFileSync(join(ws.dir, '.rollout-lab/store/catalog.sqlite')));
+    assert.equal(catalog.exec(`SELECT 1 FROM sqlite_master WHERE name LIKE 'rollout_text%'`).length, 0, 'no text index inside the catalog');
+    catalog.close();
+    // An unreadable index file is not read until a search needs it.
+    const saved = readFileSync(textPath);
+    writeFileSync(textPath, Buffer.from('not an index'));
+    await store.close();
+    store = await TraceStore.open(ws.dir, { readOnly: true });
+    assert.deepEqual(ids({ sort: 'task', order: 'asc' }), ['t-a', 't-b', 't-c', 't-d']);
+    assert.deepEqual(store.getSpans(store.queryTableIds({ sort: 'task', order: 'asc' })[0]!).length, 3);
+    // …and then it is rebuilt from the spans.
+    assert.deepEqual(ids({ text: 'amyloid' }), ['t-c', 't-a']);
+    writeFileSync(textPath, saved);
+  });
+
+  it('does not use an index saved with another catalog: the rollouts are indexed again from their spans', async () => {
+    const textPath = join(ws.dir, '.rollout-lab/store/catalog-text.sqlite');
+    const older = readFileSync(textPath);
+    await store.close();
+    // A writer adds a rollout and saves both files; then the index goes back to the older one (a crash between the two writes leaves such a pair).
+    const writer = await TraceStore.open(ws.dir);
+    const e = makeRollout({ runId: 'run-1', taskId: 't-e', startTime: 6000, endTime: 6100, finalReward: 0.4 });
+    writer.startRollout(e);
+    for (const s of textSpans(e, 'astrocyte', 'calculator')) writer.writeSpan(s);
+    writer.finishRollout(e);
+    await writer.close();
+    writeFileSync(textPath, older);
+    store = await TraceStore.open(ws.dir, { readOnly: true });
+    assert.deepEqual(ids({ text: 'astrocyte' }), ['t-e']);
+    assert.deepEqual(ids({ text: 'amyloid' }), ['t-c', 't-a'], 'each rollout once');
   });
 
   it('offers the agents, failures and versions to filter by', () => {
