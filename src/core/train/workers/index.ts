@@ -1,10 +1,12 @@
 import type { WorkersConfig } from '../../config/workersSchema';
+import { k8sWorkers } from './k8sWorkers';
 import { localWorkers } from './localWorkers';
+import { skypilotWorkers } from './skypilotWorkers';
 import { slurmWorkers } from './slurmWorkers';
 import type { WorkerPlace } from './workerPlace';
 
 /** Where `run --workers N --on PLACE` can start workers. */
-export const WORKER_PLACES = ['local', 'slurm'] as const;
+export const WORKER_PLACES = ['local', 'slurm', 'k8s', 'skypilot'] as const;
 export type WorkerPlaceName = (typeof WORKER_PLACES)[number];
 
 /** The place a name stands for, with its settings from lab.json's "workers". */
@@ -14,6 +16,10 @@ export function workerPlace(name: WorkerPlaceName, config: WorkersConfig): Worke
       return localWorkers;
     case 'slurm':
       return slurmWorkers(config.slurm);
+    case 'k8s':
+      return k8sWorkers(config.k8s);
+    case 'skypilot':
+      return skypilotWorkers(config.skypilot);
   }
 }
 
