@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -84,6 +84,16 @@ after(async () => {
   rmSync(ws, { recursive: true, force: true });
   rmSync(state, { recursive: true, force: true });
 });
+
+/** A fake tool run without blocking this process, which serves the workers' model endpoint. */
+function tool(argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((done) => child.on('close', (code) => done({ code, stdout, stderr })));
+}
 
 function runTool(argv: string[]): void {
   spawnSync(argv[0]!, argv.slice(1), { env: { ...process.env, ...env }, stdio: 'ignore' });
@@ -260,4 +270,38 @@ test('--on k8s: bad settings are refused before anything is submitted, with what
     assert.match(r.stderr, message);
     assert.ok(!calls('kubectl', from).some((a) => a.includes('apply')), 'nothing applied');
   }
+});
+
+test('--on k8s: a pod deleted mid-run is replaced for its slice alone, which redoes only its unfinished rollouts', async () => {
+  const dirs = path.join(ws, '.rollout-lab', 'workers');
+  const before = new Set(existsSync(dirs) ? readdirSync(dirs) : []);
+  const running = cliAsync(['run', '--workspace', ws, '--base-url', slow.url, '--limit', '6', '--samples', '2', '--seed', '11', '--workers', '3', '--on', 'k8s', '--concurrency', '1', '--json'], env);
+  let runId: string | undefined;
+  let pod: string | undefined;
+  for (;;) {
+    assert.equal(running.child.exitCode, null, 'the run is still going');
+    runId = (existsSync(dirs) ? readdirSync(dirs) : []).find((d) => !before.has(d));
+    const job = runId ? readdirSync(path.join(dirs, runId)).find((f) => f.endsWith('.yaml'))?.replace(/\.yaml$/, '') : undefined;
+    if (job && (await attempts(runId!)).some((x) => x.status === 'succeeded')) {
+      const r = await tool(['kubectl', '--namespace', 'labs', 'get', 'jobs,pods', '-l', `rollout-lab/workers=${job}`, '-o', 'json']);
+      pod = (JSON.parse(r.stdout).items as Array<{ kind: string; metadata: { name: string; labels: Record<string, string> }; status: { phase: string } }>).find(
+        (i) => i.kind === 'Pod' && i.metadata.labels['batch.kubernetes.io/job-completion-index'] === '1' && i.status.phase === 'Running',
+      )?.metadata.name;
+      if (pod) break;
+    }
+    await sleep(100);
+  }
+  const del = await tool(['kubectl', '--namespace', 'labs', 'delete', 'pod', pod]);
+  assert.equal(del.code, 0, del.stderr);
+  const r = await running.done;
+  assert.equal(r.code, 0, r.stderr);
+  const doc = json<WorkersDoc>(r);
+  assert.equal(doc.done, true);
+  assert.deepEqual(doc.workers.map((w) => [w.shard, w.state, w.restarts]), [['0/3', 'succeeded', 0], ['1/3', 'succeeded', 1], ['2/3', 'succeeded', 0]], 'slice 1 alone ran again');
+  const all = await attempts(runId!);
+  const current = all.filter((x) => !x.supersededBy);
+  assert.equal(current.length, 12, 'every key has one current attempt');
+  assert.ok(current.every((x) => x.status === 'succeeded'));
+  assert.ok(all.filter((x) => x.supersededBy).every((x) => x.status !== 'succeeded'), 'only what the deleted pod cut off was redone');
+  assert.equal(await runStatus(runId!), 'done');
 });

@@ -58,7 +58,8 @@ async function deleteJob(name, ignoreNotFound) {
     fail(`Error from server (NotFound): jobs.batch "${name}" not found`);
   }
   const pid = Number(readFileSync(path.join(dir, 'controller.pid'), 'utf8'));
-  if (isAlive(pid)) process.kill(pid, 'SIGTERM');
+  const ended = readJson(path.join(dir, 'status.json'))?.conditions?.length > 0;
+  if (!ended && isAlive(pid)) process.kill(pid, 'SIGTERM');
   else rmSync(dir, { recursive: true, force: true });
   console.log(`job.batch "${name}" deleted`);
   // kubectl waits for the deletion (--wait defaults to true); with foreground cascading that is until the pods are gone.

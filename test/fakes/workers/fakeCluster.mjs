@@ -38,11 +38,16 @@ export function baseEnv(extra) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Whether a process still runs (a zombie nobody reaped, as under a container's init that reaps none, does not). */
 export const isAlive = (pid) => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 };

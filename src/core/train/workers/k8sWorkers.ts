@@ -27,6 +27,7 @@ export const WORKER_CONTAINER = 'worker';
 export const WORKERS_LABEL = 'rollout-lab/workers';
 export const RUN_LABEL = 'rollout-lab/run';
 const INDEX_KEY = 'batch.kubernetes.io/job-completion-index';
+const FAILURES_KEY = 'batch.kubernetes.io/job-index-failure-count';
 /** A usage or config error: the same on every try, so its slice is not retried. */
 const USAGE_EXIT = 2;
 /** Seconds a deleted pod's worker has to end its rollouts in flight before it is killed. */
@@ -165,6 +166,12 @@ export function podDetail(p: PodJson): string {
   return p.status?.phase ?? 'Pending';
 }
 
+/** The pod that stands for its index: the one not ended (one at most, as replacements wait), else the last made. */
+export function newestPod(pods: PodJson[]): PodJson | undefined {
+  const live = pods.find((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  return live ?? [...pods].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')).at(-1);
+}
+
 /**
  * Each slice's worker from its Job and pods (`kubectl get jobs,pods -o json`).
  * `before` holds what was last seen (an ended slice keeps its end once its
@@ -180,9 +187,11 @@ export function k8sWorkerStates(count: number, job: JobJson | null, pods: PodJso
     if (k !== null) byIndex.set(k, [...(byIndex.get(k) ?? []), p]);
   }
   return Array.from({ length: count }, (_, shard): WorkerStatus => {
-    const mine = (byIndex.get(shard) ?? []).sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name));
-    const pod = mine.at(-1);
-    const restarts = Math.max(before[shard]?.restarts ?? 0, mine.length - 1);
+    const mine = byIndex.get(shard) ?? [];
+    const pod = newestPod(mine);
+    // A deleted pod is gone from the list; its replacement carries the index's failure count.
+    const counted = Number(pod?.metadata.annotations?.[FAILURES_KEY] ?? 0) || 0;
+    const restarts = Math.max(before[shard]?.restarts ?? 0, mine.length - 1, counted);
     const at = (state: WorkerState, detail: string): WorkerStatus => ({ shard, state, detail: pod ? `${detail} (pod ${pod.metadata.name})` : detail, restarts });
     const was = before[shard];
     if (completed.has(shard)) return at('succeeded', 'Succeeded');
@@ -256,7 +265,7 @@ export function k8sWorkers(cfg: K8sWorkersConfig): WorkerPlace {
           return last.map((s) => ({ ...s }));
         },
         async tail(shard) {
-          const pod = pods.filter((p) => podIndex(p) === shard).sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')).at(-1);
+          const pod = newestPod(pods.filter((p) => podIndex(p) === shard));
           if (!pod) return [];
           const r = await run(kubectl(w, ['logs', pod.metadata.name, '-c', WORKER_CONTAINER, `--tail=${TAIL_LINES}`]), { allowFail: true });
           return r.code === 0 ? r.stdout.split('\n').filter(Boolean).slice(-TAIL_LINES) : [`(kubectl logs ${pod.metadata.name}: ${lastLines(r.stderr, 1)})`];
