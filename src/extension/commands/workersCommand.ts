@@ -11,6 +11,8 @@ import { askPlan, pickLabFolder, planFromArgs, type RunCommandContext, type RunP
 const PLACE_TEXT: Record<WorkerPlaceName, string> = {
   local: 'worker processes on this machine',
   slurm: 'a Slurm job array from this machine (a login node), the workspace on the shared filesystem; settings in lab.json "workers.slurm"',
+  k8s: 'a Kubernetes Indexed Job, a pod per slice, the workspace on a ReadWriteMany claim; settings in lab.json "workers.k8s"',
+  skypilot: 'one SkyPilot task on N nodes, a slice per node, the workspace on a bucket or shared filesystem; settings in lab.json "workers.skypilot"',
 };
 
 export type WorkersRunSummary = RunSummaryResult & { done: boolean; workers: Array<{ shard: string; state: string; detail: string | null; restarts: number }> };

@@ -1,7 +1,8 @@
-import type { WorkersConfig } from '../../config/workersSchema';
+import type { WorkerPlaceName, WorkersConfig } from '../../config/workersSchema';
+import { k8sWorkers } from './k8sWorkers';
 import { localWorkers } from './localWorkers';
+import { skypilotWorkers } from './skypilotWorkers';
 import { slurmWorkers } from './slurmWorkers';
-import type { WorkerPlaceName } from '../../config/workersSchema';
 import type { WorkerPlace } from './workerPlace';
 
 
@@ -12,6 +13,10 @@ export function workerPlace(name: WorkerPlaceName, config: WorkersConfig): Worke
       return localWorkers;
     case 'slurm':
       return slurmWorkers(config.slurm);
+    case 'k8s':
+      return k8sWorkers(config.k8s);
+    case 'skypilot':
+      return skypilotWorkers(config.skypilot);
   }
 }
 
