@@ -50,7 +50,11 @@ function tsWorker(file: string, workerData?: unknown): Worker {
 
 function reply<T>(w: Worker): Promise<T> {
   return new Promise((done, fail) => {
-    w.once('message', (m: T | string) => (typeof m === 'string' && m.startsWith('agent failed') ? fail(new Error(m)) : done(m as T)));
+    w.once('message', (m: T | string) => {
+      w.off('error', fail);
+      if (typeof m === 'string' && m.startsWith('agent failed')) fail(new Error(m));
+      else done(m as T);
+    });
     w.once('error', fail);
   });
 }
@@ -68,7 +72,7 @@ function agentLightning(): { bin: string; version: string } {
   return { bin, version: v.status === 0 ? v.stdout.trim() : 'unknown' };
 }
 
-/** `agl-server` on a free port with its proxy's model on `upstream`, and one rollout to record into: the base URL its agents use. */
+/** `agl-server` on a free port with its proxy's model on `upstream`, and one rollout to record into (its default attempt, "0", whose events the events API answers): the base URL its agents use. */
 async function startAgentLightning(upstream: string): Promise<{ baseUrl: string; url: string; rolloutId: string; version: string; stop: () => Promise<void> }> {
   const { bin, version } = agentLightning();
   const port = await freePort();
@@ -111,7 +115,7 @@ async function startAgentLightning(upstream: string): Promise<{ baseUrl: string;
   await post('/api/models', [{ model: MODEL, endpoint: upstream }]);
   const [rollout] = (await post('/api/rollouts', [{ input: { task: 'bench' }, is_train: false }])) as Array<{ rollout_id: string }>;
   const rolloutId = rollout!.rollout_id;
-  return { baseUrl: `${url}/proxy/rollout/${rolloutId}/attempt/bench/mode/val/openai/v1`, url, rolloutId, version, stop };
+  return { baseUrl: `${url}/proxy/rollout/${rolloutId}/attempt/0/mode/val/openai/v1`, url, rolloutId, version, stop };
 }
 
 export const bench: Bench = {
