@@ -37,7 +37,7 @@ function hex(r: () => number, chars: number): string {
 }
 
 /** One agent trace in OTLP's shape, GenAI current conventions: invoke_agent root, chat spans with KBs of messages, tool spans; the root ends last. */
-function agentTrace(index: number): OtlpSpan[] {
+export function agentTrace(index: number): OtlpSpan[] {
   const r = seededRandom(index + 1);
   const text = (n: number): string => Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ');
   const traceId = hex(r, 32);
@@ -100,7 +100,7 @@ const post = (body) => new Promise((resolve, reject) => {
 })().catch((e) => parentPort.postMessage(String(e)));
 `;
 
-function sendAll(port: number, bodies: Uint8Array[]): Promise<number> {
+export function sendAll(port: number, bodies: Uint8Array[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(SENDER, { eval: true, workerData: { port, bodies } });
     worker.once('message', (m: number | string) => (typeof m === 'number' ? resolve(m) : reject(new Error(m))));
@@ -119,12 +119,18 @@ async function withStore<T>(fn: (store: TraceStore) => Promise<T>): Promise<T> {
   }
 }
 
+/** The bench's agent traces (ROLLOUTS of SPANS_PER_ROLLOUT spans) and the OTLP/HTTP protobuf bodies that carry them, BATCH spans each. */
+export function ingestRequests(rollouts = ROLLOUTS): { all: OtlpSpan[]; bodies: Uint8Array[] } {
+  const all = Array.from({ length: rollouts }, (_, i) => agentTrace(i)).flat();
+  const bodies: Uint8Array[] = [];
+  for (let i = 0; i < all.length; i += BATCH) bodies.push(encodeProtobufRequest({ resourceSpans: [{ resource: new Map([['service.name', 'bench']]), scopeSpans: [{ scope: { name: 'bench', version: '1' }, spans: all.slice(i, i + BATCH) }] }] }));
+  return { all, bodies };
+}
+
 export const bench: Bench = {
   names: ['otlp.ingest'],
   async run() {
-    const all = Array.from({ length: ROLLOUTS }, (_, i) => agentTrace(i)).flat();
-    const bodies: Uint8Array[] = [];
-    for (let i = 0; i < all.length; i += BATCH) bodies.push(encodeProtobufRequest({ resourceSpans: [{ resource: new Map([['service.name', 'bench']]), scopeSpans: [{ scope: { name: 'bench', version: '1' }, spans: all.slice(i, i + BATCH) }] }] }));
+    const { all, bodies } = ingestRequests();
     // The baseline writes what the receiver stores: the normalised spans and the finished rollout records (per-agent facts included), grouped by rollout.
     const byTrace = new Map<string, SpanRecord[]>();
     for (const s of all) {

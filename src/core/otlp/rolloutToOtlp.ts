@@ -1,6 +1,7 @@
 import type { RolloutRecord } from '../store/types';
 import type { ChatMessageRecord } from '../trace/messages';
 import { Attr, type AttributeValue, type SpanRecord } from '../trace/span';
+import { openInferenceExportAttrs } from './openInferenceExport';
 import type { OtlpAttrs, OtlpEvent, OtlpResourceSpans, OtlpSpan, OtlpValue } from './otlpModel';
 import { rolloutRecordAttributes } from './rolloutRecordAttributes';
 import { SPAN_KIND_ATTR } from './spanNormalise';
@@ -14,21 +15,26 @@ export const CRITERIA_ATTR = 'rollout_lab.reward.criteria';
 // OTLP SpanKind: model calls are client calls; everything else is internal work.
 const OTLP_KIND = { llm: 3, tool: 1, node: 1, rollout: 1, reward: 1 } as const;
 
-/** ChatMessageRecord → a parts-based GenAI message (the current convention), which the receiver reads back into the same record. */
-function partsMessage(m: ChatMessageRecord): Record<string, unknown> {
+/**
+ * ChatMessageRecord → a parts-based GenAI message (the current convention), which the receiver reads back into the
+ * same record. An output message carries its finish reason, as the convention's schema requires of one (readers that
+ * validate it, such as Phoenix, drop output messages without).
+ */
+function partsMessage(m: ChatMessageRecord, finishReason?: string): Record<string, unknown> {
   const parts: Array<Record<string, unknown>> = [];
   if (m.tool_call_id !== undefined) parts.push({ type: 'tool_call_response', id: m.tool_call_id, response: m.content });
   else if (m.content !== '' || !m.tool_calls?.length) parts.push({ type: 'text', content: m.content });
   for (const c of m.tool_calls ?? []) parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
-  return { role: m.role, ...(m.name ? { name: m.name } : {}), parts };
+  return { role: m.role, ...(m.name ? { name: m.name } : {}), parts, ...(finishReason !== undefined ? { finish_reason: finishReason } : {}) };
 }
 
-function messagesAsParts(v: AttributeValue): AttributeValue {
+/** The messages as parts; output messages with the span's finish reason for their choice (the only one for a single choice). */
+function messagesAsParts(v: AttributeValue, finishReasons?: readonly string[]): AttributeValue {
   if (typeof v !== 'string') return v;
   try {
     const list = JSON.parse(v) as unknown;
     if (!Array.isArray(list) || !list.every((m) => typeof m === 'object' && m !== null && typeof (m as ChatMessageRecord).role === 'string' && typeof (m as ChatMessageRecord).content === 'string')) return v;
-    return JSON.stringify((list as ChatMessageRecord[]).map(partsMessage));
+    return JSON.stringify((list as ChatMessageRecord[]).map((m, i) => partsMessage(m, finishReasons ? (finishReasons[i] ?? (finishReasons.length === 1 ? finishReasons[0] : undefined)) : undefined)));
   } catch {
     return v;
   }
@@ -36,11 +42,14 @@ function messagesAsParts(v: AttributeValue): AttributeValue {
 
 function spanAttrs(s: SpanRecord): OtlpAttrs {
   const out: OtlpAttrs = new Map();
+  const reasons = s.attributes[Attr.finishReasons];
+  const finishReasons = Array.isArray(reasons) ? reasons.filter((r): r is string => typeof r === 'string') : typeof reasons === 'string' ? [reasons] : [];
   // A null value goes as an empty AnyValue (OTLP's null), so the attribute is still there when it comes back.
   for (const [k, v] of Object.entries(s.attributes)) {
     if (v === undefined) continue;
-    out.set(k, (k === Attr.inputMessages || k === Attr.outputMessages ? messagesAsParts(v) : v) as OtlpValue);
+    out.set(k, (k === Attr.inputMessages ? messagesAsParts(v) : k === Attr.outputMessages ? messagesAsParts(v, finishReasons) : v) as OtlpValue);
   }
+  for (const [k, v] of openInferenceExportAttrs(s.kind, (key) => s.attributes[key] ?? undefined)) if (!out.has(k)) out.set(k, v);
   out.set(SPAN_KIND_ATTR, s.kind);
   return out;
 }

@@ -8,6 +8,7 @@ import {
   outputFinishReasons,
   systemInstructions,
 } from './genAiMessages';
+import { OI_SPAN_KIND, openInferenceExportAttrs } from './openInferenceExport';
 import { applyOpenInference, openInferenceKind } from './openInferenceSpans';
 import type { OtlpAttrs, OtlpEvent, OtlpSpan } from './otlpModel';
 import { asText, num, parsedJson, str, toAttributeValue, toPlain } from './otlpValues';
@@ -91,10 +92,13 @@ function ownAgentName(a: OtlpAttrs, name: string, op: string | undefined, oiKind
 export function normaliseSpan(span: OtlpSpan, resource?: OtlpAttrs): NormalisedSpan {
   const a = span.attributes;
   const attributes: Attributes = {};
+  // The lab's own span (its kind marker): the OpenInference attributes its export adds beside the GenAI ones are not kept.
+  const own = a.get(SPAN_KIND_ATTR);
+  const added = typeof own === 'string' && (SPAN_KINDS as readonly string[]).includes(own) ? openInferenceExportAttrs(own as SpanKind, (k) => a.get(k)).filter(([k, v]) => a.get(k) === v).map(([k]) => k) : [];
   // The lab's own kind marker is read, not kept (and not deleted afterwards: a delete slows every later use of the object).
-  for (const [k, v] of a) if (k !== SPAN_KIND_ATTR) attributes[k] = toAttributeValue(v);
+  for (const [k, v] of a) if (k !== SPAN_KIND_ATTR && !added.includes(k)) attributes[k] = toAttributeValue(v);
 
-  const oiKind = str(a, 'openinference.span.kind')?.toUpperCase();
+  const oiKind = added.includes(OI_SPAN_KIND) ? undefined : str(a, OI_SPAN_KIND)?.toUpperCase();
   const op = str(a, Attr.operationName) ?? (oiKind ? OI_OPERATION[oiKind] : undefined);
   const aiOperation = a.has(SPAN_KIND_ATTR) ? undefined : vercelAiOperation(a);
   const kind = aiOperation ? vercelAiKind(aiOperation) : spanKind(a, op, oiKind);

@@ -8,6 +8,9 @@ import type { RolloutRecord } from '../../../src/core/store/types';
 import { exportStoredRollouts, parseOtlpHeaders, tracesUrl, type OtlpProtocol } from '../../../src/core/otlp/otlpExporter';
 import { decodeProtobufRequest } from '../../../src/core/otlp/otlpDecodeProtobuf';
 import { encodeResponse, encodeRpcStatus } from '../../../src/core/otlp/otlpEncode';
+import type { OtlpSpan } from '../../../src/core/otlp/otlpModel';
+import { OI_INPUT_VALUE, OI_SPAN_KIND } from '../../../src/core/otlp/openInferenceExport';
+import { rolloutToOtlp } from '../../../src/core/otlp/rolloutToOtlp';
 import { RolloutTracer } from '../../../src/core/trace/tracer';
 import { newTraceId } from '../../../src/core/trace/ids';
 import { Attr, type SpanRecord } from '../../../src/core/trace/span';
@@ -107,6 +110,24 @@ describe('OTLP export', () => {
       }
     });
   }
+
+  it('writes what OpenInference viewers read beside the GenAI attributes (kinds, finish reasons, tool input) and a round trip through the receiver drops it again', async () => {
+    const original = labRollout(source);
+    const wire = rolloutToOtlp(original, source.getSpans(original.id)).scopeSpans[0]!.spans;
+    const byName = (name: string): OtlpSpan => wire.find((s) => s.name === name)!;
+    assert.deepEqual(
+      wire.map((s) => [s.name, s.attributes.get(OI_SPAN_KIND)]),
+      [['rollout', 'CHAIN'], ['Geneticist', 'AGENT'], ['chat qwen', 'LLM'], ['execute_tool pubmed_search', 'TOOL'], ['reward judge', 'EVALUATOR']],
+    );
+    assert.deepEqual(JSON.parse(String(byName('chat qwen').attributes.get(Attr.outputMessages))), [{ role: 'assistant', parts: [{ type: 'text', content: '{"hypothesis":"x"}' }], finish_reason: 'stop' }], 'an output message carries its finish reason, as the GenAI schema requires');
+    assert.ok(!String(byName('chat qwen').attributes.get(Attr.inputMessages)).includes('finish_reason'), 'input messages have none');
+    assert.equal(byName('execute_tool pubmed_search').attributes.get(OI_INPUT_VALUE), '{"query":"apoe4"}');
+
+    await exportStoredRollouts(source, { endpoint: fx.receiver.url }, { runId: 'run-lab' });
+    for (const s of fx.store.getSpans(original.id)) {
+      assert.ok(!(OI_SPAN_KIND in s.attributes) && !(OI_INPUT_VALUE in s.attributes), `${s.name}: nothing the source lacks`);
+    }
+  });
 
   it('retries a 503 and sends the headers; a 401 is a clear error that never shows the header values', async () => {
     labRollout(source);
