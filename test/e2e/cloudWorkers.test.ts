@@ -7,10 +7,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import { startSimServer, type SimServer } from '../../src/core/sim/simServer';
-import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../src/core/store/types';
 import { fakeTool, readRecord } from '../fakes/commandLineTools';
 import { CLI, cli, cliAsync, editLab, json, tempWorkspace, type CliResult, type RunDoc } from './cliHelpers';
+import { assertOneCurrentEach, rounded, storedAttempts, storedRunStatus } from './shardedHelpers';
 
 /*
  * `run --workers 3 --on k8s` and `--on skypilot` end to end, through the same
@@ -99,44 +99,12 @@ function runTool(argv: string[]): void {
   spawnSync(argv[0]!, argv.slice(1), { env: { ...process.env, ...env }, stdio: 'ignore' });
 }
 
-async function attempts(runId: string): Promise<RolloutRecord[]> {
-  const store = await TraceStore.open(ws, { readOnly: true });
-  try {
-    return store.listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER }).rollouts;
-  } finally {
-    await store.close();
-  }
-}
 
-async function runStatus(runId: string): Promise<string | undefined> {
-  const store = await TraceStore.open(ws, { readOnly: true });
-  try {
-    return store.getRun(runId)?.status;
-  } finally {
-    await store.close();
-  }
-}
 
-function rounded(v: unknown): unknown {
-  if (typeof v === 'number') return Math.round(v * 1e9) / 1e9;
-  if (Array.isArray(v)) return v.map(rounded);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, rounded(x)]));
-  return v;
-}
 
-/** Per key, its current attempts; asserts one each, succeeded. */
-function assertOnceEach(all: readonly RolloutRecord[], what: string): Map<string, RolloutRecord> {
-  const by = new Map<string, RolloutRecord[]>();
-  for (const r of all.filter((x) => !x.supersededBy)) by.set(`${r.taskId}#${r.sample}`, [...(by.get(`${r.taskId}#${r.sample}`) ?? []), r]);
-  assert.equal(by.size, PLANNED, `${what}: every planned key has a current attempt`);
-  const one = new Map<string, RolloutRecord>();
-  for (const [k, list] of by) {
-    assert.equal(list.length, 1, `${what}: ${k} has ${list.length} current attempts`);
-    assert.equal(list[0]!.status, 'succeeded', `${what}: ${k}`);
-    one.set(k, list[0]!);
-  }
-  return one;
-}
+
+const attempts = (runId: string): Promise<RolloutRecord[]> => storedAttempts(ws, runId);
+const runStatus = (runId: string): Promise<string | undefined> => storedRunStatus(ws, runId);
 
 let single: { doc: RunDoc; byKey: Map<string, RolloutRecord> } | null = null;
 async function singleRun(): Promise<{ doc: RunDoc; byKey: Map<string, RolloutRecord> }> {
@@ -144,7 +112,7 @@ async function singleRun(): Promise<{ doc: RunDoc; byKey: Map<string, RolloutRec
   const r = await cliAsync(['run', '--workspace', ws, '--base-url', server.url, ...plan, '--concurrency', '2', '--json'], env).done;
   assert.equal(r.code, 0, r.stderr);
   const doc = json<RunDoc>(r);
-  single = { doc, byKey: assertOnceEach(await attempts(doc.runId), 'one process') };
+  single = { doc, byKey: assertOneCurrentEach(await attempts(doc.runId), PLANNED, 'one process') };
   return single;
 }
 
@@ -160,7 +128,7 @@ async function assertLikeOneProcess(r: CliResult, on: string): Promise<WorkersDo
   assert.deepEqual(doc.workers.map((w) => [w.shard, w.state]), [['0/3', 'succeeded'], ['1/3', 'succeeded'], ['2/3', 'succeeded']]);
   const all = await attempts(doc.runId);
   assert.equal(all.length, PLANNED, 'each planned rollout stored exactly once');
-  const got = assertOnceEach(all, on);
+  const got = assertOneCurrentEach(all, PLANNED, on);
   const one = await singleRun();
   for (const [k, rec] of got) assert.equal(rec.finalReward, one.byKey.get(k)!.finalReward, `reward of ${k}`);
   assert.deepEqual(rounded(doc.metrics), rounded(one.doc.metrics), 'the metrics over the whole run equal the single process run');

@@ -7,6 +7,7 @@ import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../src/core/store/types';
 import { shardOfKey } from '../../src/core/rollout/shards';
 import { cli, cliAsync, editLab, json, tempWorkspace, type RunDoc } from './cliHelpers';
+import { assertOneCurrentEach, currentByKey, rounded, storedAttempts, storedRunStatus } from './shardedHelpers';
 
 /*
  * A run split over worker processes, on a real store on disk, against the
@@ -45,53 +46,13 @@ after(async () => {
   rmSync(ws, { recursive: true, force: true });
 });
 
-/** Every attempt of a run, read from the store as another process would. */
-async function attempts(runId: string): Promise<RolloutRecord[]> {
-  const store = await TraceStore.open(ws, { readOnly: true });
-  try {
-    return store.listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER }).rollouts;
-  } finally {
-    await store.close();
-  }
-}
 
-/** Per key, the run's current attempts (those no later attempt superseded). */
-function currentByKey(all: readonly RolloutRecord[]): Map<string, RolloutRecord[]> {
-  const by = new Map<string, RolloutRecord[]>();
-  for (const r of all.filter((x) => !x.supersededBy)) {
-    const k = `${r.taskId}#${r.sample}`;
-    by.set(k, [...(by.get(k) ?? []), r]);
-  }
-  return by;
-}
 
-function assertOneCurrentEach(all: readonly RolloutRecord[], what: string): Map<string, RolloutRecord> {
-  const by = currentByKey(all);
-  assert.equal(by.size, PLANNED, `${what}: every planned key has a current attempt`);
-  const one = new Map<string, RolloutRecord>();
-  for (const [k, list] of by) {
-    assert.equal(list.length, 1, `${what}: ${k} has ${list.length} current attempts (${list.map((r) => `${r.id} ${r.status}`).join(', ')})`);
-    assert.equal(list[0]!.status, 'succeeded', `${what}: ${k}`);
-    one.set(k, list[0]!);
-  }
-  return one;
-}
 
-function rounded(v: unknown): unknown {
-  if (typeof v === 'number') return Math.round(v * 1e9) / 1e9;
-  if (Array.isArray(v)) return v.map(rounded);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, rounded(x)]));
-  return v;
-}
 
-async function runStatus(runId: string): Promise<string | undefined> {
-  const store = await TraceStore.open(ws, { readOnly: true });
-  try {
-    return store.getRun(runId)?.status;
-  } finally {
-    await store.close();
-  }
-}
+
+const attempts = (runId: string): Promise<RolloutRecord[]> => storedAttempts(ws, runId);
+const runStatus = (runId: string): Promise<string | undefined> => storedRunStatus(ws, runId);
 
 test('4 local workers on one run store every planned rollout once, with the rewards and metrics of a run in one process', async () => {
   const single = await cliAsync(['run', ...base, ...plan, '--concurrency', '2', '--json']).done;
@@ -107,7 +68,7 @@ test('4 local workers on one run store every planned rollout once, with the rewa
 
   const all = await attempts(doc.runId);
   assert.equal(all.length, PLANNED, 'each planned rollout stored exactly once: no attempt doubled, none superseded');
-  const got = assertOneCurrentEach(all, 'workers');
+  const got = assertOneCurrentEach(all, PLANNED, 'workers');
   const want = currentByKey(await attempts(one.runId));
   for (const [k, r] of got) assert.equal(r.finalReward, want.get(k)![0]!.finalReward, `reward of ${k}`);
   // Equal up to the order the means added the rollouts in.
@@ -148,7 +109,7 @@ test('a worker killed mid-run and started again redoes only its unfinished rollo
   assert.equal(await runStatus(w0.runId), 'done');
 
   const all = await attempts(w0.runId);
-  const current = assertOneCurrentEach(all, 'after the restart');
+  const current = assertOneCurrentEach(all, PLANNED, 'after the restart');
   for (const r of doneBefore) assert.equal(current.get(`${r.taskId}#${r.sample}`)?.id, r.id, `${r.taskId}#${r.sample} was not rerun`);
   // What the kill cut off is kept, interrupted and superseded; nothing else was redone.
   const superseded = all.filter((r) => r.supersededBy);
@@ -171,7 +132,7 @@ test('two copies of the same slice run at once leave one current rollout per key
   assert.equal(b.code, 0, b.stderr);
   const all = await attempts(runId);
   assert.ok(all.length > PLANNED, `both copies ran some key of the slice (${all.length} attempts of ${PLANNED} keys)`);
-  const current = assertOneCurrentEach(all, 'two copies');
+  const current = assertOneCurrentEach(all, PLANNED, 'two copies');
   // A key both copies ran keeps the attempt that ended first; the other is kept too, superseded by it.
   for (const r of all.filter((x) => x.supersededBy)) {
     const winner = current.get(`${r.taskId}#${r.sample}`)!;

@@ -10,6 +10,7 @@ import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../src/core/store/types';
 import { shardOfKey } from '../../src/core/rollout/shards';
 import { cli, cliAsync, editLab, json, tempWorkspace, type RunDoc } from './cliHelpers';
+import { assertOneCurrentEach, rounded, storedAttempts } from './shardedHelpers';
 import { slurmSkip, startSlurm, type SlurmCluster } from '../unit/train/launchers/slurmCluster';
 
 /*
@@ -49,28 +50,9 @@ after(async () => {
   rmSync(ws, { recursive: true, force: true });
 });
 
-async function attempts(runId: string): Promise<RolloutRecord[]> {
-  const store = await TraceStore.open(ws, { readOnly: true });
-  try {
-    return store.listRollouts({ runId, limit: Number.MAX_SAFE_INTEGER }).rollouts;
-  } finally {
-    await store.close();
-  }
-}
 
-/** The one current attempt of every planned key, each a success. */
-function currentOnce(all: readonly RolloutRecord[], planned: number, what: string): Map<string, RolloutRecord> {
-  const by = new Map<string, RolloutRecord[]>();
-  for (const r of all.filter((x) => !x.supersededBy)) by.set(`${r.taskId}#${r.sample}`, [...(by.get(`${r.taskId}#${r.sample}`) ?? []), r]);
-  assert.equal(by.size, planned, `${what}: every planned key has a current attempt`);
-  const one = new Map<string, RolloutRecord>();
-  for (const [k, list] of by) {
-    assert.equal(list.length, 1, `${what}: ${k} has ${list.length} current attempts`);
-    assert.equal(list[0]!.status, 'succeeded', `${what}: ${k} ${list[0]!.error ?? ''}`);
-    one.set(k, list[0]!);
-  }
-  return one;
-}
+
+const attempts = (runId: string): Promise<RolloutRecord[]> => storedAttempts(ws, runId);
 
 const slurm = (...args: string[]): string => {
   const r = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
@@ -98,9 +80,6 @@ async function until<T>(what: string, probe: () => Promise<T | null> | T | null,
   }
 }
 
-const round = (v: unknown): unknown =>
-  typeof v === 'number' ? Math.round(v * 1e9) / 1e9 : Array.isArray(v) ? v.map(round) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, round(x)])) : v;
-
 interface WorkersDoc extends RunDoc {
   done: boolean;
   on: string;
@@ -123,10 +102,10 @@ test('a 4-task Slurm job array stores every planned rollout once, with the rewar
 
   const all = await attempts(doc.runId);
   assert.equal(all.length, 20, 'every planned rollout stored exactly once');
-  const got = currentOnce(all, 20, 'array');
+  const got = assertOneCurrentEach(all, 20, 'array');
   const want = new Map((await attempts(one.runId)).map((x) => [`${x.taskId}#${x.sample}`, x]));
   for (const [k, x] of got) assert.equal(x.finalReward, want.get(k)!.finalReward, `reward of ${k}`);
-  assert.deepEqual(round(doc.metrics), round(one.metrics));
+  assert.deepEqual(rounded(doc.metrics), rounded(one.metrics));
 
   // Each slice ran as its own array task, on the node, writing its own log.
   const jobId = arrayOf(doc.runId);
@@ -177,7 +156,7 @@ test('an array task cancelled mid-run with scancel and requeued redoes only its 
   assert.equal(doc.workers[2]!.restarts, 1, 'the coordinator followed task 2 through its requeue');
 
   const all = await attempts(runId);
-  const current = currentOnce(all, planned, 'after the requeue');
+  const current = assertOneCurrentEach(all, planned, 'after the requeue');
   for (const x of doneBefore) assert.equal(current.get(`${x.taskId}#${x.sample}`)?.id, x.id, `${x.taskId}#${x.sample} was not rerun`);
   // Only what the cancel cut off was redone: kept, superseded, never counted.
   const superseded = all.filter((x) => x.supersededBy);
@@ -219,7 +198,7 @@ test('Ctrl+C of the coordinator scancels the array; the run is cancelled, and re
   const again = await cliAsync(['run', ...base, '--resume', runId, '--workers', '4', '--on', 'slurm', '--json']).done;
   assert.equal(again.code, 0, again.stderr);
   assert.equal(json<WorkersDoc>(again).done, true);
-  const current = currentOnce(await attempts(runId), planned, 'after the resume');
+  const current = assertOneCurrentEach(await attempts(runId), planned, 'after the resume');
   for (const x of before) assert.equal(current.get(`${x.taskId}#${x.sample}`)?.id, x.id, `${x.taskId}#${x.sample} was not rerun`);
 });
 
