@@ -54,6 +54,16 @@ after(async () => {
 
 const attempts = (runId: string): Promise<RolloutRecord[]> => storedAttempts(ws, runId);
 
+/** The id of the sharded run with this seed that a coordinator has stored and not ended. */
+async function runningRun(seed: number): Promise<string | null> {
+  const store = await TraceStore.open(ws, { readOnly: true });
+  try {
+    return store.listRuns().find((r) => r.status === 'running' && r.params['shards'] === 4 && r.params['seed'] === seed)?.id ?? null;
+  } finally {
+    await store.close();
+  }
+}
+
 const slurm = (...args: string[]): string => {
   const r = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
   assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
@@ -125,14 +135,7 @@ test('an array task cancelled mid-run with scancel and requeued redoes only its 
   const tasks = 14;
   const planned = tasks * SAMPLES;
   const coordinator = cliAsync(['run', ...base, '--limit', String(tasks), '--samples', String(SAMPLES), '--seed', '9', '--workers', '4', '--on', 'slurm', '--concurrency', '1', '--json']);
-  const runId = await until('the run is stored', async () => {
-    const store = await TraceStore.open(ws, { readOnly: true });
-    try {
-      return store.listRuns().find((r) => r.status === 'running' && r.params['shards'] === 4)?.id ?? null;
-    } finally {
-      await store.close();
-    }
-  }, coordinator.child);
+  const runId = await until('the run is stored', () => runningRun(9), coordinator.child);
   const jobId = await until('the array is submitted', () => arrayOf(runId), coordinator.child);
   const inSlice2 = (r: RolloutRecord): boolean => shardOfKey(`${r.taskId}#${r.sample}`, 4) === 2;
   const slice2 = (await until('some of slice 2 is done', async () => {
@@ -173,14 +176,7 @@ test('Ctrl+C of the coordinator scancels the array; the run is cancelled, and re
   const tasks = 10;
   const planned = tasks * SAMPLES;
   const coordinator = cliAsync(['run', ...base, '--limit', String(tasks), '--samples', String(SAMPLES), '--seed', '13', '--workers', '4', '--on', 'slurm', '--concurrency', '1', '--json']);
-  const runId = await until('the run is stored', async () => {
-    const store = await TraceStore.open(ws, { readOnly: true });
-    try {
-      return store.listRuns().find((r) => r.status === 'running' && r.params['shards'] === 4 && r.params['seed'] === 13)?.id ?? null;
-    } finally {
-      await store.close();
-    }
-  }, coordinator.child);
+  const runId = await until('the run is stored', () => runningRun(13), coordinator.child);
   const jobId = await until('the array is submitted', () => arrayOf(runId), coordinator.child);
   await until('a rollout is done', async () => ((await attempts(runId)).some((r) => r.status === 'succeeded') ? true : null), coordinator.child);
   coordinator.child.kill('SIGINT');
