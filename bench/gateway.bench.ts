@@ -1,4 +1,3 @@
-import OpenAI from 'openai';
 import { LabConfigSchema } from '../src/core/config/schema';
 import { startGateway } from '../src/core/gateway/gateway';
 import { gatewayRouting } from '../src/core/gateway/gatewayRouting';
@@ -6,8 +5,7 @@ import { ModelRouter } from '../src/core/llm/routing';
 import { newTraceId } from '../src/core/trace/ids';
 import { LiveRollouts } from '../src/core/trace/liveRollouts';
 import { RolloutTracer } from '../src/core/trace/tracer';
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { AGENT_MESSAGES, reply, tsWorker } from './benchThreads';
 import { median, result, type Bench } from './harness';
 
 /**
@@ -32,22 +30,6 @@ const LATENCY_MS = 200;
 const SINGLE_CALLS = 60;
 const REPEATS = 3;
 
-const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
-  { role: 'system', content: 'You are the Geneticist. Answer briefly.' },
-  { role: 'user', content: 'Does APOE4 raise amyloid-beta in plasma? Cite the cohort.' },
-];
-
-/** A worker running a TypeScript file of bench/fixtures (the bench runs under tsx; a worker needs it loaded again). */
-function tsWorker(file: string, workerData?: unknown): Worker {
-  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(join(__dirname, 'fixtures', file))});`, { eval: true, workerData });
-}
-
-function reply<T>(w: Worker): Promise<T> {
-  return new Promise((resolve, reject) => {
-    w.once('message', (m: T | string) => (typeof m === 'string' && m.startsWith('agent failed') ? reject(new Error(m)) : resolve(m as T)));
-    w.once('error', reject);
-  });
-}
 
 export const bench: Bench = {
   names: ['gateway.overhead', 'gateway.call'],
@@ -71,7 +53,7 @@ export const bench: Bench = {
         const removers = tracers.map((tracer) => live.add({ id: tracer.traceId, runId: 'bench', taskId: 't', sample: 0, tracer, root: tracer.start('rollout', 'rollout', null), seed: 1 }));
         const baseUrls = tracers.map((t) => (viaGateway ? gateway.baseUrl(t.traceId, shape.agent) : shape.direct));
         const done = reply<number>(agents);
-        agents.postMessage({ baseUrls, calls: shape.calls, concurrency: shape.concurrency, messages });
+        agents.postMessage({ baseUrls, calls: shape.calls, concurrency: shape.concurrency, messages: AGENT_MESSAGES });
         const ms = await done;
         for (const remove of removers) remove();
         const recorded = tracers.reduce((n, t) => n + t.spans().length, 0);

@@ -1,9 +1,6 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
-import type OpenAI from 'openai';
 import { LabConfigSchema } from '../src/core/config/schema';
 import { startGateway } from '../src/core/gateway/gateway';
 import { gatewayRouting } from '../src/core/gateway/gatewayRouting';
@@ -11,7 +8,8 @@ import { ModelRouter } from '../src/core/llm/routing';
 import { newTraceId } from '../src/core/trace/ids';
 import { LiveRollouts } from '../src/core/trace/liveRollouts';
 import { RolloutTracer } from '../src/core/trace/tracer';
-import { freePort } from '../test/peers/peerServers';
+import { PeerUnavailable, startAgentLightning } from '../test/peers/peerServers';
+import { AGENT_MESSAGES, reply, tsWorker } from './benchThreads';
 import { median, result, type Bench } from './harness';
 
 /**
@@ -35,87 +33,33 @@ const REPO = resolve(__dirname, '..');
 const CALLS = 100;
 const REPEATS = 3;
 const MODEL = 'small-model';
-const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
-  { role: 'system', content: 'You are the Geneticist. Answer briefly.' },
-  { role: 'user', content: 'Does APOE4 raise amyloid-beta in plasma? Cite the cohort.' },
-];
-
-class PeerMissing extends Error {
-  readonly missingPrerequisite = true;
-}
-
-function tsWorker(file: string, workerData?: unknown): Worker {
-  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(join(__dirname, 'fixtures', file))});`, { eval: true, workerData });
-}
-
-function reply<T>(w: Worker): Promise<T> {
-  return new Promise((done, fail) => {
-    w.once('message', (m: T | string) => {
-      w.off('error', fail);
-      if (typeof m === 'string' && m.startsWith('agent failed')) fail(new Error(m));
-      else done(m as T);
-    });
-    w.once('error', fail);
-  });
-}
-
-/** The venv's agl-server and the installed version, making the venv first if it is not there. */
-function agentLightning(): { bin: string; version: string } {
-  const bin = join(REPO, '.venv-agentlightning/bin/agl-server');
-  if (!existsSync(bin)) {
-    const setup = spawnSync('bash', [join(REPO, 'scripts/setupPeerVenvs.sh'), 'agentlightning'], { encoding: 'utf8' });
-    if (setup.status !== 0 || !existsSync(bin)) {
-      throw new PeerMissing(`Agent Lightning could not be installed (scripts/setupPeerVenvs.sh agentlightning: ${(setup.stderr || setup.stdout).trim().split('\n').slice(-3).join(' ') || `exit ${setup.status}`})`);
-    }
+/** Makes the Agent Lightning venv when it is not there; where that fails, the row says why. */
+function ensureAgentLightning(): void {
+  if (existsSync(join(REPO, '.venv-agentlightning/bin/agl-server'))) return;
+  const setup = spawnSync('bash', [join(REPO, 'scripts/setupPeerVenvs.sh'), 'agentlightning'], { encoding: 'utf8' });
+  if (setup.status !== 0) {
+    throw new PeerUnavailable(`Agent Lightning could not be installed (scripts/setupPeerVenvs.sh agentlightning: ${(setup.stderr || setup.stdout).trim().split('\n').slice(-3).join(' ') || `exit ${setup.status}`})`);
   }
-  const v = spawnSync(join(REPO, '.venv-agentlightning/bin/python'), ['-c', 'from importlib.metadata import version; print(version("agentlightning"))'], { encoding: 'utf8' });
-  return { bin, version: v.status === 0 ? v.stdout.trim() : 'unknown' };
 }
 
-/** `agl-server` on a free port with its proxy's model on `upstream`, and one rollout to record into (its default attempt, "0", whose events the events API answers): the base URL its agents use. */
-async function startAgentLightning(upstream: string): Promise<{ baseUrl: string; url: string; rolloutId: string; version: string; stop: () => Promise<void> }> {
-  const { bin, version } = agentLightning();
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'rl-agl-'));
-  // Hydra's overrides; its run folder in the temp folder.
-  const child = spawn(bin, [`host=127.0.0.1`, `port=${port}`, `default_proxy.model_name=${MODEL}`, `hydra.run.dir=${dir}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stdout.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-20_000)));
-  child.stderr.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-20_000)));
-  let exited = false;
-  const gone = new Promise<void>((r) => child.once('exit', () => ((exited = true), r())));
-  const stop = async (): Promise<void> => {
-    if (!exited) child.kill('SIGTERM');
-    await gone;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const url = `http://127.0.0.1:${port}`;
-  const started = Date.now();
-  for (;;) {
-    if (exited) {
-      await stop();
-      throw new PeerMissing(`agentlightning ${version}'s agl-server exited before it answered: ${log.trim().split('\n').slice(-5).join(' ')}`);
-    }
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() - started > 60_000) {
-      await stop();
-      throw new PeerMissing(`agentlightning ${version}'s agl-server did not answer on ${url}/healthz within 60 s: ${log.trim().split('\n').slice(-5).join(' ')}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** `agl-server` with its proxy's model on `upstream`, and one rollout to record into (its default attempt, "0", whose events the events API answers): the base URL its agents use. */
+async function startAgentLightningProxy(upstream: string): Promise<{ baseUrl: string; url: string; rolloutId: string; version: string; stop: () => Promise<void> }> {
+  ensureAgentLightning();
+  const { url, version, stop } = await startAgentLightning(MODEL);
   const post = async (path: string, body: unknown): Promise<unknown> => {
     const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`agl-server ${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
-  await post('/api/models', [{ model: MODEL, endpoint: upstream }]);
-  const [rollout] = (await post('/api/rollouts', [{ input: { task: 'bench' }, is_train: false }])) as Array<{ rollout_id: string }>;
-  const rolloutId = rollout!.rollout_id;
-  return { baseUrl: `${url}/proxy/rollout/${rolloutId}/attempt/0/mode/val/openai/v1`, url, rolloutId, version, stop };
+  try {
+    await post('/api/models', [{ model: MODEL, endpoint: upstream }]);
+    const [rollout] = (await post('/api/rollouts', [{ input: { task: 'bench' }, is_train: false }])) as Array<{ rollout_id: string }>;
+    const rolloutId = rollout!.rollout_id;
+    return { baseUrl: `${url}/proxy/rollout/${rolloutId}/attempt/0/mode/val/openai/v1`, url, rolloutId, version, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }
 
 export const bench: Bench = {
@@ -124,16 +68,16 @@ export const bench: Bench = {
     const server = tsWorker('modelServerWorker.ts', { delayMs: 0, content: 'APOE4 carriers show more amyloid-beta in the cohort data.', server: 'vllm' });
     const agents = tsWorker('agentWorker.ts');
     const stubUrl = await reply<string>(server);
-    let agl: Awaited<ReturnType<typeof startAgentLightning>> | null = null;
+    let agl: Awaited<ReturnType<typeof startAgentLightningProxy>> | null = null;
     const config = LabConfigSchema.parse({ models: { small: { baseUrl: stubUrl, model: MODEL } }, agents: { Geneticist: { model: 'small' } }, reward: { judge: { model: 'small' } } });
     const live = new LiveRollouts();
     const routing = gatewayRouting(config, new ModelRouter(config, { env: {} }));
     const gateway = await startGateway({ live, routing: () => routing });
     try {
-      agl = await startAgentLightning(stubUrl);
+      agl = await startAgentLightningProxy(stubUrl);
       const calls = async (baseUrl: string): Promise<number> => {
         const done = reply<number>(agents);
-        agents.postMessage({ baseUrls: [baseUrl], calls: CALLS, concurrency: 1, messages });
+        agents.postMessage({ baseUrls: [baseUrl], calls: CALLS, concurrency: 1, messages: AGENT_MESSAGES });
         return (await done) / CALLS;
       };
       const viaGateway = async (): Promise<number> => {

@@ -8,7 +8,7 @@ import { benchWorkspace } from './benchWorkspace';
 import { median, result, type Bench, type BenchResult } from './harness';
 
 /** The simulated endpoint in its own process, as a real model server would be. */
-async function serverProcess(latencyMs: number): Promise<{ url: string; close(): Promise<void> }> {
+export async function serverProcess(latencyMs: number): Promise<{ url: string; close(): Promise<void> }> {
   const probe = await startSimServer();
   const port = probe.port;
   await probe.close();

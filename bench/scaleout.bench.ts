@@ -21,6 +21,7 @@ import type { RolloutRecord } from '../src/core/store/types';
 import type { SpanRecord } from '../src/core/trace/span';
 import { seededRandom } from '../src/core/data/seededRandom';
 import { benchWorkspace } from './benchWorkspace';
+import { serverProcess } from './runner.bench';
 import { median, missingPrerequisite, result, skippedResults, type Bench, type BenchResult } from './harness';
 import { slurmMissing, startSlurm } from '../test/unit/train/launchers/slurmCluster';
 
@@ -35,21 +36,6 @@ const SPANS_PER_ROLLOUT = 100;
 
 function missing(message: string): Error {
   return Object.assign(new Error(message), { missingPrerequisite: true });
-}
-
-/** The simulated endpoint in its own process, as a real model server would be. */
-async function simProcess(): Promise<{ url: string; close(): void }> {
-  const child = spawn(process.execPath, [CLI, 'sim', '--port', '0', '--latency-ms', String(LATENCY_MS)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((ok, fail) => {
-    let text = '';
-    child.once('exit', (code) => fail(new Error(`simulated endpoint exited with ${code}`)));
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(text);
-      if (m) ok(m[1]!);
-    });
-  });
-  return { url, close: () => void child.kill('SIGTERM') };
 }
 
 async function timeWorkers(ws: string, url: string, workers: number, seed: number): Promise<number> {
@@ -70,7 +56,7 @@ async function benchSlurm(): Promise<BenchResult> {
   if (why) throw missing(`scaleout.slurm needs a real Slurm: ${why}`);
   const cluster = startSlurm('bench');
   cluster.use();
-  const sim = await simProcess();
+  const sim = await serverProcess(LATENCY_MS);
   const ws = await benchWorkspace('rl-bench-scaleout-', true);
   try {
     const file = join(ws, '.rollout-lab/lab.json');
@@ -86,7 +72,7 @@ async function benchSlurm(): Promise<BenchResult> {
     }
     return result('scaleout.slurm', 'rollouts/s', median(four), median(one), `${SHARDS} array tasks vs 1, concurrency 4 each, ${LATENCY_MS} ms per model call, ${ROLLOUTS} one-call rollouts; need ratio >= 3.5`);
   } finally {
-    sim.close();
+    await sim.close();
     cluster.stop();
     rmSync(ws, { recursive: true, force: true });
   }

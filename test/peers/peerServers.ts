@@ -1,8 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../../src/core/train/jobs/launchers/net';
+
+export { freePort };
 
 /*
  * The real peers the export and the benches are checked against, started from
@@ -27,18 +29,6 @@ export interface PeerServer {
   /** The server's log so far (stdout and stderr), for a failing test's message. */
   log(): string;
   stop(): Promise<void>;
-}
-
-/** A port nothing listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => done(port));
-    });
-  });
 }
 
 /** The venv's bin/NAME, or PeerUnavailable naming the setup command. */
@@ -124,4 +114,17 @@ export async function startMlflow(): Promise<PeerServer> {
   const dir = mkdtempSync(join(tmpdir(), 'rl-mlflow-'));
   const args = ['server', '--host', '127.0.0.1', '--port', String(port), '--workers', '1', '--backend-store-uri', `sqlite:///${join(dir, 'mlflow.db')}`, '--default-artifact-root', join(dir, 'artifacts')];
   return startServer('mlflow', bin, args, { MLFLOW_DISABLE_TELEMETRY: 'true', DO_NOT_TRACK: 'true' }, `http://127.0.0.1:${port}`, '/health', dir, installedVersion('.venv-mlflow', 'mlflow'));
+}
+
+/**
+ * Agent Lightning's server (`agl-server` from .venv-agentlightning, its LLM
+ * proxy inside) on a free port, its proxy's default model named `model`, its
+ * Hydra run folder in a temp folder.
+ */
+export async function startAgentLightning(model: string): Promise<PeerServer> {
+  const bin = venvTool('.venv-agentlightning', 'agl-server', 'agentlightning');
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'rl-agl-'));
+  const args = ['host=127.0.0.1', `port=${port}`, `default_proxy.model_name=${model}`, `hydra.run.dir=${dir}`];
+  return startServer('agentlightning', bin, args, {}, `http://127.0.0.1:${port}`, '/healthz', dir, installedVersion('.venv-agentlightning', 'agentlightning'), 60_000);
 }

@@ -46,7 +46,7 @@ export async function runWorkers(command: 'run' | 'eval', v: Values, plan: Batch
   const { count } = asked;
   return withRunningLab(v, async (lab, signal) => {
     const workspace = resolve((v.workspace as string) ?? '.');
-    const args: string[] = ['--workspace', workspace];
+    const args: string[] = [];
     if (plan.concurrency) args.push('--concurrency', String(plan.concurrency));
     if (plan.retryFailed) args.push('--retry-failed');
     if (v['base-url'] !== undefined) args.push('--base-url', String(v['base-url']));

@@ -167,17 +167,11 @@ export class TraceStore implements SpanSink {
   }
 
   writeSpan(span: SpanRecord): void {
-    const at = this.append(encodeSpanFrame(span));
-    this.catalog.traces.addSpanLoc(span.traceId, at.fileId, at.offset, at.length);
-    this.catalog.traces.addSpanText(span.traceId, spanTextPieces(span));
+    this.writeSpans([span]);
   }
 
   /** Spans that arrived together (an OTLP request's spans of one trace): the same as writeSpan for each, in one write to the journal. */
   writeSpans(spans: readonly SpanRecord[]): void {
-    if (spans.length < 2) {
-      for (const s of spans) this.writeSpan(s);
-      return;
-    }
     const at = this.appendAll(spans.map(encodeSpanFrame));
     for (let i = 0; i < spans.length; i++) {
       const span = spans[i]!;
@@ -439,15 +433,17 @@ export class TraceStore implements SpanSink {
   }
 
   private append(frame: Buffer): { fileId: number; offset: number; length: number } {
-    this.assertWritable();
-    this.writer ??= new JournalWriter(this.paths.journalDir, this.writerId, this.opts.journalRotateBytes ?? DEFAULT_ROTATE_BYTES);
-    return this.appended(this.writer.append(frame));
+    return this.appended(this.journal().append(frame));
   }
 
   private appendAll(frames: readonly Buffer[]): Array<{ fileId: number; offset: number; length: number }> {
+    return this.journal().appendAll(frames).map((a) => this.appended(a));
+  }
+
+  /** This process's journal, opened on the first write. */
+  private journal(): JournalWriter {
     this.assertWritable();
-    this.writer ??= new JournalWriter(this.paths.journalDir, this.writerId, this.opts.journalRotateBytes ?? DEFAULT_ROTATE_BYTES);
-    return this.writer.appendAll(frames).map((a) => this.appended(a));
+    return (this.writer ??= new JournalWriter(this.paths.journalDir, this.writerId, this.opts.journalRotateBytes ?? DEFAULT_ROTATE_BYTES));
   }
 
   /** Records a frame this process wrote in the catalog's file bookkeeping. */

@@ -65,7 +65,7 @@ async function execute(ctx: RunCommandContext, lab: Lab, folder: string, plan: R
   const sim = lab.simulated ? ' (SIMULATED)' : '';
   const workspace = lab.loaded.workspaceDir;
   const { cli, env } = bundledCli();
-  const args = ['--workspace', workspace, '--concurrency', String(plan.concurrency)];
+  const args = ['--concurrency', String(plan.concurrency)];
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Rollout Lab${sim}: rollouts on ${count} worker${count > 1 ? 's' : ''} (${on})`, cancellable: true },
     async (progress, token) => {

@@ -165,7 +165,7 @@ async function gatherOnWorkers(
     place: workerPlace(workers.on, cfg.workers),
     cli: opts.workerCli.cli,
     env: opts.workerCli.env,
-    args: ['--workspace', workspace, '--concurrency', String(cfg.runner.concurrency)],
+    args: ['--concurrency', String(cfg.runner.concurrency)],
     workspace,
     signal: opts.signal,
     onStarted: (run, group) => {

@@ -5,9 +5,7 @@ import type { K8sWorkersConfig } from '../../config/workersSchema';
 import { ConfigError, RuntimeFailure } from '../../errors';
 import { lastLines, run } from '../jobs/launchers/exec';
 import { kubectl } from '../jobs/launchers/k8s';
-import { TAIL_LINES } from './localWorkers';
-import { workersDir } from './slurmWorkers';
-import { shellWord, workerArgv, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
+import { dnsLabel, shellWord, TAIL_LINES, workerArgv, workersDir, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
 
 /**
  * `--on k8s`: one Indexed Job (completions = parallelism = N), a pod per
@@ -40,15 +38,7 @@ const whereOf = (cfg: K8sWorkersConfig): Where => ({ context: cfg.context ?? nul
 
 /** The Job's name: the run id (lowercase) and a suffix, so a resumed run's new Job does not meet the old one. */
 export function workersJobName(runId: string, suffix: string): string {
-  return `rlw-${runId.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.slice(0, 56).replace(/-+$/, '') + `-${suffix}`;
-}
-
-/** The workers' arguments with the coordinator's workspace replaced by the one the pod (or node) mounts. */
-export function argsAt(req: WorkerRequest, workspace: string): string[] {
-  const args = [...req.args];
-  for (let i = 0; i < args.length - 1; i++) if (args[i] === '--workspace') args[i + 1] = workspace;
-  if (!args.includes('--workspace')) args.push('--workspace', workspace);
-  return args;
+  return `rlw-${dnsLabel(runId)}`.slice(0, 56).replace(/-+$/, '') + `-${suffix}`;
 }
 
 export function checkK8sWorkers(cfg: K8sWorkersConfig): { image: string; claim: string } {
@@ -63,12 +53,12 @@ export function checkK8sWorkers(cfg: K8sWorkersConfig): { image: string; claim: 
  */
 export function workersJobManifest(req: WorkerRequest, cfg: K8sWorkersConfig, name: string, shard?: number): Record<string, unknown> {
   const { image, claim } = checkK8sWorkers(cfg);
-  const labels = { 'app.kubernetes.io/name': 'rollout-lab-workers', [RUN_LABEL]: req.runId.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 63), [WORKERS_LABEL]: name };
+  const labels = { 'app.kubernetes.io/name': 'rollout-lab-workers', [RUN_LABEL]: dnsLabel(req.runId).slice(0, 63), [WORKERS_LABEL]: name };
   const mountPath = cfg.workspace.mountPath;
   // Kubernetes expands $(NAME) in args: a literal one elsewhere is escaped as $$(.
   const escape = (a: string): string => a.replace(/\$\(/g, '$$$$(');
   const slice = shard === undefined ? `$(JOB_COMPLETION_INDEX)/${req.count}` : `${shard}/${req.count}`;
-  const args = workerArgv({ ...req, cli: [], args: argsAt(req, mountPath).map(escape) }, slice);
+  const args = workerArgv({ ...req, args: req.args.map(escape) }, slice, { cli: [], workspace: escape(mountPath) });
   const count = shard === undefined ? req.count : 1;
   return {
     apiVersion: 'batch/v1',

@@ -1,9 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { LineSplitter } from '../jobs/launchers/exec';
-import { rerunCommand, workerArgv, worthShowing, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerStatus } from './workerPlace';
-
-/** The last lines of a worker's stderr kept, to show why it failed. */
-export const TAIL_LINES = 12;
+import { outputTail, rerunCommand, workerArgv, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerStatus } from './workerPlace';
 
 interface LocalWorker {
   child: ChildProcess;
@@ -47,11 +43,7 @@ export const localWorkers: WorkerPlace = {
       child.on('close', (code, signal) => (w.exit = { code, signal }));
       // A worker that could not start at all ('error' without a pid) has ended too.
       child.on('error', (e) => (w.exit ??= { code: 127, signal: null }) && w.tail.push(String(e.message)));
-      const lines = new LineSplitter((line) => {
-        w.tail.push(line);
-        if (w.tail.length > TAIL_LINES) w.tail.shift();
-        if (worthShowing(line)) group.onLine?.(k, line);
-      });
+      const lines = outputTail(w.tail, (line) => group.onLine?.(k, line));
       child.stderr!.on('data', (d: Buffer) => lines.push(d));
       child.stderr!.on('end', () => lines.end());
       workers.push(w);

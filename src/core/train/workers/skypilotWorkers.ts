@@ -5,10 +5,7 @@ import type { SkypilotWorkersConfig } from '../../config/workersSchema';
 import { ConfigError, RuntimeFailure } from '../../errors';
 import { exitFailure, lastLines, run, stream } from '../jobs/launchers/exec';
 import { cleanSkyLine, parseSkyJobId, parseSkyQueueStatus } from '../jobs/launchers/skypilot';
-import { argsAt } from './k8sWorkers';
-import { TAIL_LINES } from './localWorkers';
-import { workersDir } from './slurmWorkers';
-import { shellWord, workerArgv, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
+import { dnsLabel, shellWord, TAIL_LINES, workerShellLine, workersDir, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
 
 /**
  * `--on skypilot`: one SkyPilot task on N nodes (`num_nodes: N`), each node
@@ -33,7 +30,7 @@ const SAFETY_AUTODOWN_MINUTES = 30;
 const SKY_WORKERS_LABEL = 'rollout-lab-workers';
 
 export function workersClusterName(runId: string, cfg: SkypilotWorkersConfig): string {
-  return cfg.cluster ?? `rl-w-${runId.toLowerCase().replace(/[^a-z0-9-]+/g, '-')}`.replace(/-+$/, '');
+  return cfg.cluster ?? `rl-w-${dnsLabel(runId)}`.replace(/-+$/, '');
 }
 
 export function checkSkyWorkers(cfg: SkypilotWorkersConfig): void {
@@ -48,8 +45,7 @@ export function checkSkyWorkers(cfg: SkypilotWorkersConfig): void {
 export function skyWorkersTask(req: WorkerRequest, cfg: SkypilotWorkersConfig): Record<string, unknown> {
   checkSkyWorkers(cfg);
   const ws = cfg.workspace.path;
-  const argv = workerArgv({ ...req, cli: cfg.cli, args: argsAt(req, ws) }, '@SHARD@');
-  const line = argv.map((a) => (a === '@SHARD@' ? `"$shard/${req.count}"` : shellWord(a))).join(' ');
+  const line = workerShellLine(req, `"$shard/${req.count}"`, { cli: cfg.cli, workspace: ws });
   const resources: Record<string, unknown> = { cpus: `${cfg.cpus}+` };
   if (cfg.cloud || cfg.region) resources.infra = [cfg.cloud ?? '*', ...(cfg.region ? [cfg.region] : [])].join('/');
   if (cfg.image) resources.image_id = cfg.image;

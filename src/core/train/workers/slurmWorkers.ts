@@ -2,9 +2,8 @@ import { closeSync, mkdirSync, openSync, readSync, statSync, writeFileSync } fro
 import path from 'node:path';
 import type { SlurmWorkersConfig } from '../../config/workersSchema';
 import { ConfigError, RuntimeFailure } from '../../errors';
-import { LineSplitter, run } from '../jobs/launchers/exec';
-import { TAIL_LINES } from './localWorkers';
-import { shellWord, workerArgv, worthShowing, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
+import { run, type LineSplitter } from '../jobs/launchers/exec';
+import { outputTail, shellWord, workerShellLine, workersDir, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
 
 /**
  * `--on slurm`: one job array (`sbatch --array=0-(N-1)`), a task per slice,
@@ -40,11 +39,6 @@ const OWN_OPTIONS: Record<string, string> = {
   '--mem': 'use workers.slurm.memoryGb',
 };
 
-/** Where a run's worker script and logs go: `.rollout-lab/workers/RUN/`. */
-export function workersDir(workspace: string, runId: string): string {
-  return path.join(workspace, '.rollout-lab', 'workers', runId);
-}
-
 export function slurmWorkerScript(req: WorkerRequest, cfg: SlurmWorkersConfig, dir: string): string {
   for (const opt of cfg.sbatchOptions) {
     const name = opt.split('=')[0]!;
@@ -68,8 +62,7 @@ export function slurmWorkerScript(req: WorkerRequest, cfg: SlurmWorkersConfig, d
   ];
   for (const k of Object.keys(req.env ?? {})) if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new ConfigError(`"${k}" is not an environment variable name`);
   for (const d of directives) if (/\s/.test(d)) throw new ConfigError(`a Slurm directive may not contain spaces: "${d}" (move the workspace to a path without spaces)`);
-  const argv = cfg.cli ? workerArgv({ ...req, cli: cfg.cli }, '@SHARD@') : workerArgv(req, '@SHARD@');
-  const line = argv.map((a) => (a === '@SHARD@' ? `"$SLURM_ARRAY_TASK_ID/${req.count}"` : shellWord(a))).join(' ');
+  const line = workerShellLine(req, `"$SLURM_ARRAY_TASK_ID/${req.count}"`, { cli: cfg.cli });
   return [
     '#!/bin/bash',
     ...directives.map((d) => `#SBATCH ${d}`),
@@ -180,11 +173,7 @@ export function slurmWorkers(cfg: SlurmWorkersConfig): WorkerPlace {
         pollMs: cfg.pollSeconds * 1000,
         async poll() {
           for (const [k, log] of logs.entries()) {
-            log.lines ??= new LineSplitter((line) => {
-              log.tail.push(line);
-              if (log.tail.length > TAIL_LINES) log.tail.shift();
-              if (worthShowing(line)) group.onLine?.(k, line);
-            });
+            log.lines ??= outputTail(log.tail, (line) => group.onLine?.(k, line));
             const { text, size } = readFrom(log.file, log.offset);
             // A log that shrank was started anew (a requeued task without append): read it from its start.
             log.offset = size < log.offset ? 0 : size;

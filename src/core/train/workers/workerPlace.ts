@@ -1,3 +1,6 @@
+import path from 'node:path';
+import { LineSplitter } from '../jobs/launchers/exec';
+
 export { WORKER_PLACES, type WorkerPlaceName } from '../../config/workersSchema';
 
 /**
@@ -31,9 +34,9 @@ export interface WorkerRequest {
   count: number;
   /** The CLI as this machine runs it: node, the options it runs under, its entry script. */
   cli: string[];
-  /** What follows `COMMAND --resume RUN --shard K/N` on every worker's command line (workspace, concurrency...). */
+  /** What follows `COMMAND --resume RUN --shard K/N --workspace WS` on every worker's command line (concurrency, endpoint...). */
   args: string[];
-  /** The workspace, absolute: every worker opens this one. */
+  /** The workspace, absolute: every worker opens this one (a place that mounts it elsewhere passes its own path to workerArgv). */
   workspace: string;
   /** Environment a worker on this machine starts with besides this process's. */
   env?: Record<string, string>;
@@ -61,9 +64,44 @@ export interface WorkerPlace {
   start(req: WorkerRequest): Promise<WorkerGroup>;
 }
 
-/** A worker's own command line: the CLI, the command, the run, its slice (text, or a shell expression) and the rest. */
-export function workerArgv(req: WorkerRequest, shard: string): string[] {
-  return [...req.cli, req.command, '--resume', req.runId, '--shard', shard, ...req.args, '--json'];
+/** The last lines of a worker's output kept, to show why it failed. */
+export const TAIL_LINES = 12;
+
+/** Where a run's worker scripts, manifests and logs go: `.rollout-lab/workers/RUN/`. */
+export function workersDir(workspace: string, runId: string): string {
+  return path.join(workspace, '.rollout-lab', 'workers', runId);
+}
+
+/** A run id as a DNS label (Kubernetes names and labels, SkyPilot clusters): lowercase, other characters as "-". */
+export const dnsLabel = (runId: string): string => runId.toLowerCase().replace(/[^a-z0-9-]+/g, '-');
+
+/**
+ * A worker's own command line: the CLI, the command, the run, its slice (text,
+ * or a shell expression), the workspace (`at`: where the worker's machine
+ * mounts it, by default the coordinator's) and the rest.
+ */
+export function workerArgv(req: WorkerRequest, shard: string, at: { cli?: string[]; workspace?: string } = {}): string[] {
+  return [...(at.cli ?? req.cli), req.command, '--resume', req.runId, '--shard', shard, '--workspace', at.workspace ?? req.workspace, ...req.args, '--json'];
+}
+
+/** The worker's command line for a shell script: every word quoted, the slice given as a shell expression (`"$SLURM_ARRAY_TASK_ID/4"`). */
+export function workerShellLine(req: WorkerRequest, shardExpr: string, at: { cli?: string[]; workspace?: string } = {}): string {
+  const SHARD = '\0shard';
+  return workerArgv(req, SHARD, at)
+    .map((a) => (a === SHARD ? shardExpr : shellWord(a)))
+    .join(' ');
+}
+
+/**
+ * A line splitter for a worker's output: keeps its last TAIL_LINES in `tail`
+ * and passes the lines a user should see to `show`.
+ */
+export function outputTail(tail: string[], show: (line: string) => void): LineSplitter {
+  return new LineSplitter((line) => {
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
+    if (worthShowing(line)) show(line);
+  });
 }
 
 const SAFE = /^[\w@%+=:,./-]+$/;
@@ -71,9 +109,9 @@ const SAFE = /^[\w@%+=:,./-]+$/;
 /** An argument as a POSIX shell reads it back: as it is when nothing in it is special, else in single quotes. */
 export const shellWord = (s: string): string => (SAFE.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-/** How a user reruns slice K by hand: `rollout-lab run --resume RUN --shard K/N ...`. */
+/** How a user reruns slice K by hand: `rollout-lab run --resume RUN --shard K/N --workspace WS ...`. */
 export function rerunCommand(req: WorkerRequest, shard: number): string {
-  return ['rollout-lab', req.command, '--resume', req.runId, '--shard', `${shard}/${req.count}`, ...req.args].map(shellWord).join(' ');
+  return workerArgv(req, `${shard}/${req.count}`, { cli: ['rollout-lab'] }).slice(0, -1).map(shellWord).join(' ');
 }
 
 /** Lines of a worker's output that a user must see beside the combined progress: warnings, retries, errors. */

@@ -32,7 +32,7 @@ const req: WorkerRequest = {
   runId: 'run-20261202T174724-a1b2c3',
   count: 4,
   cli: ['/usr/bin/node', '/opt/rl/dist/cli.js'],
-  args: ['--workspace', '/home/me/lab', '--concurrency', '8', '--model', 'gpt-4o-mini $(not-a-var)'],
+  args: ['--concurrency', '8', '--model', 'gpt-4o-mini $(not-a-var)'],
   workspace: '/home/me/lab',
 };
 

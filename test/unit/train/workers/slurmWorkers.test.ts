@@ -4,7 +4,7 @@ import { arrayTaskIds, parseScontrolJobs, slurmWorkerScript, workerStateOf } fro
 import { SlurmWorkersSchema } from '../../../../src/core/config/workersSchema';
 import type { WorkerRequest } from '../../../../src/core/train/workers/workerPlace';
 
-const req: WorkerRequest = { command: 'run', runId: 'run-1', count: 4, cli: ['/usr/bin/node', '/opt/rl/cli.js'], args: ['--workspace', '/shared/ws', '--model', "it's"], workspace: '/shared/ws' };
+const req: WorkerRequest = { command: 'run', runId: 'run-1', count: 4, cli: ['/usr/bin/node', '/opt/rl/cli.js'], args: ['--model', "it's"], workspace: '/shared/ws' };
 
 test('array task ids: ranges, lists, steps and a throttle', () => {
   assert.deepEqual(arrayTaskIds('0-3'), [0, 1, 2, 3]);
