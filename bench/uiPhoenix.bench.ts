@@ -1,0 +1,158 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { exportStoredRollouts } from '../src/core/otlp/otlpExporter';
+import { TraceStore } from '../src/core/store/traceStore';
+import type { SpanRecord } from '../src/core/trace/span';
+import { startPhoenix, type PeerServer } from '../test/peers/peerServers';
+import { closeBrowser, launchBrowser, openPanel, waitReady } from '../test/webview/harness';
+import { buildWebview } from '../test/webview/fixtures/buildWebview';
+import { syntheticTrace } from '../test/webview/fixtures/syntheticTrace';
+import { median, result, type Bench } from './harness';
+
+/**
+ * ui.open10k.phoenix: time from opening a 10,000-span trace to its first rows
+ * on screen, in the Trace Explorer and in Arize Phoenix's trace page, the same
+ * trace in both, in the same headless Debian Chromium through Playwright.
+ *
+ * The trace (the webview benches' synthetic research-lab rollout) is written
+ * into a store on disk, and sent from that store into a fresh Phoenix (SQLite
+ * in a temp folder) by `traces export --otlp`'s exporter; Phoenix is waited on
+ * until its API counts every span. Untimed.
+ *
+ * Timed, from a new browser context (cold cache) until a row naming the
+ * trace's first agent step is in the page:
+ * - ours: the Trace Explorer panel loads, says ready, is shown the rollout,
+ *   and asks its host for the spans; the host answers from the open store
+ *   exactly as the extension does (the spans read from disk, sent in pages,
+ *   the first one small);
+ * - Phoenix: its trace page (`/projects/<id>/traces/<traceId>`) loads, its
+ *   bundle queries its server over GraphQL, and draws the span tree (its
+ *   first 1,000 spans, "Viewing 1000 of 10000 spans", the rest on a click).
+ * Alternated, RUNS each after one untimed warm-up of each; medians. Target
+ * ratio (ours / Phoenix) ≤ 1.0.
+ */
+
+const SPANS = 10_000;
+const RUNS = 5;
+const TIMEOUT_MS = 120_000;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once a row of the page's span tree names `text`. */
+function rowNaming(page: Page, selector: string, text: string): Promise<unknown> {
+  return page.waitForFunction(([sel, t]) => Array.from(document.querySelectorAll(sel)).some((e) => (e.textContent ?? '').includes(t)), [selector, text] as const, { timeout: TIMEOUT_MS, polling: 'raf' });
+}
+
+/** The extension's trace/get over a store: every span, or pages of them in start order, read from the store once per open. */
+function storeHandlers(store: TraceStore) {
+  let spans: SpanRecord[] = [];
+  return {
+    'trace/get': (p: { rolloutId: string; offset?: number; limit?: number }) => {
+      const rollout = store.getRollout(p.rolloutId);
+      if (!rollout) throw new Error(`rollout ${p.rolloutId} is not in the store`);
+      if (p.offset === undefined && p.limit === undefined) return { rollout, spans: store.getSpans(p.rolloutId) };
+      const from = p.offset ?? 0;
+      if (from === 0) spans = store.getSpans(p.rolloutId).sort((a, b) => a.startTime - b.startTime || b.endTime - a.endTime);
+      return { rollout, spans: spans.slice(from, p.limit === undefined ? undefined : from + p.limit), total: spans.length };
+    },
+  };
+}
+
+async function openOurs(store: TraceStore, rolloutId: string, rowText: string): Promise<number> {
+  const t0 = performance.now();
+  const h = await openPanel('traceExplorer', storeHandlers(store));
+  try {
+    await waitReady(h);
+    await h.notify('trace/show', { rolloutId });
+    await rowNaming(h.page, '.te-row', rowText);
+    const ms = performance.now() - t0;
+    if (h.errors.length) throw new Error(`the trace explorer logged errors: ${h.errors.join(' | ')}`);
+    return ms;
+  } finally {
+    await h.close();
+  }
+}
+
+async function openPhoenix(url: string, rowText: string): Promise<number> {
+  const browser = await launchBrowser();
+  const t0 = performance.now();
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(url, { waitUntil: 'commit' });
+    // The skeleton drawn while the spans load uses the same class: only a row with a span's name counts.
+    await rowNaming(page, '.span-node-wrap', rowText);
+    return performance.now() - t0;
+  } finally {
+    await context.close();
+  }
+}
+
+async function graphql<T>(phoenix: PeerServer, query: string): Promise<T> {
+  const res = await fetch(`${phoenix.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  const doc = (await res.json()) as { data?: T; errors?: unknown };
+  if (!res.ok || !doc.data) throw new Error(`Phoenix's GraphQL API answered ${res.status}: ${JSON.stringify(doc.errors ?? doc).slice(0, 300)}`);
+  return doc.data;
+}
+
+/** The Phoenix project holding the spans once it counts `spans` of them (ingest runs in the background there). */
+async function phoenixProject(phoenix: PeerServer, spans: number): Promise<string> {
+  const deadline = Date.now() + 15 * 60_000;
+  for (;;) {
+    const d = await graphql<{ projects: { edges: Array<{ node: { id: string; recordCount: number } }> } }>(phoenix, '{ projects { edges { node { id recordCount } } } }');
+    const p = d.projects.edges.find((e) => e.node.recordCount >= spans);
+    if (p) return p.node.id;
+    if (Date.now() > deadline) throw new Error(`Phoenix holds ${d.projects.edges.map((e) => e.node.recordCount).join('+')} of ${spans} spans after 15 min`);
+    await sleep(500);
+  }
+}
+
+export const bench: Bench = {
+  names: ['ui.open10k.phoenix'],
+  async run() {
+    await buildWebview('traceExplorer');
+    const trace = syntheticTrace(SPANS, { logprobsEvery: 7 });
+    const firstStep = trace.spans.find((s) => s.kind === 'node')!.name;
+    const ws = mkdtempSync(join(tmpdir(), 'rl-ui-phoenix-'));
+    const phoenix = await startPhoenix();
+    try {
+      const writer = await TraceStore.open(ws);
+      writer.startRun({ id: trace.rollout.runId, startTime: trace.rollout.startTime, endTime: null, status: 'running', params: {}, simulated: true, planned: 1 });
+      writer.startRollout({ ...trace.rollout, status: 'running', endTime: null, finalReward: null, agents: [] });
+      writer.writeSpans(trace.spans);
+      writer.finishRollout(trace.rollout);
+      await writer.close();
+      const store = await TraceStore.open(ws, { readOnly: true });
+      try {
+        const sent = await exportStoredRollouts(store, { endpoint: phoenix.url });
+        if (sent.rejectedSpans) throw new Error(`Phoenix refused ${sent.rejectedSpans} of ${sent.spans} spans`);
+        const traceUrl = `${phoenix.url}/projects/${await phoenixProject(phoenix, sent.spans)}/traces/${trace.rollout.id}`;
+        // Warm-ups, untimed: the browser's start, Phoenix's first queries and the panel bundle's first compile.
+        await openOurs(store, trace.rollout.id, firstStep);
+        await openPhoenix(traceUrl, firstStep);
+        const ours: number[] = [];
+        const theirs: number[] = [];
+        for (let i = 0; i < RUNS; i++) {
+          ours.push(await openOurs(store, trace.rollout.id, firstStep));
+          theirs.push(await openPhoenix(traceUrl, firstStep));
+        }
+        return [
+          result(
+            'ui.open10k.phoenix',
+            'ms',
+            median(ours),
+            median(theirs),
+            `baseline: Arize Phoenix ${phoenix.version}'s trace page on the same ${sent.spans}-span trace, same Chromium, from a new browser context to a row naming the first agent step (Phoenix draws its first 1,000 spans); target ratio ≤ 1.0`,
+          ),
+        ];
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await closeBrowser();
+      await phoenix.stop();
+      rmSync(ws, { recursive: true, force: true });
+    }
+  },
+};
