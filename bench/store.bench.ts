@@ -22,7 +22,7 @@ import { seededRandom } from '../src/core/data/seededRandom';
 
 const BIG_DIR = join(__dirname, '..', '.bench', 'store-1m');
 /** Bump when the generated data or the on-disk format changes, to regenerate. */
-const BIG_VERSION = 2;
+const BIG_VERSION = 3;
 const BIG_ROLLOUTS = 10_000;
 const BIG_LONG_EVERY = 100; // every 100th rollout has 200 spans: 100 of them to query
 const INGEST_ROLLOUTS = 300;

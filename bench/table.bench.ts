@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { seededRandom } from '../src/core/data/seededRandom';
-import { tableQuerySql, type RolloutTableQuery } from '../src/core/store/tableQuery';
+import { agentRowsSql, tableQuerySql, type RolloutTableQuery } from '../src/core/store/tableQuery';
 import { TraceStore } from '../src/core/store/traceStore';
 import type { RolloutRecord } from '../src/core/store/types';
 import type { SpanRecord } from '../src/core/trace/span';
@@ -18,7 +18,7 @@ import { median, result, type Bench, type BenchResult } from './harness';
 
 const DIR = join(__dirname, '..', '.bench', 'table-100k');
 /** Bump when the generated data or the catalog format changes, to regenerate. */
-const VERSION = 2;
+const VERSION = 3;
 const ROLLOUTS = 100_000;
 const REPEATS = 15;
 const AGENTS = ['Geneticist', 'Pharmacologist', 'Neurologist', 'Supervisor', 'ProtocolDesigner'];
@@ -139,7 +139,7 @@ export const bench: Bench = {
         const ids = rows.map((x) => x.id);
         const list = (k: number): string => new Array<string>(k).fill('?').join(', ');
         if (rids.length) {
-          db.prepare(`SELECT rid, agent, prompt_version, model, model_version, input_tokens, output_tokens FROM rollout_agents WHERE rid IN (${list(rids.length)}) ORDER BY rid, ord`).all(...rids);
+          db.prepare(agentRowsSql(rids.length)).all(...rids);
           db.prepare(`SELECT trace_id, spans FROM trace_locs WHERE trace_id IN (${list(ids.length)})`).all(...ids);
         }
         for (const x of rows) if (x.criteria) JSON.parse(x.criteria);

@@ -1,6 +1,7 @@
 import type { SqlValue } from 'sql.js';
 import { placeholders, type CatalogDb } from './catalogDb';
 import type { JournalBook } from './journalBook';
+import { AGENT_STRING_ID } from './tableQuery';
 import type { TraceIndex } from './traceIndex';
 import type { PromptVersionRecord, RescoreRecord, RolloutRecord, RunRecord } from './types';
 
@@ -185,14 +186,17 @@ export class CatalogEvents {
     if (latest) this.db.run('UPDATE rollouts SET final_reward = ? WHERE id = ?', [Number(latest['reward_after']), rolloutId]);
   }
 
+  /** The agent, prompt version, model and model version are stored once each, in agent_strings; the row holds their ids. */
   private insertAgents(rid: number, r: RolloutRecord): void {
-    r.agents.forEach((a, ord) =>
+    r.agents.forEach((a, ord) => {
+      const strings = [a.agent, a.promptVersion, a.model, a.modelVersion];
+      this.db.run(`INSERT OR IGNORE INTO agent_strings(value) SELECT column1 FROM (VALUES (?), (?), (?), (?)) WHERE column1 IS NOT NULL`, strings);
       this.db.run(
-        `INSERT INTO rollout_agents(rid, ord, agent, prompt_version, model, model_version, visits, llm_calls, tool_calls, errors, input_tokens, output_tokens, latency_ms)
-         VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [rid, ord, a.agent, a.promptVersion, a.model, a.modelVersion, a.visits, a.llmCalls, a.toolCalls, a.errors, a.inputTokens, a.outputTokens, a.latencyMs],
-      ),
-    );
+        `INSERT INTO rollout_agents(rid, ord, agent_id, prompt_version_id, model_id, model_version_id, visits, llm_calls, tool_calls, errors, input_tokens, output_tokens, latency_ms)
+         VALUES(?, ?, ${AGENT_STRING_ID}, ${AGENT_STRING_ID}, ${AGENT_STRING_ID}, ${AGENT_STRING_ID}, ?, ?, ?, ?, ?, ?, ?)`,
+        [rid, ord, ...strings, a.visits, a.llmCalls, a.toolCalls, a.errors, a.inputTokens, a.outputTokens, a.latencyMs],
+      );
+    });
   }
 }
 

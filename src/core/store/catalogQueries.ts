@@ -3,7 +3,7 @@ import type { SqlValue } from 'sql.js';
 import { placeholders, type CatalogDb, type Row } from './catalogDb';
 import { INTERRUPTED } from './catalogEvents';
 import { isFailureKind } from './failureKinds';
-import { rolloutCost, tableQuerySql, type ModelPrices, type RolloutTablePage, type RolloutTableQuery, type RolloutTableRow } from './tableQuery';
+import { AGENT_STRING_ID, agentRowsSql, rolloutCost, tableQuerySql, type ModelPrices, type RolloutTablePage, type RolloutTableQuery, type RolloutTableRow } from './tableQuery';
 import type { TraceIndex } from './traceIndex';
 import type {
   AgentAggregate,
@@ -138,11 +138,11 @@ export class CatalogQueries {
     if (q.promptVersion !== undefined || q.agent !== undefined) {
       const cond = ['a.rid = r.rid'];
       if (q.agent !== undefined) {
-        cond.push('a.agent = ?');
+        cond.push(`a.agent_id = ${AGENT_STRING_ID}`);
         params.push(q.agent);
       }
       if (q.promptVersion !== undefined) {
-        cond.push('a.prompt_version = ?');
+        cond.push(`a.prompt_version_id = ${AGENT_STRING_ID}`);
         params.push(q.promptVersion);
       }
       where.push(`EXISTS (SELECT 1 FROM rollout_agents a WHERE ${cond.join(' AND ')})`);
@@ -218,17 +218,25 @@ export class CatalogQueries {
   /** What the table's filters can choose from: agents, failure categories, and the prompt and model versions each agent ran. */
   tableFacets(): TableFacets {
     return {
-      agents: this.db.all('SELECT DISTINCT agent FROM rollout_agents ORDER BY agent').map((r) => String(r['agent'])),
+      // Strings some per-agent row still names (a rollout's rows are replaced when it ends; its old strings stay in agent_strings).
+      agents: this.db.all('SELECT value AS agent FROM agent_strings WHERE id IN (SELECT agent_id FROM rollout_agents) ORDER BY value').map((r) => String(r['agent'])),
       failures: this.db.all('SELECT DISTINCT failure FROM rollouts WHERE failure IS NOT NULL ORDER BY failure').map((r) => String(r['failure'])),
       promptVersions: this.db.all('SELECT agent, hash, first_seen FROM prompt_versions ORDER BY agent, first_seen').map((r) => ({
         agent: String(r['agent']),
         hash: String(r['hash']),
         firstSeen: Number(r['first_seen']),
       })),
-      modelVersions: this.db.all('SELECT DISTINCT model, model_version FROM rollout_agents WHERE model IS NOT NULL AND model_version IS NOT NULL ORDER BY model, model_version').map((r) => ({
-        model: String(r['model']),
-        version: String(r['model_version']),
-      })),
+      modelVersions: this.db
+        .all(
+          `SELECT m.value AS model, v.value AS model_version
+           FROM (SELECT DISTINCT model_id, model_version_id FROM rollout_agents WHERE model_id IS NOT NULL AND model_version_id IS NOT NULL) x
+           JOIN agent_strings m ON m.id = x.model_id JOIN agent_strings v ON v.id = x.model_version_id
+           ORDER BY m.value, v.value`,
+        )
+        .map((r) => ({
+          model: String(r['model']),
+          version: String(r['model_version']),
+        })),
     };
   }
 
@@ -263,17 +271,21 @@ export class CatalogQueries {
       params.push(q.runId);
     }
     if (q.agent !== undefined) {
-      where.push('a.agent = ?');
+      where.push(`a.agent_id = ${AGENT_STRING_ID}`);
       params.push(q.agent);
     }
+    // Grouped by the strings' ids (one id per string), then named and ordered by the strings.
     const rows = this.db.all(
-      `SELECT a.agent, a.prompt_version, COUNT(DISTINCT a.rid) AS rollouts, AVG(r.final_reward) AS mean_reward,
-              SUM(a.visits) AS visits, SUM(a.llm_calls) AS llm_calls, SUM(a.tool_calls) AS tool_calls, SUM(a.errors) AS errors,
-              AVG(a.latency_ms) AS mean_latency, SUM(a.input_tokens) AS input_tokens, SUM(a.output_tokens) AS output_tokens
-       FROM rollout_agents a JOIN rollouts r ON r.rid = a.rid
-       WHERE ${where.join(' AND ')}
-       GROUP BY a.agent, a.prompt_version
-       ORDER BY a.agent, MIN(r.start_time), a.prompt_version`,
+      `SELECT g.value AS agent, p.value AS prompt_version, x.*
+       FROM (SELECT a.agent_id, a.prompt_version_id, COUNT(DISTINCT a.rid) AS rollouts, AVG(r.final_reward) AS mean_reward,
+                    SUM(a.visits) AS visits, SUM(a.llm_calls) AS llm_calls, SUM(a.tool_calls) AS tool_calls, SUM(a.errors) AS errors,
+                    AVG(a.latency_ms) AS mean_latency, SUM(a.input_tokens) AS input_tokens, SUM(a.output_tokens) AS output_tokens,
+                    MIN(r.start_time) AS first_start
+             FROM rollout_agents a JOIN rollouts r ON r.rid = a.rid
+             WHERE ${where.join(' AND ')}
+             GROUP BY a.agent_id, a.prompt_version_id) x
+       LEFT JOIN agent_strings g ON g.id = x.agent_id LEFT JOIN agent_strings p ON p.id = x.prompt_version_id
+       ORDER BY g.value, x.first_start, p.value`,
       params,
     );
     return rows.map((r) => ({
@@ -341,7 +353,7 @@ export class CatalogQueries {
     const agents = new Map<number, RolloutAgentRecord[]>();
     for (let i = 0; i < rids.length; i += 500) {
       const chunk = rids.slice(i, i + 500);
-      for (const a of this.db.all(`SELECT * FROM rollout_agents WHERE rid IN (${placeholders(chunk.length)}) ORDER BY rid, ord`, chunk)) {
+      for (const a of this.db.all(agentRowsSql(chunk.length), chunk)) {
         const rid = Number(a['rid']);
         let list = agents.get(rid);
         if (!list) agents.set(rid, (list = []));

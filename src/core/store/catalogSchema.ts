@@ -172,6 +172,39 @@ export const MIGRATIONS: readonly Migration[] = [
       if (db.exec('SELECT 1 FROM rollouts LIMIT 1').length > 0) db.run(`INSERT OR REPLACE INTO meta(key, value) VALUES('${TEXT_BACKFILL}', 'pending')`);
     },
   },
+  {
+    version: 10,
+    description: "per-agent rows name their agent, prompt version, model and model version by id: each string is stored once, in agent_strings (the catalog is held in memory whole)",
+    // In place: the strings are gathered, the rows copied with their ids. A catalog whose rows already have ids (its recorded version behind its tables, see version 3) keeps them.
+    up: (db) => {
+      db.run('CREATE TABLE IF NOT EXISTS agent_strings(id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE)');
+      const have = new Set((db.exec(`SELECT name FROM pragma_table_info('rollout_agents')`)[0]?.values ?? []).map((v) => String(v[0])));
+      if (have.has('agent_id')) return;
+      db.run(`
+        INSERT OR IGNORE INTO agent_strings(value)
+          SELECT agent FROM rollout_agents
+          UNION SELECT prompt_version FROM rollout_agents WHERE prompt_version IS NOT NULL
+          UNION SELECT model FROM rollout_agents WHERE model IS NOT NULL
+          UNION SELECT model_version FROM rollout_agents WHERE model_version IS NOT NULL;
+        CREATE TABLE rollout_agents_v10(
+          rid INTEGER NOT NULL, ord INTEGER NOT NULL, agent_id INTEGER NOT NULL, prompt_version_id INTEGER,
+          model_id INTEGER, model_version_id INTEGER, visits INTEGER NOT NULL, llm_calls INTEGER NOT NULL,
+          tool_calls INTEGER NOT NULL, errors INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
+          output_tokens INTEGER NOT NULL, latency_ms REAL NOT NULL,
+          PRIMARY KEY(rid, ord)
+        ) WITHOUT ROWID;
+        INSERT INTO rollout_agents_v10
+          SELECT a.rid, a.ord, g.id, p.id, m.id, v.id, a.visits, a.llm_calls, a.tool_calls, a.errors, a.input_tokens, a.output_tokens, a.latency_ms
+          FROM rollout_agents a
+          JOIN agent_strings g ON g.value = a.agent
+          LEFT JOIN agent_strings p ON p.value = a.prompt_version
+          LEFT JOIN agent_strings m ON m.value = a.model
+          LEFT JOIN agent_strings v ON v.value = a.model_version;
+        DROP TABLE rollout_agents;
+        ALTER TABLE rollout_agents_v10 RENAME TO rollout_agents;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -209,7 +242,7 @@ export function migrate(db: Database, upTo: number = SCHEMA_VERSION): MigrationO
     throw err;
   }
   if (from === 0) return 'created';
-  // A migration that dropped tables (version 9) leaves their pages free: give them back, since the whole file is held in memory.
+  // A migration that dropped or rewrote tables (versions 9 and 10) leaves their pages free: give them back, since the whole file is held in memory.
   if (Number(db.exec('PRAGMA freelist_count')[0]?.values[0]?.[0] ?? 0) > 0) db.run('VACUUM');
   return 'migrated';
 }

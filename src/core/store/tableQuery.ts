@@ -131,6 +131,29 @@ const SORT_COLUMNS: Record<Exclude<TableSortKey, `criterion:${string}`>, string>
   simulated: 'r.simulated',
 };
 
+/**
+ * The id of a string in agent_strings, as a scalar subquery bound to the
+ * string (NULL for NULL, or for a string never stored): per-agent rows hold
+ * ids of their agent, prompt version, model and model version (schema v10).
+ */
+export const AGENT_STRING_ID = '(SELECT id FROM agent_strings WHERE value = ?)';
+
+/**
+ * The agents of some rollouts (`count` rids bound), each rollout's in their
+ * order, with their strings looked up: the columns of a per-agent row as
+ * they read before the strings moved out (agent, prompt_version, model,
+ * model_version, visits, …).
+ */
+export function agentRowsSql(count: number): string {
+  return (
+    'SELECT a.rid, a.ord, g.value AS agent, p.value AS prompt_version, m.value AS model, v.value AS model_version, a.visits, a.llm_calls, ' +
+    'a.tool_calls, a.errors, a.input_tokens, a.output_tokens, a.latency_ms FROM rollout_agents a ' +
+    'LEFT JOIN agent_strings g ON g.id = a.agent_id LEFT JOIN agent_strings p ON p.id = a.prompt_version_id ' +
+    'LEFT JOIN agent_strings m ON m.id = a.model_id LEFT JOIN agent_strings v ON v.id = a.model_version_id ' +
+    `WHERE a.rid IN (${new Array<string>(count).fill('?').join(', ')}) ORDER BY a.rid, a.ord`
+  );
+}
+
 /** The page's columns, as the catalog reads them into rows. */
 const PAGE_COLUMNS =
   'r.rid, r.id, r.run_id, r.task_id, r.split, r.sample, r.status, r.failure, r.final_reward, r.criteria, r.decision, r.expected_decision, ' +
@@ -172,9 +195,9 @@ export function tableQuerySql(q: RolloutTableQuery, prices: ModelPrices | null =
   }
   if (q.agent !== undefined || q.promptVersion !== undefined || q.modelVersion !== undefined) {
     const cond = ['a.rid = r.rid'];
-    for (const [column, value] of [['a.agent', q.agent], ['a.prompt_version', q.promptVersion], ['a.model_version', q.modelVersion]] as const) {
+    for (const [column, value] of [['a.agent_id', q.agent], ['a.prompt_version_id', q.promptVersion], ['a.model_version_id', q.modelVersion]] as const) {
       if (value === undefined) continue;
-      cond.push(`${column} = ?`);
+      cond.push(`${column} = ${AGENT_STRING_ID}`);
       params.push(value);
     }
     where.push(`EXISTS (SELECT 1 FROM rollout_agents a WHERE ${cond.join(' AND ')})`);
@@ -226,8 +249,8 @@ function costSql(prices: ModelPrices | null): string {
   const entries = Object.entries(prices ?? {}).filter(([, p]) => Number.isFinite(p.input) && Number.isFinite(p.output));
   if (!entries.length) return 'NULL';
   const literal = (s: string): string => `'${s.replace(/'/g, "''")}'`;
-  const price = (side: 'input' | 'output'): string => `CASE a.model ${entries.map(([m, p]) => `WHEN ${literal(m)} THEN ${Number(p[side])}`).join(' ')} ELSE 0 END`;
-  return `(SELECT SUM(a.input_tokens * (${price('input')}) + a.output_tokens * (${price('output')})) / 1000000.0 FROM rollout_agents a WHERE a.rid = r.rid)`;
+  const price = (side: 'input' | 'output'): string => `CASE m.value ${entries.map(([m, p]) => `WHEN ${literal(m)} THEN ${Number(p[side])}`).join(' ')} ELSE 0 END`;
+  return `(SELECT SUM(a.input_tokens * (${price('input')}) + a.output_tokens * (${price('output')})) / 1000000.0 FROM rollout_agents a LEFT JOIN agent_strings m ON m.id = a.model_id WHERE a.rid = r.rid)`;
 }
 
 /** A rollout's cost from its agents' tokens; null when no price is configured (a model without a price costs nothing). */
