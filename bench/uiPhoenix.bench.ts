@@ -131,6 +131,8 @@ export const bench: Bench = {
   names: ['ui.open10k.phoenix'],
   async run() {
     await buildWebview('traceExplorer');
+    // Without a Chromium the row is skipped before Phoenix is started and fed.
+    await launchBrowser();
     const trace = syntheticTrace(SPANS, { logprobsEvery: 7 });
     const firstStep = trace.spans.find((s) => s.kind === 'node')!.name;
     const ws = mkdtempSync(join(tmpdir(), 'rl-ui-phoenix-'));
