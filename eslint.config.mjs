@@ -11,7 +11,7 @@ const noVscode = ['error', { paths: [{ name: 'vscode', message: "'vscode' exists
 
 export default [
   // Fixtures stand for users' own graph and reward modules, which may export a default.
-  { ignores: ['node_modules/', 'out/', 'dist/', '.cache/', 'test-results/', 'python-trainer/', 'python-agent/', '.venv-agents/', 'demo-workspace/', '**/fixtures/'] },
+  { ignores: ['node_modules/', 'out/', 'dist/', '.cache/', 'test-results/', 'python-trainer/', 'python-agent/', '.venv*/', '.bench/', 'demo-workspace/', '**/fixtures/'] },
   {
     files: ['src/**/*.ts', 'webview/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     languageOptions: { parser: tsParser, ecmaVersion: 'latest', sourceType: 'module' },
