@@ -127,7 +127,18 @@ async function eventually<T>(what: string, read: () => Promise<T>, done: (v: T) 
 }
 
 async function getJson<T>(url: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(url, init);
+  let res: Response;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      res = await fetch(url, init);
+      break;
+    } catch (e) {
+      // The keep-alive socket of an earlier request, which the peer closed after its idle timeout (uvicorn's 5 s) while
+      // this process sat in a spawnSync, fails the one request that picks it up: that one goes again, on a new socket.
+      if (attempt < 3 && e instanceof TypeError) continue;
+      throw new Error(`${init?.method ?? 'GET'} ${url}: ${(e as Error).message} (${String((e as Error).cause)})`);
+    }
+  }
   const text = await res.text();
   assert.ok(res.ok, `${init?.method ?? 'GET'} ${url}: ${res.status} ${text.slice(0, 500)}`);
   return JSON.parse(text) as T;
