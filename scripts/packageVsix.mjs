@@ -3,8 +3,14 @@
 // native binary, because a lab bundles the user's graph and reward modules with esbuild when it loads
 // them (src/core/graph/userModule.ts): a .vsix holds the binary of one platform and says which with
 // `vsce package --target`, so VS Code installs it only there.
+//
+// vsce walks every file under the folder it packages before it applies .vscodeignore, and a working
+// checkout holds the venvs (hundreds of thousands of files) and the benches' stores: that walk took
+// minutes. So each target is packaged from a staging folder that holds only the top-level entries the
+// "!" lines of .vscodeignore name, with a package.json whose one dependency is esbuild (the rest is
+// bundled into dist/, so `npm list --production` there finds exactly what ships).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -47,13 +53,45 @@ if (targets.length === 0) targets.push(currentTarget());
 
 const root = new URL('..', import.meta.url).pathname;
 const { version: esbuildVersion } = JSON.parse(readFileSync(join(root, 'node_modules/esbuild/package.json'), 'utf8'));
-const { name, version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const manifestText = readFileSync(join(root, 'package.json'), 'utf8');
+const { name, version } = JSON.parse(manifestText);
 const ignore = readFileSync(join(root, '.vscodeignore'), 'utf8');
 if (!ignore.includes('node_modules/@esbuild/*/')) fail('.vscodeignore no longer lets node_modules/@esbuild/*/ in: this script narrows those lines to one platform');
 const vsce = join(root, 'node_modules/@vscode/vsce/vsce');
 const scratch = mkdtempSync(join(tmpdir(), 'rollout-lab-package-'));
 
+/** The top-level files and folders (a package folder under node_modules) that some "!" line of the ignore text lets in. */
+function shippedEntries(ignoreText) {
+  const entries = new Set();
+  for (const line of ignoreText.split('\n').map((l) => l.trim())) {
+    if (!line.startsWith('!')) continue;
+    const parts = line.slice(1).split('/');
+    const depth = parts[0] !== 'node_modules' ? 1 : parts[1].startsWith('@') ? 3 : 2;
+    entries.add(parts.slice(0, depth).join('/'));
+  }
+  return [...entries];
+}
+
+/** A folder holding only what the ignore text can let in, and the manifest with esbuild as its one dependency. */
+function stage(target, ignoreText) {
+  const dir = join(scratch, target);
+  for (const entry of shippedEntries(ignoreText)) {
+    if (entry === 'package.json' || !existsSync(join(root, entry))) continue;
+    mkdirSync(join(dir, entry, '..'), { recursive: true });
+    cpSync(join(root, entry), join(dir, entry), { recursive: true });
+  }
+  const manifest = JSON.parse(manifestText);
+  manifest.dependencies = { esbuild: manifest.dependencies.esbuild };
+  delete manifest.devDependencies;
+  delete manifest.scripts;
+  writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+  return dir;
+}
+
 try {
+  // vsce runs vscode:prepublish in the folder it packages; the staging folder has no sources, so it runs here first.
+  const built = spawnSync('npm', ['run', 'vscode:prepublish'], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) process.exit(built.status ?? 1);
   for (const target of targets) {
     const pkg = ESBUILD_PACKAGE[target];
     if (!pkg) fail(`"${target}" is not a platform this extension packages for — one of ${Object.keys(ESBUILD_PACKAGE).join(', ')}`);
@@ -68,10 +106,14 @@ try {
       );
     }
     // Only this platform's binary goes in, whatever other @esbuild packages node_modules holds.
+    const narrowed = ignore.replaceAll('node_modules/@esbuild/*/', `node_modules/@esbuild/${pkg}/`);
     const ignoreFile = join(scratch, `${target}.vscodeignore`);
-    writeFileSync(ignoreFile, ignore.replaceAll('node_modules/@esbuild/*/', `node_modules/@esbuild/${pkg}/`));
+    writeFileSync(ignoreFile, narrowed);
     const out = `${name}-${version}-${target}.vsix`;
-    const r = spawnSync(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignoreFile, '-o', out], { cwd: root, stdio: 'inherit' });
+    const r = spawnSync(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignoreFile, '-o', join(root, out)], {
+      cwd: stage(target, narrowed),
+      stdio: 'inherit',
+    });
     if (r.status !== 0) process.exit(r.status ?? 1);
     console.log(`${out}: for ${target}, with esbuild's @esbuild/${pkg} binary`);
   }
