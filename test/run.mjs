@@ -15,5 +15,7 @@ const walk = (dir) => {
 };
 // A folder is searched for *.test.ts files; a file is run as it is.
 for (const r of roots.length ? roots : ['test/unit', 'test/e2e']) if (statSync(r).isDirectory()) walk(r); else files.push(r);
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...passthrough, ...files], { stdio: 'inherit' });
+// A --test-concurrency=N among the arguments overrides the default of one file at a time.
+const concurrency = passthrough.some((a) => a.startsWith('--test-concurrency')) ? [] : ['--test-concurrency=1'];
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...concurrency, ...passthrough, ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -55,7 +55,7 @@ async function checkRun(ws: string, r: LearningRunResult, trained: string, gathe
 
 const stagesText = (r: LearningRunResult): string => r.stages.map((s) => `${s.stage} ${s.mean.toFixed(3)} ${JSON.stringify(s.change ?? null)}`).join('\n');
 
-test('the ticket-routing student learns: SFT and then GRPO raise its validation reward well clear of noise', { skip: noTorch, timeout: 600_000 }, async () => {
+test('the ticket-routing student learns: SFT and then GRPO raise its validation reward well clear of noise', { skip: noTorch, timeout: 1_200_000 }, async () => {
   const ws = tempWorkspace();
   try {
     await initWorkspace(ws, { example: 'ticket-routing' });
@@ -74,7 +74,7 @@ test('the ticket-routing student learns: SFT and then GRPO raise its validation 
   }
 });
 
-test('the stock-lookup Clerk learns to answer with the right tool call: SFT and then GRPO raise the reward its calls earn', { skip: noTorch, timeout: 900_000 }, async () => {
+test('the stock-lookup Clerk learns to answer with the right tool call: SFT and then GRPO raise the reward its calls earn', { skip: noTorch, timeout: 1_800_000 }, async () => {
   const ws = tempWorkspace();
   try {
     await initWorkspace(ws, { example: 'stock-lookup' });
