@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TraceStore } from '../src/core/store/traceStore';
-import { startPhoenix } from '../test/peers/peerServers';
+import { phoenixProjects, startPhoenix } from '../test/peers/peerServers';
 import { median, result, type Bench } from './harness';
 import { ingestRequests, sendAll } from './otlp.bench';
 
@@ -75,11 +75,7 @@ async function spanCount(ws: string): Promise<number> {
 
 /** The spans Phoenix's GraphQL API counts in its projects (what its UI shows as the project's span count). */
 async function phoenixRecordCount(url: string): Promise<number> {
-  const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ projects { edges { node { recordCount } } } }' }) });
-  if (!res.ok) throw new Error(`Phoenix's GraphQL API answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  const doc = (await res.json()) as { data?: { projects: { edges: Array<{ node: { recordCount: number } }> } }; errors?: unknown };
-  if (!doc.data) throw new Error(`Phoenix's GraphQL API: ${JSON.stringify(doc.errors).slice(0, 300)}`);
-  return doc.data.projects.edges.reduce((n, e) => n + e.node.recordCount, 0);
+  return (await phoenixProjects(url)).reduce((n, p) => n + p.recordCount, 0);
 }
 
 /** Every span of a Phoenix project, paged through its REST API. */

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { exportStoredRollouts } from '../src/core/otlp/otlpExporter';
 import { TraceStore } from '../src/core/store/traceStore';
-import type { SpanRecord } from '../src/core/trace/span';
-import { startPhoenix, type PeerServer } from '../test/peers/peerServers';
+import { SpanPager } from '../src/core/store/spanPages';
+import { phoenixProjects, startPhoenix, type PeerServer } from '../test/peers/peerServers';
 import { closeBrowser, launchBrowser, openPanel, waitReady } from '../test/webview/harness';
 import { buildWebview } from '../test/webview/fixtures/buildWebview';
 import { syntheticTrace } from '../test/webview/fixtures/syntheticTrace';
@@ -62,17 +62,14 @@ async function firstRowAfter(page: Page, since: number): Promise<number> {
   return (await page.evaluate(() => (window as unknown as { __firstRowAt: number }).__firstRowAt)) - since;
 }
 
-/** The extension's trace/get over a store: every span, or pages of them in start order, read from the store once per open. */
+/** The extension's trace/get over a store (its own pager): the spans read from disk, sent in pages, the first one small. */
 function storeHandlers(store: TraceStore) {
-  let spans: SpanRecord[] = [];
+  const pager = new SpanPager();
   return {
     'trace/get': (p: { rolloutId: string; offset?: number; limit?: number }) => {
       const rollout = store.getRollout(p.rolloutId);
       if (!rollout) throw new Error(`rollout ${p.rolloutId} is not in the store`);
-      if (p.offset === undefined && p.limit === undefined) return { rollout, spans: store.getSpans(p.rolloutId) };
-      const from = p.offset ?? 0;
-      if (from === 0) spans = store.getSpans(p.rolloutId).sort((a, b) => a.startTime - b.startTime || b.endTime - a.endTime);
-      return { rollout, spans: spans.slice(from, p.limit === undefined ? undefined : from + p.limit), total: spans.length };
+      return pager.get(store, rollout, p.offset, p.limit);
     },
   };
 }
@@ -108,21 +105,14 @@ async function openPhoenix(url: string, rowText: string): Promise<number> {
   }
 }
 
-async function graphql<T>(phoenix: PeerServer, query: string): Promise<T> {
-  const res = await fetch(`${phoenix.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-  const doc = (await res.json()) as { data?: T; errors?: unknown };
-  if (!res.ok || !doc.data) throw new Error(`Phoenix's GraphQL API answered ${res.status}: ${JSON.stringify(doc.errors ?? doc).slice(0, 300)}`);
-  return doc.data;
-}
-
 /** The Phoenix project holding the spans once it counts `spans` of them (ingest runs in the background there). */
 async function phoenixProject(phoenix: PeerServer, spans: number): Promise<string> {
   const deadline = Date.now() + 15 * 60_000;
   for (;;) {
-    const d = await graphql<{ projects: { edges: Array<{ node: { id: string; recordCount: number } }> } }>(phoenix, '{ projects { edges { node { id recordCount } } } }');
-    const p = d.projects.edges.find((e) => e.node.recordCount >= spans);
-    if (p) return p.node.id;
-    if (Date.now() > deadline) throw new Error(`Phoenix holds ${d.projects.edges.map((e) => e.node.recordCount).join('+')} of ${spans} spans after 15 min`);
+    const projects = await phoenixProjects(phoenix.url);
+    const p = projects.find((e) => e.recordCount >= spans);
+    if (p) return p.id;
+    if (Date.now() > deadline) throw new Error(`Phoenix holds ${projects.map((e) => e.recordCount).join('+')} of ${spans} spans after 15 min`);
     await sleep(500);
   }
 }

@@ -5,7 +5,7 @@ import { core } from './coreLoader';
 import type { RolloutRecord } from '../core/store/types';
 import type { TraceStore } from '../core/store/traceStore';
 import type { RequestResults } from '../shared/protocol';
-import type { SpanRecord } from '../core/trace/span';
+import { SpanPager } from '../core/store/spanPages';
 import type { LabService } from './labService';
 import type { RequestHandlers } from './webviews/panelHost';
 
@@ -16,21 +16,11 @@ import type { RequestHandlers } from './webviews/panelHost';
  * use like the rest of the core.
  */
 export function labRequestHandlers(service: LabService): RequestHandlers {
-  /** The spans of the rollout being sent in pages, read once for all its pages. */
-  let pages: { rolloutId: string; spans: SpanRecord[] } | null = null;
+  const pager = new SpanPager();
   return {
     'trace/get': async ({ rolloutId, offset, limit }) => {
       const { store, rollout } = await findRollout(service, rolloutId);
-      if (offset === undefined && limit === undefined) return { rollout, spans: store.getSpans(rolloutId) };
-      // Paged: a large rollout is sent in pieces, the first one small, so its first rows show at once.
-      // The first page reads the store; the following ones reuse that read.
-      const from = offset ?? 0;
-      if (from === 0 || pages?.rolloutId !== rolloutId) pages = { rolloutId, spans: byStartTime(store.getSpans(rolloutId)) };
-      const { spans } = pages;
-      const end = limit === undefined ? spans.length : Math.min(from + limit, spans.length);
-      // The last page lets the read go.
-      if (end === spans.length) pages = null;
-      return { rollout, spans: spans.slice(from, end), total: spans.length };
+      return pager.get(store, rollout, offset, limit);
     },
     'rollouts/list': async (q) => {
       const store = await service.store();
@@ -107,9 +97,4 @@ function decodePng(data: string): Buffer {
   const bytes = Buffer.from(b64, 'base64');
   if (bytes.length < PNG_MAGIC.length || !bytes.subarray(0, PNG_MAGIC.length).equals(PNG_MAGIC)) throw new Error('the data to save is not a PNG image');
   return bytes;
-}
-
-/** Spans in start-time order (the longer first among equal starts, then the store's order), so any first page holds parents before their children. */
-function byStartTime(spans: SpanRecord[]): SpanRecord[] {
-  return spans.map((s, i) => ({ s, i })).sort((a, b) => a.s.startTime - b.s.startTime || b.s.endTime - a.s.endTime || a.i - b.i).map((x) => x.s);
 }

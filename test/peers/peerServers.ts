@@ -107,6 +107,14 @@ export async function startPhoenix(): Promise<PeerServer & { grpcPort: number }>
   return { ...server, grpcPort };
 }
 
+/** Phoenix's projects with the spans its GraphQL API counts in each (what its UI shows as a project's span count). */
+export async function phoenixProjects(url: string): Promise<Array<{ id: string; recordCount: number }>> {
+  const res = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ projects { edges { node { id recordCount } } } }' }) });
+  const doc = (await res.json().catch(() => ({}))) as { data?: { projects: { edges: Array<{ node: { id: string; recordCount: number } }> } }; errors?: unknown };
+  if (!res.ok || !doc.data) throw new Error(`Phoenix's GraphQL API answered ${res.status}: ${JSON.stringify(doc.errors ?? doc).slice(0, 300)}`);
+  return doc.data.projects.edges.map((e) => e.node);
+}
+
 /** MLflow's tracking server with a SQLite backend in a temp folder; OTLP/HTTP at url/v1/traces with an x-mlflow-experiment-id header. */
 export async function startMlflow(): Promise<PeerServer> {
   const bin = venvTool('.venv-mlflow', 'mlflow', 'mlflow');
