@@ -1,4 +1,4 @@
-import { FAILURE_SHORT_LABELS, isTransportFailure, type FailureKind } from '../store/failureKinds';
+import { failureCountsText, isTransportFailure, type FailureKind } from '../store/failureKinds';
 import type { RolloutAttempt } from '../store/types';
 import { classifyFailure } from '../reward/failureClassification';
 
@@ -85,13 +85,6 @@ export function resumePlan(planned: readonly string[], attempts: readonly Rollou
   return { skip, supersedes, summary };
 }
 
-function countsText(counts: Partial<Record<FailureKind, number>>): string {
-  return Object.entries(counts)
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .map(([k, n]) => `${FAILURE_SHORT_LABELS[k as FailureKind]} ×${n}`)
-    .join(', ');
-}
-
 const total = (counts: Partial<Record<FailureKind, number>>): number => Object.values(counts).reduce((a, b) => a + b, 0);
 
 /**
@@ -100,9 +93,9 @@ const total = (counts: Partial<Record<FailureKind, number>>): number => Object.v
  */
 export function resumeSummaryText(s: ResumeSummary, retryFlag = '--retry-failed'): string {
   const parts: Array<{ n: number; what: string }> = [
-    { n: total(s.transport), what: `that failed on transport (${countsText(s.transport)})` },
+    { n: total(s.transport), what: `that failed on transport (${failureCountsText(s.transport)})` },
     { n: s.unfinished, what: 'interrupted or cancelled' },
-    { n: total(s.retried), what: `that failed (${countsText(s.retried)}), as asked` },
+    { n: total(s.retried), what: `that failed (${failureCountsText(s.retried)}), as asked` },
     { n: s.notStarted, what: 'not started' },
   ].filter((p) => p.n > 0);
   const todo = parts.reduce((n, p) => n + p.n, 0);
@@ -114,6 +107,6 @@ export function resumeSummaryText(s: ResumeSummary, retryFlag = '--retry-failed'
         ? `redoing ${rollouts(todo)} ${parts[0]!.what}; ${s.done} already done`
         : `redoing ${rollouts(todo)} (${parts.map((p) => `${p.n} ${p.what}`).join(', ')}); ${s.done} already done`;
   const kept = total(s.keptFailed);
-  if (kept) text += ` — ${kept} of those failed for the agent's own reasons (${countsText(s.keptFailed)}) and ${kept === 1 ? 'is' : 'are'} kept; add ${retryFlag} to redo ${kept === 1 ? 'it' : 'them'}`;
+  if (kept) text += ` — ${kept} of those failed for the agent's own reasons (${failureCountsText(s.keptFailed)}) and ${kept === 1 ? 'is' : 'are'} kept; add ${retryFlag} to redo ${kept === 1 ? 'it' : 'them'}`;
   return text;
 }

@@ -72,6 +72,21 @@ export function isTransportFailure(kind: FailureKind | null | undefined): boolea
   return kind !== null && kind !== undefined && TRANSPORT_FAILURES.includes(kind);
 }
 
+/** "timeout ×3, no output ×1": counts of failure kinds, the most frequent first. */
+export function failureCountsText(counts: Partial<Record<FailureKind, number>>): string {
+  return Object.entries(counts)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([k, n]) => `${FAILURE_SHORT_LABELS[k as FailureKind]} ×${n}`)
+    .join(', ');
+}
+
+/** How many of these rollouts failed of each kind (one with no kind recorded counts as "other"). */
+export function countFailures(rollouts: readonly { status: string; failure?: FailureKind | null }[]): Partial<Record<FailureKind, number>> {
+  const counts: Partial<Record<FailureKind, number>> = {};
+  for (const r of rollouts) if (r.status === 'failed') counts[r.failure ?? 'other'] = (counts[r.failure ?? 'other'] ?? 0) + 1;
+  return counts;
+}
+
 export function isFailureKind(v: unknown): v is FailureKind {
   return typeof v === 'string' && (FAILURE_KINDS as readonly string[]).includes(v);
 }

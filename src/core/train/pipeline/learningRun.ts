@@ -4,6 +4,8 @@ import { errorMessage, RuntimeFailure, UsageError } from '../../errors';
 import { mean, meanConfidenceInterval, pairedTTest, type TTestResult } from '../../analysis/statistics';
 import { Lab } from '../../lab/lab';
 import { runRollouts } from '../../rollout/runner';
+import { countFailures, failureCountsText, isTransportFailure, type FailureKind } from '../../store/failureKinds';
+import type { RolloutRecord } from '../../store/types';
 import { pipelinePhases } from '../phases/phases';
 import { runPhase } from './runPhase';
 import { isActive } from '../jobs/jobRecord';
@@ -55,6 +57,8 @@ export interface StageResult {
   ci: [number, number] | null;
   /** Rollouts evaluated: n tasks × samples each. */
   rollouts: number;
+  /** Those of them that failed, by kind, each counted as reward 0: the student's own (no tool call, truncated), never the transport's, which are redone. */
+  failed: Partial<Record<FailureKind, number>>;
   /** Reward per validation task (the mean of its samples), in task order (the same order at every stage). */
   rewards: number[];
   /** Paired over the same tasks against the previous stage; null for the first. */
@@ -129,19 +133,33 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
           const version = readRegistry(evalLab.loaded.labDir).models[model]?.active ?? 'base';
           const samples = opts.evalSamples ?? 4;
           log(`evaluate ${stage}: ${tasks.length} validation tasks × ${samples} samples, model "${model}" version ${version}`);
-          const run = await runRollouts(env, {
+          const request = {
             tasks,
             samples,
             concurrency: cfg.runner.concurrency,
             params: { command: 'eval', split: 'val', limit: opts.valLimit ?? null, samples, seed: cfg.runner.seed, stage },
             seed: cfg.runner.seed,
-            signal: opts.signal,
-          });
+            ...(opts.signal ? { signal: opts.signal } : {}),
+          };
+          let run = await runRollouts(env, request);
+          // A call that never reached the student (timeout, connection, 5xx, 429) says nothing of it: redone once, as run --resume would.
+          const lost = (): RolloutRecord[] => run.rollouts.filter((r) => isTransportFailure(r.failure));
+          if (!run.cancelled && lost().length) {
+            log(`evaluate ${stage}: ${lost().length} rollouts failed on the way to the model (${failureCountsText(countFailures(lost()))}); redoing them`);
+            run = await runRollouts(env, { ...request, resumeRunId: run.runId });
+          }
           if (run.cancelled) throw new RuntimeFailure(`the ${stage} evaluation was cancelled`);
+          if (lost().length) {
+            throw new RuntimeFailure(
+              `the ${stage} evaluation's figure would measure the server, not the student: ${lost().length} of its rollouts failed twice on the way to model "${model}" (${failureCountsText(countFailures(lost()))}; run ${run.runId}, rollout-lab traces --run ${run.runId})`,
+            );
+          }
           const byTask = new Map<string, number[]>();
           for (const r of run.rollouts) byTask.set(r.taskId, [...(byTask.get(r.taskId) ?? []), r.finalReward ?? 0]);
           // A rollout that failed (no reward) counts as 0, as a wrong queue does.
           const rewards = tasks.map((t) => (byTask.get(t.id)?.reduce((a, b) => a + b, 0) ?? 0) / samples);
+          const failed = countFailures(run.rollouts);
+          const failedCount = Object.values(failed).reduce((a, b) => a + b, 0);
           const prev = stages.at(-1);
           const result: StageResult = {
             stage,
@@ -149,12 +167,13 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
             runId: run.runId,
             n: rewards.length,
             rollouts: run.rollouts.length,
+            failed,
             mean: mean(rewards) ?? 0,
             ci: meanConfidenceInterval(rewards),
             rewards,
             change: prev ? pairedTTest(prev.rewards, rewards) : null,
           };
-          log(`${stage}: mean validation reward ${result.mean.toFixed(3)} over ${result.n} tasks (run ${run.runId})`);
+          log(`${stage}: mean validation reward ${result.mean.toFixed(3)} over ${result.n} tasks (run ${run.runId})${failedCount ? `; ${failedCount} rollouts failed, each counted as 0 (${failureCountsText(failed)})` : ''}`);
           stages.push(result);
           return result;
         } finally {
