@@ -7,7 +7,7 @@ export interface SpanSource {
 }
 
 /** Spans in start-time order (the longer first among equal starts, then the store's order), so any first page holds parents before their children. */
-export function byStartTime(spans: SpanRecord[]): SpanRecord[] {
+function byStartTime(spans: SpanRecord[]): SpanRecord[] {
   return spans.map((s, i) => ({ s, i })).sort((a, b) => a.s.startTime - b.s.startTime || b.s.endTime - a.s.endTime || a.i - b.i).map((x) => x.s);
 }
 

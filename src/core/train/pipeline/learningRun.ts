@@ -5,7 +5,6 @@ import { mean, meanConfidenceInterval, pairedTTest, type TTestResult } from '../
 import { Lab } from '../../lab/lab';
 import { runRollouts } from '../../rollout/runner';
 import { countFailures, failureCountsText, isTransportFailure, type FailureKind } from '../../store/failureKinds';
-import type { RolloutRecord } from '../../store/types';
 import { pipelinePhases } from '../phases/phases';
 import { runPhase } from './runPhase';
 import { isActive } from '../jobs/jobRecord';
@@ -143,15 +142,16 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
           };
           let run = await runRollouts(env, request);
           // A call that never reached the student (timeout, connection, 5xx, 429) says nothing of it: redone once, as run --resume would.
-          const lost = (): RolloutRecord[] => run.rollouts.filter((r) => isTransportFailure(r.failure));
-          if (!run.cancelled && lost().length) {
-            log(`evaluate ${stage}: ${lost().length} rollouts failed on the way to the model (${failureCountsText(countFailures(lost()))}); redoing them`);
+          let lost = run.rollouts.filter((r) => isTransportFailure(r.failure));
+          if (!run.cancelled && lost.length) {
+            log(`evaluate ${stage}: ${lost.length} rollouts failed on the way to the model (${failureCountsText(countFailures(lost))}); redoing them`);
             run = await runRollouts(env, { ...request, resumeRunId: run.runId });
+            lost = run.rollouts.filter((r) => isTransportFailure(r.failure));
           }
           if (run.cancelled) throw new RuntimeFailure(`the ${stage} evaluation was cancelled`);
-          if (lost().length) {
+          if (lost.length) {
             throw new RuntimeFailure(
-              `the ${stage} evaluation's figure would measure the server, not the student: ${lost().length} of its rollouts failed twice on the way to model "${model}" (${failureCountsText(countFailures(lost()))}; run ${run.runId}, rollout-lab traces --run ${run.runId})`,
+              `the ${stage} evaluation's figure would measure the server, not the student: ${lost.length} of its rollouts failed twice on the way to model "${model}" (${failureCountsText(countFailures(lost))}; run ${run.runId}, rollout-lab traces --run ${run.runId})`,
             );
           }
           const byTask = new Map<string, number[]>();
@@ -159,7 +159,6 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
           // A rollout that failed (no reward) counts as 0, as a wrong queue does.
           const rewards = tasks.map((t) => (byTask.get(t.id)?.reduce((a, b) => a + b, 0) ?? 0) / samples);
           const failed = countFailures(run.rollouts);
-          const failedCount = Object.values(failed).reduce((a, b) => a + b, 0);
           const prev = stages.at(-1);
           const result: StageResult = {
             stage,
@@ -173,7 +172,7 @@ export async function learningRun(opts: LearningRunOptions): Promise<LearningRun
             rewards,
             change: prev ? pairedTTest(prev.rewards, rewards) : null,
           };
-          log(`${stage}: mean validation reward ${result.mean.toFixed(3)} over ${result.n} tasks (run ${run.runId})${failedCount ? `; ${failedCount} rollouts failed, each counted as 0 (${failureCountsText(failed)})` : ''}`);
+          log(`${stage}: mean validation reward ${result.mean.toFixed(3)} over ${result.n} tasks (run ${run.runId})${Object.keys(failed).length ? `; rollouts that failed, each counted as 0: ${failureCountsText(failed)}` : ''}`);
           stages.push(result);
           return result;
         } finally {
