@@ -34,7 +34,7 @@ const batch = (split: 'train' | 'val'): Option[] => [
   ['--seed S', 'seed of the task draw and of every model call (default: runner.seed)'],
   ['--resume RUN_ID', 'finish a run with its own options: redoes what was interrupted, cancelled, never started or failed on transport (connection, timeout, 5xx, 429); the attempts it redoes stay in the store, superseded'],
   ['--retry-failed', 'with --resume: also redo the rollouts that failed for the agent\'s own reasons (invalid output, no output, a tool error...)'],
-  ['--shard K/N', 'run only slice K of N of the plan (K is 0-based: 0 to N-1), picked by a stable hash of each task and sample, not by position; with --resume RUN_ID, join a run split into N slices as its worker K (it skips what stands, so a restarted worker redoes only its unfinished rollouts); without, start a new run split so'],
+  ['--shard K/N', 'run only slice K of N of the plan (K is 0-based: 0 to N-1), dealt by a stable hash of each task and sample, so the slices differ by at most one rollout and do not depend on the order of the tasks; with --resume RUN_ID, join a run split into N slices as its worker K (it skips what stands, so a restarted worker redoes only its unfinished rollouts); without, start a new run split so'],
   ['--workers N', 'split a new run (or, with --resume, a run split into N slices) over N worker processes, each `--resume RUN_ID --shard K/N` with --concurrency C of its own; prints their combined progress, then the metrics of the whole run, and the command that reruns any slice that failed'],
   ['--on local', 'with --workers: where the workers run — local (this machine) is the only place built so far'],
   BASE_URL,

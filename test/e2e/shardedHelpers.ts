@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { Lab } from '../../src/core/lab/lab';
+import { shardedKeys } from '../../src/core/lab/batch';
 import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../src/core/store/types';
 
@@ -23,6 +25,21 @@ export async function storedRunStatus(ws: string, runId: string): Promise<string
     return store.getRun(runId)?.status;
   } finally {
     await store.close();
+  }
+}
+
+/**
+ * The slice of every key (`task#sample`) of a run's plan, as its coordinator and
+ * workers compute it (training split, the run's limit, seed and samples). Opens
+ * the workspace's lab, so call it while no run writes to it.
+ */
+export async function plannedSlices(ws: string, plan: { limit: number; seed: number; samples: number; count: number }): Promise<Map<string, number>> {
+  const lab = await Lab.open({ workspace: ws, env: {} });
+  try {
+    const tasks = lab.selectTasks(await lab.loadDataset(), { split: 'train', limit: plan.limit, seed: plan.seed });
+    return new Map(shardedKeys(tasks.map((t) => t.id), plan.samples, plan.count).map(({ key, shard }) => [key, shard]));
+  } finally {
+    await lab.close();
   }
 }
 

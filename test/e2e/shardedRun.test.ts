@@ -5,9 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimServer, type SimServer } from '../../src/core/sim/simServer';
 import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../src/core/store/types';
-import { shardOfKey } from '../../src/core/rollout/shards';
 import { cli, cliAsync, editLab, json, tempWorkspace, type RunDoc } from './cliHelpers';
-import { assertOneCurrentEach, currentByKey, rounded, storedAttempts, storedRunStatus } from './shardedHelpers';
+import { assertOneCurrentEach, currentByKey, plannedSlices, rounded, storedAttempts, storedRunStatus } from './shardedHelpers';
 
 /*
  * A run split over worker processes, on a real store on disk, against the
@@ -86,19 +85,21 @@ test('a worker killed mid-run and started again redoes only its unfinished rollo
   const slice1 = w0.shard ? PLANNED - w0.shard.planned : 0;
   assert.ok(slice1 >= 3, `slice 1 holds ${slice1} keys: enough to kill its worker part way`);
 
+  const slices = await plannedSlices(ws, { limit: TASKS, seed: 3, samples: SAMPLES, count: 2 });
+  const inSlice1 = (r: RolloutRecord): boolean => slices.get(`${r.taskId}#${r.sample}`) === 1;
   const join = ['run', ...base, '--resume', w0.runId, '--shard', '1/2', '--concurrency', '1', '--json'];
   const killed = cliAsync(join);
   // Killed once it has finished some of its slice and not all of it (looked up in the store, not timed).
   let finished: RolloutRecord[] = [];
   for (;;) {
-    finished = (await attempts(w0.runId)).filter((r) => shardOfKey(`${r.taskId}#${r.sample}`, 2) === 1 && r.status === 'succeeded');
+    finished = (await attempts(w0.runId)).filter((r) => inSlice1(r) && r.status === 'succeeded');
     if (finished.length >= 1 || killed.child.exitCode !== null) break;
     await sleep(50);
   }
   killed.child.kill('SIGKILL');
   await killed.done;
   const before = await attempts(w0.runId);
-  const doneBefore = before.filter((r) => shardOfKey(`${r.taskId}#${r.sample}`, 2) === 1 && r.status === 'succeeded');
+  const doneBefore = before.filter((r) => inSlice1(r) && r.status === 'succeeded');
   assert.ok(doneBefore.length >= 1 && doneBefore.length < slice1, `the kill came part way through slice 1 (${doneBefore.length} of ${slice1} done)`);
 
   const again = await cliAsync(join).done;

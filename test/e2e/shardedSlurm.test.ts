@@ -8,9 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimServer, type SimServer } from '../../src/core/sim/simServer';
 import { TraceStore } from '../../src/core/store/traceStore';
 import type { RolloutRecord } from '../../src/core/store/types';
-import { shardOfKey } from '../../src/core/rollout/shards';
 import { cli, cliAsync, editLab, json, tempWorkspace, type RunDoc } from './cliHelpers';
-import { assertOneCurrentEach, rounded, storedAttempts } from './shardedHelpers';
+import { assertOneCurrentEach, plannedSlices, rounded, storedAttempts } from './shardedHelpers';
 import { slurmSkip, startSlurm, type SlurmCluster } from '../unit/train/launchers/slurmCluster';
 
 /*
@@ -134,10 +133,11 @@ test('a 4-task Slurm job array stores every planned rollout once, with the rewar
 test('an array task cancelled mid-run with scancel and requeued redoes only its unfinished rollouts: nothing lost, nothing doubled', { skip }, async () => {
   const tasks = 14;
   const planned = tasks * SAMPLES;
+  const slices = await plannedSlices(ws, { limit: tasks, seed: 9, samples: SAMPLES, count: 4 });
   const coordinator = cliAsync(['run', ...base, '--limit', String(tasks), '--samples', String(SAMPLES), '--seed', '9', '--workers', '4', '--on', 'slurm', '--concurrency', '1', '--json']);
   const runId = await until('the run is stored', () => runningRun(9), coordinator.child);
   const jobId = await until('the array is submitted', () => arrayOf(runId), coordinator.child);
-  const inSlice2 = (r: RolloutRecord): boolean => shardOfKey(`${r.taskId}#${r.sample}`, 4) === 2;
+  const inSlice2 = (r: RolloutRecord): boolean => slices.get(`${r.taskId}#${r.sample}`) === 2;
   const slice2 = (await until('some of slice 2 is done', async () => {
     const done = (await attempts(runId)).filter((r) => inSlice2(r) && r.status === 'succeeded');
     return done.length >= 1 ? done : null;

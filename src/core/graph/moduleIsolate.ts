@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '../errors';
 import { tellRetry, type RetryNotice } from '../llm/retryNotices';
@@ -113,6 +114,11 @@ export class ModuleIsolate {
   readonly ready: Promise<void>;
   /** What the module told about itself once loaded (a search provider's name). */
   info: unknown = undefined;
+  private loaded = false;
+  /** The thread's event-loop use at the start of the window `busy` measures, and when that was. */
+  private busyMark: EventLoopUtilization | null = null;
+  private busyAt = 0;
+  private busyShare = 0;
 
   constructor(readonly spec: IsolateSpec) {
     const entry = moduleWorkerEntry();
@@ -132,7 +138,6 @@ export class ModuleIsolate {
     });
     // A load that fails is reported to whoever awaits `ready`; nobody awaiting it is no unhandled rejection.
     this.ready.catch(() => undefined);
-    let loaded = false;
     const loadTimer = setTimeout(() => {
       this.exited ??= 'stuck while loading';
       readyReject(new ConfigError(`${spec.label} did not finish loading within ${MODULE_LOAD_LIMIT_MS / 1000} s (a loop at its top level or in its graph factory?); fix it and run again`, spec.file));
@@ -146,7 +151,9 @@ export class ModuleIsolate {
     this.worker.on('message', (m: FromWorker) => {
       switch (m.type) {
         case 'ready':
-          loaded = true;
+          this.loaded = true;
+          this.busyMark = this.worker.performance.eventLoopUtilization();
+          this.busyAt = performance.now();
           this.info = m.info;
           readyResolve();
           return;
@@ -197,7 +204,7 @@ export class ModuleIsolate {
         this.stopReason ??
         (crash ? `it crashed: ${crash.message}` : `it ended its thread (exit code ${code}${code === 0 ? ', process.exit()' : ''})`);
       this.exited ??= why;
-      if (!loaded) readyReject(new ConfigError(`${spec.label} could not be loaded: ${why}`, spec.file));
+      if (!this.loaded) readyReject(new ConfigError(`${spec.label} could not be loaded: ${why}`, spec.file));
       for (const [id, p] of this.pending) {
         this.pending.delete(id);
         p.reject(new IsolateExitedError(`${spec.label} stopped before it answered: ${why}; the rollouts it was running failed, the others go on`));
@@ -287,6 +294,23 @@ export class ModuleIsolate {
     else if (!this.retiring) this.worker.unref();
   }
 
+  /**
+   * The share of its time the worker's thread spent running code (0 to 1)
+   * rather than waiting, over the last BUSY_WINDOW_MS or more since it loaded;
+   * 0 while it loads (it is about to take calls, not full).
+   */
+  get busy(): number {
+    if (!this.busyMark) return 0;
+    const now = performance.now();
+    if (now - this.busyAt >= BUSY_WINDOW_MS) {
+      const mark = this.worker.performance.eventLoopUtilization();
+      this.busyShare = this.worker.performance.eventLoopUtilization(mark, this.busyMark).utilization;
+      this.busyMark = mark;
+      this.busyAt = now;
+    }
+    return this.busyShare;
+  }
+
   /** Calls in flight. */
   get load(): number {
     return this.pending.size;
@@ -298,13 +322,21 @@ export class ModuleIsolate {
   }
 }
 
+/** How long a window a worker's `busy` share is measured over. */
+const BUSY_WINDOW_MS = 250;
+/** Workers shared by calls: another starts only once every one spends at least this share of its time running code. */
+const BUSY_TO_GROW = 0.5;
+
 /**
  * The workers of one module. By default each takes one call at a time, so a
  * module that hangs or exits takes down only the call it was making; with
  * `maxWorkers`, calls share at most that many workers (a graph module's
- * rollouts, which mostly wait on the model). The first worker is started (and
- * the module loaded) by `start()`, so a broken module fails before anything
- * runs; more start as concurrent calls need them, and a dead one is replaced.
+ * rollouts, which mostly wait on the model), and a second one starts only when
+ * every worker is busy running code (BUSY_TO_GROW), not when its calls are
+ * waiting on the model: each worker started costs the module's load and its
+ * own warm-up. The first worker is started (and the module loaded) by
+ * `start()`, so a broken module fails before anything runs; more start as
+ * concurrent calls need them, and a dead one is replaced.
  */
 export class IsolatePool {
   /** Each worker with the calls it was handed (counted before they reach it, as a call first waits for the load). */
@@ -334,10 +366,11 @@ export class IsolatePool {
     return iso;
   }
 
-  /** An idle worker, else a new one while under the limit, else the least busy. */
+  /** An idle worker, else a new one while under the limit (shared: once all are busy), else the least loaded. */
   private pick(): ModuleIsolate {
     let best: ModuleIsolate | null = null;
     let live = 0;
+    let room = false;
     for (const [iso, calls] of this.workers) {
       if (iso.dead) {
         this.workers.delete(iso);
@@ -347,8 +380,16 @@ export class IsolatePool {
       live++;
       if (calls === 0) return iso;
       if (!best || calls < this.workers.get(best)!) best = iso;
+      if (iso.busy < BUSY_TO_GROW) room = true;
     }
-    return best && live >= this.maxWorkers ? best : this.spawn();
+    if (!best) return this.spawn();
+    const shared = Number.isFinite(this.maxWorkers);
+    return live >= this.maxWorkers || (shared && room) ? best : this.spawn();
+  }
+
+  /** Workers alive. */
+  get size(): number {
+    return [...this.workers.keys()].filter((iso) => !iso.dead).length;
   }
 
   /** Runs `work` on a worker; a worker that died in it is dropped. */

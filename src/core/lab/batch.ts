@@ -11,7 +11,7 @@ import { listenForRetries, type RetryNotice } from '../llm/retryNotices';
 import type { Lab } from './lab';
 import { decisionLabelsOf } from '../data/decisionAlignment';
 import { everyKeyStands, newRunId, rolloutKey, simulatedOf } from '../rollout/runner';
-import { shardOfKey, shardText, type Shard } from '../rollout/shards';
+import { shardsOfKeys, shardText, type Shard } from '../rollout/shards';
 
 /** What a batch will do, once its tasks are chosen and before anything runs. */
 export interface BatchPlanned {
@@ -157,9 +157,9 @@ async function shardedPlan(lab: Lab, runId: string, params: BatchRunParams, coun
 
 /** A run's planned keys with the slice of each. */
 export function shardedKeys(taskIds: readonly string[], samples: number, count: number): Array<{ key: string; shard: number }> {
-  const out: Array<{ key: string; shard: number }> = [];
-  for (const id of taskIds) for (let s = 0; s < samples; s++) out.push({ key: rolloutKey(id, s), shard: shardOfKey(rolloutKey(id, s), count) });
-  return out;
+  const keys = taskIds.flatMap((id) => Array.from({ length: samples }, (_, s) => rolloutKey(id, s)));
+  const of = shardsOfKeys(keys, count);
+  return keys.map((key) => ({ key, shard: of.get(key)! }));
 }
 
 /** Where a sharded run's slices stand, from the store: finished keys per slice (whatever worker ran them). */

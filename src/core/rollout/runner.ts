@@ -23,7 +23,7 @@ import { RunWarnings, maxTokensKey, type RunWarning } from './runWarnings';
 import { scoreRollout } from './rolloutScoring';
 import { rewardDefinitionKey } from '../reward/rewardDefinition';
 import { resumePlan, type ResumePlan, type ResumeSummary } from './resumePlan';
-import { inShard, type Shard } from './shards';
+import { shardSlice, type Shard } from './shards';
 
 export type PlannedTask = Task & { split: Split };
 
@@ -134,7 +134,7 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
   const whole: Array<{ task: PlannedTask; sample: number }> = [];
   for (const task of req.tasks) for (let s = 0; s < req.samples; s++) whole.push({ task, sample: s });
   const { shard } = req;
-  const plan = shard ? whole.filter((p) => inShard(rolloutKey(p.task.id, p.sample), shard)) : whole;
+  const plan = shard ? shardSlice(whole, (p) => rolloutKey(p.task.id, p.sample), shard) : whole;
 
   let runId: string;
   let skip = new Set<string>();

@@ -25,12 +25,10 @@ export function shardText(s: Shard): string {
 }
 
 /**
- * The slice a task-and-sample key (`taskId#sample`) falls in: a stable hash of
- * the key (FNV-1a, then a murmur3 finaliser so that keys differing in their last
- * character spread over the slices), never its position in the plan, so a
- * slice holds the same rollouts whatever order the tasks are listed in.
+ * A stable hash of a task-and-sample key (`taskId#sample`): FNV-1a, then a
+ * murmur3 finaliser so that keys differing in their last character spread.
  */
-export function shardOfKey(key: string, count: number): number {
+function keyHash(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
@@ -38,14 +36,24 @@ export function shardOfKey(key: string, count: number): number {
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
-  return (h >>> 0) % count;
+  return h >>> 0;
 }
 
-export function inShard(key: string, shard: Shard): boolean {
-  return shardOfKey(key, shard.count) === shard.index;
+/**
+ * The slice of every key of a plan: the keys ordered by their hash (ties by the
+ * key itself), then dealt to the slices in turn. So the slices differ in size by
+ * at most one key (a slice taken by the hash alone is a few per cent off, and
+ * the largest sets the run's end), and a key's slice depends on which keys the
+ * plan holds, never on their order, so every worker and the coordinator, each
+ * planning the run from its stored options, agree on it.
+ */
+export function shardsOfKeys(keys: readonly string[], count: number): Map<string, number> {
+  const ranked = keys.map((key) => ({ key, h: keyHash(key) })).sort((a, b) => a.h - b.h || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return new Map(ranked.map(({ key }, i) => [key, i % count]));
 }
 
 /** The planned items of one slice, in plan order. */
 export function shardSlice<T>(items: readonly T[], keyOf: (item: T) => string, shard: Shard): T[] {
-  return items.filter((item) => inShard(keyOf(item), shard));
+  const of = shardsOfKeys(items.map(keyOf), shard.count);
+  return items.filter((item) => of.get(keyOf(item)) === shard.index);
 }

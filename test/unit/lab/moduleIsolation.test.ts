@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../../src/core/errors';
-import { IsolateExitedError, IsolateTimeoutError } from '../../../src/core/graph/moduleIsolate';
+import { IsolateExitedError, IsolatePool, IsolateTimeoutError } from '../../../src/core/graph/moduleIsolate';
 import { isolatedCannedAnswers, isolatedCustomReward, isolatedSearchProvider, type Closeable } from '../../../src/core/lab/isolatedModules';
 import type { SimChatRequest } from '../../../src/core/sim/simRequest';
 
@@ -98,6 +98,42 @@ test('reward module: a load error is a ConfigError naming the file; aborting a c
     } finally {
       await reward.close();
     }
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('shared workers: calls that wait share one worker; a second starts only once the workers are busy running code', async () => {
+  const s = scratch();
+  const file = s.write(
+    'answers.mjs',
+    `import { threadId } from 'node:worker_threads';
+export default async function answer({ agent }) {
+  if (agent === 'cpu') { const t = Date.now(); while (Date.now() - t < 40) {} }
+  else await new Promise((ok) => setTimeout(ok, 40));
+  return { content: String(threadId) };
+}
+`,
+  );
+  const threads = async (agent: string): Promise<{ threads: number; size: number }> => {
+    const pool = new IsolatePool({ role: 'answers', file, label: 'answers.mjs' }, 4);
+    try {
+      await pool.start();
+      const seen = new Set<string>();
+      // Waves of 8 calls at once, each wave at least 8 × 40 ms of a worker's time if one worker runs it.
+      for (let wave = 0; wave < 6; wave++) {
+        const got = await Promise.all(Array.from({ length: 8 }, () => pool.call('answer', { agent, request: request('q') }) as Promise<{ content: string }>));
+        for (const g of got) seen.add(g.content);
+      }
+      return { threads: seen.size, size: pool.size };
+    } finally {
+      await pool.close();
+    }
+  };
+  try {
+    assert.deepEqual(await threads('wait'), { threads: 1, size: 1 }, 'calls that wait on a timer all run on the first worker');
+    const cpu = await threads('cpu');
+    assert.ok(cpu.threads >= 2 && cpu.size >= 2 && cpu.size <= 4, `calls that keep a worker busy spread over more workers, at most 4: ${JSON.stringify(cpu)}`);
   } finally {
     s.cleanup();
   }

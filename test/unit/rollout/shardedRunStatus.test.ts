@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { initWorkspace } from '../../../src/core/lab/init';
 import { Lab } from '../../../src/core/lab/lab';
 import { rolloutKey, runRollouts, shardedRunStatus, type RunRequest } from '../../../src/core/rollout/runner';
-import { inShard } from '../../../src/core/rollout/shards';
+import { shardSlice } from '../../../src/core/rollout/shards';
 
 const PUBMEDQA = resolve(__dirname, '../../../../shared/data/pubmedqa/ori_pqal.json');
 
@@ -20,7 +20,7 @@ test('a worker of a sharded run plans only its slice, and the run is done only o
     const env = await lab.environment(ds.tasks);
     const req: RunRequest = { tasks, samples: 2, concurrency: 2, params: { limit: 6, shards: 2 }, seed: 1 };
     const keys = tasks.flatMap((t) => [rolloutKey(t.id, 0), rolloutKey(t.id, 1)]);
-    const slice = (k: number): string[] => keys.filter((key) => inShard(key, { index: k, count: 2 }));
+    const slice = (k: number): string[] => shardSlice(keys, (key) => key, { index: k, count: 2 });
 
     const first = await runRollouts(env, { ...req, shard: { index: 0, count: 2 } });
     assert.deepEqual(first.rollouts.map((r) => rolloutKey(r.taskId, r.sample)).sort(), slice(0).sort(), 'slice 0 ran its keys and no other');

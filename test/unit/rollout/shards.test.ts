@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { inShard, parseShard, shardOfKey, shardSlice } from '../../../src/core/rollout/shards';
+import { parseShard, shardSlice, shardsOfKeys } from '../../../src/core/rollout/shards';
 import { rolloutKey } from '../../../src/core/rollout/runner';
 import { UsageError } from '../../../src/core/errors';
 
@@ -24,16 +24,18 @@ test('shards: the N slices partition the plan, every key in exactly one', () => 
   }
 });
 
-test('shards: slices are roughly balanced', () => {
-  const keys = plan(1000, 2);
-  for (const n of [2, 4, 8]) {
-    const sizes = Array.from({ length: n }, (_, k) => keys.filter((key) => inShard(key, { index: k, count: n })).length);
-    const even = keys.length / n;
-    for (const size of sizes) assert.ok(Math.abs(size - even) < even * 0.15, `slice sizes ${sizes.join(', ')} for ${n} slices (even: ${even})`);
+test('shards: slices differ in size by at most one key, and the samples of one task spread', () => {
+  for (const [tasks, samples] of [[1000, 2], [800, 2], [7, 3], [1, 64]] as const) {
+    const keys = plan(tasks, samples);
+    for (const n of [2, 3, 4, 8]) {
+      const sizes = Array.from({ length: n }, (_, k) => shardSlice(keys, (x) => x, { index: k, count: n }).length);
+      assert.ok(Math.max(...sizes) - Math.min(...sizes) <= 1, `slice sizes ${sizes.join(', ')} for ${n} slices of ${keys.length} keys`);
+    }
   }
-  // Keys that differ only in their last character (the sample) spread too.
+  // Keys that differ only in their last character (the sample) fall in every slice, not in their task's.
   const samples = Array.from({ length: 64 }, (_, s) => rolloutKey('one-task', s));
-  assert.ok(new Set(samples.map((k) => shardOfKey(k, 4))).size === 4, 'the samples of one task fall in every slice of 4');
+  const of = shardsOfKeys([...plan(50, 1), ...samples], 4);
+  assert.equal(new Set(samples.map((k) => of.get(k))).size, 4, 'the samples of one task fall in every slice of 4');
 });
 
 test('shards: a slice depends on the key, not its position, and is the same on every call', () => {
@@ -44,8 +46,9 @@ test('shards: a slice depends on the key, not its position, and is the same on e
   assert.deepEqual([...reversed].sort(), [...slice].sort(), 'the same keys whatever the task order');
   assert.deepEqual(shardSlice(keys, (x) => x, shard), slice, 'the same slice on a second call');
   // Pinned values: a slice must not move between versions, or a resumed worker would redo another worker's keys.
-  assert.deepEqual(['a#0', 'a#1', 'b#0', 'pubmed-12345#3'].map((k) => shardOfKey(k, 8)), [1, 0, 4, 3]);
-  assert.equal(shardOfKey('anything#0', 1), 0);
+  const of = shardsOfKeys(['a#0', 'a#1', 'b#0', 'b#1', 'pubmed-12345#3', 'pubmed-12345#4'], 3);
+  assert.deepEqual(['a#0', 'a#1', 'b#0', 'b#1', 'pubmed-12345#3', 'pubmed-12345#4'].map((k) => of.get(k)), [2, 0, 1, 1, 0, 2]);
+  assert.deepEqual([...shardsOfKeys(['anything#0', 'other#1'], 1).values()], [0, 0]);
 });
 
 test('shards: K/N is parsed, K is 0-based, anything else is a usage error', () => {

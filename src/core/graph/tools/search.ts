@@ -77,11 +77,16 @@ function round(score: number): number {
  * questions; hit ids are the task ids (PubMed ids for PubMedQA).
  */
 export function datasetSearchProvider(tasks: ReadonlyArray<Task>): SearchProvider {
-  const index = Bm25Index.build(tasks.map((t) => ({ id: t.id, title: t.goal, text: t.context })));
-  const trial = new Map(tasks.map((t) => [t.id, trialSignal(`${t.goal}\n${t.context}`)]));
+  // Built at the first search: a graph that never searches (and each worker thread that runs one) pays nothing for it.
+  let built: { index: Bm25Index; trial: Map<string, number> } | null = null;
   return {
     name: 'dataset',
     async search(query, { topK, kind, excludeIds }) {
+      built ??= {
+        index: Bm25Index.build(tasks.map((t) => ({ id: t.id, title: t.goal, text: t.context }))),
+        trial: new Map(tasks.map((t) => [t.id, trialSignal(`${t.goal}\n${t.context}`)])),
+      };
+      const { index, trial } = built;
       const excluded = new Set(excludeIds ?? []);
       const filter = excluded.size ? (id: string) => !excluded.has(id) : undefined;
       let ranked = index.search(query, kind === 'clinical_trials' ? topK * RERANK_POOL : topK, filter);
