@@ -20,7 +20,7 @@ import { initDatasetNote } from '../core/lab/initDatasetNote';
 import { startSimServer } from '../core/sim/simServer';
 import type { RunProgress } from '../core/rollout/runner';
 import type { RunWarning } from '../core/rollout/runWarnings';
-import { parseBatchPlan } from '../core/rollout/batchPlan';
+import { COORDINATED_ENV, parseBatchPlan } from '../core/rollout/batchPlan';
 import { runBatch } from '../core/lab/batch';
 import type { EvalMetrics } from '../core/analysis/metrics';
 import { metricsTable } from '../core/analysis/metricsTable';
@@ -72,8 +72,8 @@ interface BatchOutput {
   metrics: EvalMetrics;
   /** Per kind, over the rollouts this invocation ran. */
   warnings: RunWarning[];
-  /** A worker's slice (--shard): `rollouts`, `succeeded`, `failed` and `metrics` are the slice's; `runDone` whether the whole run stands now. */
-  shard?: { index: number; count: number; planned: number; runDone: boolean };
+  /** A worker's slice (--shard): `rollouts`, `succeeded`, `failed` and `metrics` are the slice's; `runDone` whether the whole run stands now (null for a worker its coordinator follows: the coordinator checks). */
+  shard?: { index: number; count: number; planned: number; runDone: boolean | null };
 }
 
 async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
@@ -92,6 +92,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
     resume: v.resume,
     retryFailed: v['retry-failed'] === true ? true : undefined,
     shard,
+    coordinated: shard && v.resume !== undefined && process.env[COORDINATED_ENV] === '1' ? true : undefined,
   });
   if (workers !== undefined) return runWorkers(command, v, plan, workers);
   return withRunningLab(v, async (lab, signal) => {
@@ -128,7 +129,7 @@ async function batch(command: 'run' | 'eval', v: Values): Promise<number> {
       out(`run ${result.runId}${result.cancelled ? ' cancelled' : ''}: ${runOutcomeText(result.outcome)}`);
       if (result.shard && result.shard.count > 1) {
         const s = result.shard;
-        out(`slice ${shardText(s)}: ${result.rollouts.length} of its ${s.planned} rollouts finished; the run is ${s.runDone ? 'done: every slice stands' : 'not done yet (other slices)'}; the table is this slice's`);
+        out(`slice ${shardText(s)}: ${result.rollouts.length} of its ${s.planned} rollouts finished; the run is ${s.runDone === null ? "its coordinator's to end" : s.runDone ? 'done: every slice stands' : 'not done yet (other slices)'}; the table is this slice's`);
       }
       out(metricsTable(metrics, simulated));
       printWarnings(result.warnings, result.ranNow);

@@ -28,7 +28,7 @@ let base: string[];
 
 interface WorkerDoc extends RunDoc {
   skipped: number;
-  shard?: { index: number; count: number; planned: number; runDone: boolean };
+  shard?: { index: number; count: number; planned: number; runDone: boolean | null };
   outcome: { planned: number; succeeded: number; superseded: number };
 }
 
@@ -142,6 +142,28 @@ test('two copies of the same slice run at once leave one current rollout per key
   }
   const traces = json<{ total: number; rollouts: Array<{ supersededBy: string | null }> }>(cli(['traces', '--workspace', ws, '--run', runId, '--json']));
   assert.equal(traces.rollouts.filter((r) => !r.supersededBy).length, PLANNED, '`traces` counts each key once');
+  assert.equal(await runStatus(runId), 'done');
+});
+
+test('a worker its coordinator follows leaves the end to its coordinator; the same slice rerun by hand marks the run done', async () => {
+  const first = await cliAsync(['run', ...base, ...plan, '--shard', '0/2', '--concurrency', '2', '--json']).done;
+  assert.equal(first.code, 0, first.stderr);
+  const runId = json<WorkerDoc>(first).runId;
+  const slice1 = ['run', ...base, '--resume', runId, '--shard', '1/2', '--concurrency', '2', '--json'];
+  // What every place sets on the workers it starts for a coordinator.
+  const followed = await cliAsync(slice1, { ROLLOUT_LAB_COORDINATED: '1' }).done;
+  assert.equal(followed.code, 0, followed.stderr);
+  const doc = json<WorkerDoc>(followed);
+  assert.equal(doc.shard?.runDone, null, 'a coordinated worker does not check the whole run');
+  assert.equal(doc.succeeded + doc.failed, doc.shard?.planned, "its figures are its own slice's");
+  assert.notEqual(await runStatus(runId), 'done', 'nor does it mark the run done, though every key stands');
+  assertOneCurrentEach(await attempts(runId), PLANNED, 'coordinated worker');
+  // A slice rerun by hand (the coordinator's rerun command, without that setting) skips what stands and ends the run.
+  const byHand = await cliAsync(slice1).done;
+  assert.equal(byHand.code, 0, byHand.stderr);
+  const again = json<WorkerDoc>(byHand);
+  assert.equal(again.skipped, again.shard?.planned);
+  assert.equal(again.shard?.runDone, true);
   assert.equal(await runStatus(runId), 'done');
 });
 

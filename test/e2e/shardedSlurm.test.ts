@@ -124,6 +124,8 @@ test('a 4-task Slurm job array stores every planned rollout once, with the rewar
     assert.equal(taskState(jobId!, k), 'COMPLETED');
     const log = readFileSync(path.join(dir, `worker-${k}.log`), 'utf8');
     assert.match(log, new RegExp(`rollout-lab worker: slice ${k}/4 on ${cluster.node}`));
+    // sbatch --export set it: each task leaves the run's end to the coordinator, not reading the other slices.
+    assert.match(log, /"runDone":null/, `task ${k} ran as a worker its coordinator follows`);
   }
   const script = readFileSync(path.join(dir, 'workers.sbatch'), 'utf8');
   assert.match(script, /^#SBATCH --array=0-3$/m);

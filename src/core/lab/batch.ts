@@ -71,6 +71,7 @@ export async function runBatch(lab: Lab, plan: BatchPlan, hooks: BatchHooks = {}
     resumeRunId: checked.resume,
     retryFailed: checked.retryFailed,
     ...(shard ? { shard } : {}),
+    ...(checked.coordinated ? { coordinated: true } : {}),
     signal: hooks.signal,
     onStart: hooks.onStart,
     onProgress: hooks.onProgress,

@@ -33,8 +33,27 @@ export const BatchPlanSchema = z.strictObject({
    * of which this runs the first worker's share.
    */
   shard: z.strictObject({ index: z.number().int().min(0), count: Count }).refine((s) => s.index < s.count, { message: 'the slice index is 0-based: below the slice count' }).optional(),
-}).refine((p) => !p.retryFailed || p.resume !== undefined, { message: 'retryFailed goes with resume: it redoes failed rollouts of the run being resumed', path: ['retryFailed'] });
+  /**
+   * With `resume` and `shard`: a worker started by a coordinator that follows
+   * the run (`--workers N`). It leaves the whole run's status to it, so at its
+   * end it does not catch up with the other slices to check whether the run
+   * stands.
+   */
+  coordinated: z.boolean().optional(),
+})
+  .refine((p) => !p.retryFailed || p.resume !== undefined, { message: 'retryFailed goes with resume: it redoes failed rollouts of the run being resumed', path: ['retryFailed'] })
+  .refine((p) => !p.coordinated || (p.resume !== undefined && p.shard !== undefined), { message: 'coordinated goes with resume and shard: it marks a worker that its coordinator follows', path: ['coordinated'] });
 export type BatchPlan = z.infer<typeof BatchPlanSchema>;
+
+/**
+ * Set to 1 in the environment of the workers a coordinator starts and follows
+ * (`run --workers N`, every place): the CLI's `--resume RUN --shard K/N` then
+ * runs as BatchPlan.coordinated. A slice rerun by hand (the command the
+ * coordinator prints, `sbatch --array=K`, a one-pod Job, `sky launch --env
+ * ROLLOUT_LAB_SHARD=K`) starts without it, so it checks the whole run at its
+ * end and marks it done.
+ */
+export const COORDINATED_ENV = 'ROLLOUT_LAB_COORDINATED';
 
 /**
  * The options a batch run is stored with (RunRecord.params): read back, with

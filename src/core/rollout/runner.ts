@@ -81,6 +81,8 @@ export interface RunRequest {
    * shardedRunStatus for who writes the run's status.
    */
   shard?: Shard;
+  /** With shard: a coordinator follows the run and writes its status, so the slice's end does not catch up with the others' (runDone null). */
+  coordinated?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
   /** Called once the run id is known, before the first rollout starts. */
@@ -104,8 +106,8 @@ export interface RunResult {
   warnings: RunWarning[];
   /** The simulated endpoint answered some of its rollouts (not merely: it was started for a model of lab.json). */
   simulated: boolean;
-  /** A worker's slice: `rollouts` are its slice's; `runDone` says whether the whole run stands now. */
-  shard?: Shard & { planned: number; runDone: boolean };
+  /** A worker's slice: `rollouts` are its slice's; `runDone` says whether the whole run stands now (null: not checked, its coordinator does). */
+  shard?: Shard & { planned: number; runDone: boolean | null };
 }
 
 /** A 31-bit seed from the run seed, the task and the sample (FNV-1a). */
@@ -202,8 +204,10 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
   const storeFailure = guard.failure();
   if (storeFailure) throw new RunStoreFailure(runId, storeFailure);
   const cancelled = Boolean(req.signal?.aborted);
-  // Other workers' rollouts of the run (and a copy of this slice run at once elsewhere) count in what follows.
-  if (shard) await store.refresh();
+  // Other workers' rollouts of the run (and a copy of this slice run at once elsewhere) count in what follows;
+  // a coordinated worker's own slice is all it reports, and reading every other segment costs each worker as
+  // much as the coordinator's end does.
+  if (shard && !req.coordinated) await store.refresh();
   const inPlan = new Set(plan.map((p) => rolloutKey(p.task.id, p.sample)));
   // Each task's current attempt: the ones a resume redid are kept in the store, superseded, and count no more.
   const rollouts = store
@@ -215,6 +219,7 @@ export async function runRollouts(labEnv: RolloutEnvironment, req: RunRequest): 
     store.updateRun(runId, { status: cancelled ? 'cancelled' : 'done', endTime: Date.now(), simulated });
     return result;
   }
+  if (req.coordinated) return { ...result, shard: { ...shard, planned: plan.length, runDone: null } };
   const runDone = everyKeyStands(whole.map((p) => rolloutKey(p.task.id, p.sample)), store, runId);
   const status = shardedRunStatus({ runDone, cancelled, createdHere: !req.resumeRunId });
   const wholeRunSimulated = (): boolean => simulatedOf(store.listRollouts({ runId, superseded: false, limit: Number.MAX_SAFE_INTEGER }).rollouts, env.simulated);

@@ -5,6 +5,7 @@ import type { K8sWorkersConfig } from '../../config/workersSchema';
 import { ConfigError, RuntimeFailure } from '../../errors';
 import { lastLines, run } from '../jobs/launchers/exec';
 import { kubectl } from '../jobs/launchers/k8s';
+import { COORDINATED_ENV } from '../../rollout/batchPlan';
 import { dnsLabel, shellWord, TAIL_LINES, workerArgv, workersDir, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
 
 /**
@@ -93,7 +94,8 @@ export function workersJobManifest(req: WorkerRequest, cfg: K8sWorkersConfig, na
               command: cfg.cli,
               args,
               workingDir: mountPath,
-              ...(Object.keys(cfg.env).length ? { env: Object.entries(cfg.env).map(([k, value]) => ({ name: k, value })) } : {}),
+              // The Indexed Job's workers are followed by their coordinator; a one-pod rerun is not.
+              env: Object.entries({ ...cfg.env, ...(shard === undefined ? { [COORDINATED_ENV]: '1' } : {}) }).map(([k, value]) => ({ name: k, value })),
               ...(cfg.envFromSecrets.length ? { envFrom: cfg.envFromSecrets.map((s) => ({ secretRef: { name: s } })) } : {}),
               volumeMounts: [{ name: 'workspace', mountPath, ...(cfg.workspace.subPath ? { subPath: cfg.workspace.subPath } : {}) }],
               resources: { requests: { cpu: cfg.cpu, memory: cfg.memory }, limits: { memory: cfg.memory } },

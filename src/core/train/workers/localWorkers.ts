@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { COORDINATED_ENV } from '../../rollout/batchPlan';
 import { outputTail, rerunCommand, workerArgv, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerStatus } from './workerPlace';
 
 interface LocalWorker {
@@ -38,7 +39,7 @@ export const localWorkers: WorkerPlace = {
     };
     for (let k = 0; k < req.count; k++) {
       const [exe, ...args] = workerArgv(req, `${k}/${req.count}`);
-      const child = spawn(exe!, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true, cwd: req.workspace, env: { ...process.env, ...req.env } });
+      const child = spawn(exe!, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true, cwd: req.workspace, env: { ...process.env, ...req.env, [COORDINATED_ENV]: '1' } });
       const w: LocalWorker = { child, tail: [], exit: null };
       child.on('close', (code, signal) => (w.exit = { code, signal }));
       // A worker that could not start at all ('error' without a pid) has ended too.

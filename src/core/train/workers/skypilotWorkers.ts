@@ -5,6 +5,7 @@ import type { SkypilotWorkersConfig } from '../../config/workersSchema';
 import { ConfigError, RuntimeFailure } from '../../errors';
 import { exitFailure, lastLines, run, stream } from '../jobs/launchers/exec';
 import { cleanSkyLine, parseSkyJobId, parseSkyQueueStatus } from '../jobs/launchers/skypilot';
+import { COORDINATED_ENV } from '../../rollout/batchPlan';
 import { dnsLabel, shellWord, TAIL_LINES, workerShellLine, workersDir, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
 
 /**
@@ -61,6 +62,8 @@ export function skyWorkersTask(req: WorkerRequest, cfg: SkypilotWorkersConfig): 
     run: [
       // ROLLOUT_LAB_SHARD (set by a rerun of one slice) takes the place of the node's rank.
       'shard="${ROLLOUT_LAB_SHARD:-$SKYPILOT_NODE_RANK}"',
+      // Every node of the task is followed by its coordinator; a rerun of one slice is not.
+      `[ -n "$ROLLOUT_LAB_SHARD" ] || export ${COORDINATED_ENV}=1`,
       `echo "rollout-lab worker: slice $shard/${req.count} on $(hostname)" >&2`,
       `cd ${shellWord(ws)} || { echo "rollout-lab: the workspace ${ws} is not on this node" >&2; exit 2; }`,
       `exec ${line}`,

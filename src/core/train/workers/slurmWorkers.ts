@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { SlurmWorkersConfig } from '../../config/workersSchema';
 import { ConfigError, RuntimeFailure } from '../../errors';
 import { run, type LineSplitter } from '../jobs/launchers/exec';
+import { COORDINATED_ENV } from '../../rollout/batchPlan';
 import { outputTail, shellWord, workerShellLine, workersDir, type WorkerGroup, type WorkerPlace, type WorkerRequest, type WorkerState, type WorkerStatus } from './workerPlace';
 
 /**
@@ -156,7 +157,7 @@ export function slurmWorkers(cfg: SlurmWorkersConfig): WorkerPlace {
       mkdirSync(dir, { recursive: true });
       const script = path.join(dir, 'workers.sbatch');
       writeFileSync(script, slurmWorkerScript(req, cfg, dir), { mode: 0o755 });
-      const submitted = await run(['sbatch', '--parsable', script]).catch((e: Error) => {
+      const submitted = await run(['sbatch', '--parsable', `--export=ALL,${COORDINATED_ENV}=1`, script]).catch((e: Error) => {
         if (/not installed or not on PATH/.test(e.message)) {
           throw new RuntimeFailure(
             'sbatch is not on PATH: --on slurm submits the job array from this machine, so run the coordinator on a login node of the cluster (where sbatch, scontrol and scancel work), in a workspace on the filesystem the nodes share',

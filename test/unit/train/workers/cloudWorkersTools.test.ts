@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { K8sWorkersSchema, SkypilotWorkersSchema } from '../../../../src/core/config/workersSchema';
 import { workersJobManifest, workersJobName } from '../../../../src/core/train/workers/k8sWorkers';
-import { skyWorkersLaunch, skyWorkersTaskYaml, workersClusterName } from '../../../../src/core/train/workers/skypilotWorkers';
+import { skyWorkersLaunch, skyWorkersTask, skyWorkersTaskYaml, workersClusterName } from '../../../../src/core/train/workers/skypilotWorkers';
 import type { WorkerRequest } from '../../../../src/core/train/workers/workerPlace';
 
 /**
@@ -84,6 +84,8 @@ test('k8s workers: every config\'s Indexed Job is a valid batch/v1 Job of the Ku
     assert.equal(box.workingDir, cfg.workspace.mountPath);
     assert.deepEqual(spec.template.spec.volumes, [{ name: 'workspace', persistentVolumeClaim: { claimName: cfg.workspace.claim } }]);
     assert.deepEqual(box.envFrom ?? [], cfg.envFromSecrets.map((name) => ({ secretRef: { name } })));
+    const coordinated = c.shard === undefined ? { ROLLOUT_LAB_COORDINATED: '1' } : {};
+    assert.deepEqual(Object.fromEntries(box.env.map((e: { name: string; value: string }) => [e.name, e.value])), { ...cfg.env, ...coordinated }, `${c.id}: the Indexed Job's pods are followed by a coordinator, a rerun's pod is not`);
   });
   const v = verdicts.at(-1)!;
   assert.equal(v.accepted, false);
@@ -148,4 +150,13 @@ test('skypilot workers: SkyPilot\'s CLI and Task read every config\'s `sky launc
   const v = verdicts.at(-1)!;
   assert.equal(v.accepted, false);
   assert.match(String(v.error), /MOUNTED/);
+});
+
+test("skypilot workers: the task's nodes run as workers their coordinator follows; a rerun of one slice does not", () => {
+  const cfg = SkypilotWorkersSchema.parse({ workspace: { path: tmpdir(), sharedFilesystem: true } });
+  // The node's run script as SkyPilot runs it, up to the worker's own command line.
+  const script = (skyWorkersTask(req, cfg).run as string).replace(/^exec .*$/m, 'echo "$shard ${ROLLOUT_LAB_COORDINATED:-none}"');
+  const node = (env: Record<string, string>): string => spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env } }).stdout.trim();
+  assert.equal(node({ SKYPILOT_NODE_RANK: '2' }), '2 1');
+  assert.equal(node({ SKYPILOT_NODE_RANK: '0', ROLLOUT_LAB_SHARD: '3' }), '3 none');
 });
