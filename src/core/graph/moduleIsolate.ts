@@ -119,6 +119,8 @@ export class ModuleIsolate {
   private busyMark: EventLoopUtilization | null = null;
   private busyAt = 0;
   private busyShare = 0;
+  /** Until its first answer (or WARM_UP_MS after loading), the worker is warming up: `busy` is 0. */
+  private warmUp: NodeJS.Timeout | null = null;
 
   constructor(readonly spec: IsolateSpec) {
     const entry = moduleWorkerEntry();
@@ -150,13 +152,16 @@ export class ModuleIsolate {
     );
     this.worker.on('message', (m: FromWorker) => {
       switch (m.type) {
-        case 'ready':
+        case 'ready': {
           this.loaded = true;
-          this.busyMark = this.worker.performance.eventLoopUtilization();
-          this.busyAt = performance.now();
           this.info = m.info;
+          // Its first calls compile the module's code as they run: that is warm-up, not a full worker.
+          const warm = setTimeout(() => this.warmedUp(), WARM_UP_MS);
+          warm.unref();
+          this.warmUp = warm;
           readyResolve();
           return;
+        }
         case 'loadError':
           readyReject(m.name === 'ConfigError' ? new ConfigError(m.message, m.file) : new Error(m.message));
           return;
@@ -167,6 +172,7 @@ export class ModuleIsolate {
             clearTimeout(grace);
             this.abandoned.delete(m.id);
           }
+          this.warmedUp();
           const p = this.pending.get(m.id);
           if (p) {
             this.pending.delete(m.id);
@@ -294,10 +300,18 @@ export class ModuleIsolate {
     else if (!this.retiring) this.worker.unref();
   }
 
+  /** The window `busy` measures starts now, once: at the first answer, or WARM_UP_MS after loading. */
+  private warmedUp(): void {
+    if (this.busyMark || !this.loaded) return;
+    if (this.warmUp) clearTimeout(this.warmUp);
+    this.busyMark = this.worker.performance.eventLoopUtilization();
+    this.busyAt = performance.now();
+  }
+
   /**
    * The share of its time the worker's thread spent running code (0 to 1)
-   * rather than waiting, over the last BUSY_WINDOW_MS or more since it loaded;
-   * 0 while it loads (it is about to take calls, not full).
+   * rather than waiting, over the last BUSY_WINDOW_MS or more since it warmed
+   * up; 0 while it loads and warms up (it is about to take calls, not full).
    */
   get busy(): number {
     if (!this.busyMark) return 0;
@@ -324,6 +338,8 @@ export class ModuleIsolate {
 
 /** How long a window a worker's `busy` share is measured over. */
 const BUSY_WINDOW_MS = 250;
+/** The longest a worker's warm-up (its first calls compiling the module's code) is left out of `busy`: its first answer ends it sooner. */
+const WARM_UP_MS = 1000;
 /** Workers shared by calls: another starts only once every one spends at least this share of its time running code. */
 const BUSY_TO_GROW = 0.5;
 

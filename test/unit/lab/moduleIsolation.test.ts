@@ -103,12 +103,15 @@ test('reward module: a load error is a ConfigError naming the file; aborting a c
   }
 });
 
-test('shared workers: calls that wait share one worker; a second starts only once the workers are busy running code', async () => {
+test('shared workers: calls that wait share one worker; a second starts only once the workers are busy running code, not warming up', async () => {
   const s = scratch();
   const file = s.write(
     'answers.mjs',
     `import { threadId } from 'node:worker_threads';
+let cold = true;
 export default async function answer({ agent }) {
+  // A worker's first call that compiles what it runs, as a graph's first rollout does.
+  if (agent === 'warm' && cold) { cold = false; const t = Date.now(); while (Date.now() - t < 400) {} }
   if (agent === 'cpu') { const t = Date.now(); while (Date.now() - t < 40) {} }
   else await new Promise((ok) => setTimeout(ok, 40));
   return { content: String(threadId) };
@@ -132,6 +135,7 @@ export default async function answer({ agent }) {
   };
   try {
     assert.deepEqual(await threads('wait'), { threads: 1, size: 1 }, 'calls that wait on a timer all run on the first worker');
+    assert.deepEqual(await threads('warm'), { threads: 1, size: 1 }, "a worker's busy first call is its warm-up: the calls that wait after it stay on it");
     const cpu = await threads('cpu');
     assert.ok(cpu.threads >= 2 && cpu.size >= 2 && cpu.size <= 4, `calls that keep a worker busy spread over more workers, at most 4: ${JSON.stringify(cpu)}`);
   } finally {
