@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,6 +67,8 @@ export async function startSimServer(opts: SimServerOptions = {}): Promise<SimSe
   const models = new Set<string>(['rollout-lab-sim']);
   // Aborted on close, so hanging and delayed answers end with the server.
   const closing = new AbortController();
+  // Every request in flight listens on it (and stops listening when it ends): many at once is the load it serves, not a leak.
+  setMaxListeners(0, closing.signal);
 
   const server = createServer((req, res) => {
     res.setHeader(SIM_HEADER, '1');

@@ -162,3 +162,25 @@ describe('simulated endpoint: options and faults', () => {
     await assert.rejects(pending, OpenAI.APIConnectionError);
   });
 });
+
+describe('simulator under load', () => {
+  it('answers 16 requests at once without a listener-leak warning (each request stops listening when it ends)', async () => {
+    const server = await startSimServer({ seed: 2, latencyMs: 30 });
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const client = new OpenAI({ baseURL: server.url, apiKey: 'sk-sim', maxRetries: 0 });
+      const replies = await Promise.all(
+        Array.from({ length: 16 }, (_x, i) => client.chat.completions.create({ model: 'sim', messages: [{ role: 'user', content: `question ${i}` }] })),
+      );
+      assert.equal(replies.filter((r) => r.choices[0]?.message.content).length, 16);
+      // Warnings are emitted on the next tick.
+      await new Promise((ok) => setImmediate(ok));
+      assert.deepEqual(warnings.filter((w) => /MaxListeners/.test(w)), []);
+    } finally {
+      process.off('warning', onWarning);
+      await server.close();
+    }
+  });
+});
