@@ -82,14 +82,17 @@ type K8sTarget = Extract<TargetConfig, { kind: 'k8s' }>;
 // Waits for the launcher to copy the bundle in; gives up after an hour so a launch that died does not hold a GPU forever.
 const INIT_SCRIPT = `i=0; until [ -f ${WORKSPACE}/.bundle-ready ]; do if [ "$i" -ge ${WAIT_S} ]; then echo "no bundle arrived in ${WAIT_S} s" >&2; exit 1; fi; sleep 1; i=$((i+1)); done`;
 
-// The job's argv arrives as positional parameters. The trap passes a TERM (job deleted) on to the job.
+// The job's argv arrives as positional parameters. The trap passes a TERM (job deleted) on to the job; it is set
+// before the job starts, so a TERM that comes as the job starts reaches it too, rather than killing the shell alone.
 const TRAINER_SCRIPT = [
   `cd ${WORKSPACE} || exit 97`,
   `export PYTHONPATH="${WORKSPACE}/python-trainer\${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1`,
   // The image brings torch; the trainer's other libraries come with its package. Without a network the job still runs from source.
   'python3 -m pip install --quiet --disable-pip-version-check -e "./python-trainer[hf]" > /tmp/pip-install.log 2>&1 || echo "rollout-lab: installing python-trainer failed (see /tmp/pip-install.log in the pod); running it from source"',
+  'trap \'stop=1; [ -z "$p" ] || kill -TERM "$p" 2>/dev/null\' TERM INT',
+  'p=',
   '"$@" & p=$!',
-  'trap \'kill -TERM "$p" 2>/dev/null; stop=1\' TERM INT',
+  '[ -z "$stop" ] || kill -TERM "$p" 2>/dev/null',
   'wait "$p"; c=$?',
   'while kill -0 "$p" 2>/dev/null; do wait "$p"; c=$?; done',
   `echo "${K8S_EXIT_MARK}$c"`,
